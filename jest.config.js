@@ -1,0 +1,9 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/spec', '<rootDir>/marbles'],
+  testMatch: ['**/*.spec.ts', '**/*.marble.ts'],
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  // sources import './x.js' (ESM-ready); jest resolves the .ts file
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+};

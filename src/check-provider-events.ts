@@ -1,0 +1,76 @@
+import { EMPTY, MonoTypeOperatorFunction, concat, defer, tap, throwError } from 'rxjs';
+import type { ProviderEvent, StopReason } from './types.js';
+
+/** A provider broke the event protocol: the message says how. */
+export class ProviderProtocolError extends Error {
+  override name = 'ProviderProtocolError';
+}
+
+const STOP_REASONS: ReadonlySet<string> = new Set<StopReason>(['stop', 'toolUse', 'length', 'error', 'aborted']);
+
+/**
+ * Passes a provider's events through while they follow the protocol — `message_start`, then text
+ * deltas and tool calls, then `message_end`, then completion — and errors with a
+ * `ProviderProtocolError` (unsubscribing the provider) at the first event that does not, or when the
+ * provider completes without `message_end` (R10).
+ *
+ * ```text
+ * provider:  -s-t-c-e-|       s = message_start, t = text_delta, c = tool_call, e = message_end
+ * checked:   -s-t-c-e-|
+ * provider:  -t-s-e|
+ * checked:   -#                 "provider sent text_delta before message_start"
+ * provider:  -s-t|
+ * checked:   -s-t#              "provider completed without message_end"
+ * ```
+ */
+export function checkProviderEvents(): MonoTypeOperatorFunction<ProviderEvent> {
+  return (source) =>
+    defer(() => {
+      let phase: 'before' | 'open' | 'ended' = 'before';
+      const accept = (event: ProviderEvent) => {
+        const problem = violation(event, phase);
+        if (problem !== undefined) throw new ProviderProtocolError(problem);
+        if (event.type === 'message_start') phase = 'open';
+        else if (event.type === 'message_end') phase = 'ended';
+      };
+      const ended = defer(() =>
+        phase === 'ended' ? EMPTY : throwError(() => new ProviderProtocolError('provider completed without message_end')),
+      );
+      return concat(source.pipe(tap(accept)), ended);
+    });
+}
+
+function violation(event: ProviderEvent, phase: 'before' | 'open' | 'ended'): string | undefined {
+  if (typeof event !== 'object' || event === null) return `provider sent ${String(event)}, which is not an event`;
+  const type: unknown = event.type;
+  switch (type) {
+    case 'message_start':
+      return phase === 'before' ? undefined : phase === 'open' ? 'provider sent a second message_start' : outOfOrder(type, phase);
+    case 'text_delta':
+      return phase !== 'open'
+        ? outOfOrder(type, phase)
+        : typeof (event as { text: unknown }).text === 'string'
+          ? undefined
+          : 'provider sent a text_delta whose text is not a string';
+    case 'tool_call': {
+      if (phase !== 'open') return outOfOrder(type, phase);
+      const call = (event as { call?: { id?: unknown; name?: unknown } }).call;
+      return typeof call?.id === 'string' && typeof call.name === 'string'
+        ? undefined
+        : 'provider sent a tool_call without a string id and name';
+    }
+    case 'message_end': {
+      if (phase !== 'open') return outOfOrder(type, phase);
+      const reason: unknown = (event as { stopReason: unknown }).stopReason;
+      return typeof reason === 'string' && STOP_REASONS.has(reason)
+        ? undefined
+        : `provider sent message_end with an unknown stop reason: ${JSON.stringify(reason) ?? String(reason)}`;
+    }
+    default:
+      return `provider sent an unknown event type: ${JSON.stringify(type) ?? String(type)}`;
+  }
+}
+
+function outOfOrder(type: string, phase: 'before' | 'open' | 'ended'): string {
+  return phase === 'before' ? `provider sent ${type} before message_start` : `provider sent ${type} after message_end`;
+}

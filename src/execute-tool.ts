@@ -1,0 +1,137 @@
+import {
+  Observable,
+  OperatorFunction,
+  catchError,
+  defer,
+  from,
+  identity,
+  isObservable,
+  map,
+  of,
+  takeUntil,
+  tap,
+  timer,
+} from 'rxjs';
+import { LazyAbort } from './abort-signal.js';
+import { describeFailure, describeValue, toToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
+import type { Tool, ToolCall, ToolContext, ToolOutput, ToolResultMessage, ToolReturn } from './types.js';
+
+/** Progress of a running tool: every value of an Observable tool but its last (R14). */
+export interface ToolUpdate {
+  type: 'tool_update';
+  toolCallId: string;
+  content: string;
+}
+
+/** How a tool ended. `terminate` stays inside the loop: the model never sees it. */
+export interface ToolDone {
+  type: 'tool_done';
+  message: ToolResultMessage;
+  terminate: boolean;
+}
+
+export type ToolProgress = ToolUpdate | ToolDone;
+
+/**
+ * Runs one call of `tool` (`undefined`: the model asked for a tool nobody registered). Cold: the
+ * handler runs on subscribe; unsubscribing tears it down and aborts its `signal`. It never errors:
+ * every failure becomes a `ToolDone` with `isError: true` (R9), so it ends with exactly one `ToolDone`.
+ *
+ * ```text
+ * handler (Observable): --a--b--c|
+ * executeTool:          -----u--u--(d|)      u = tool_update(a), tool_update(b); d = tool_done(c)
+ * handler throws:       #
+ * executeTool:          (d|)                 d = tool_done('error: …', isError)
+ * ```
+ */
+export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = Infinity): Observable<ToolProgress> {
+  return defer(() => {
+    const rejected = tool === undefined ? `unknown tool: ${call.name}` : checkInput(tool, call.input);
+    if (rejected !== undefined) return of(done(toolErrorMessage(call, rejected)));
+
+    const signal = new LazyAbort();
+    const context: ToolContext = {
+      call,
+      get signal() {
+        return signal.signal;
+      },
+    };
+    return defer(() => fromToolReturn(tool!.handler(call.input, context))).pipe(
+      // torn down before it finished (unsubscribe, abort, timeout): tell the handler
+      tap({ unsubscribe: () => signal.abort() }),
+      timeoutMs === Infinity ? identity : failAfter(timeoutMs),
+      map(toToolOutput),
+      progressThenResult(call),
+      catchError((error: unknown) => of(done(toolErrorMessage(call, describeFailure(error))))),
+    );
+  });
+}
+
+function done(message: ToolResultMessage, terminate = false): ToolDone {
+  return { type: 'tool_done', message, terminate };
+}
+
+/** R9 and R17: the handler runs only on a plain-object input that has every listed key. */
+function checkInput(tool: Tool, input: unknown): string | undefined {
+  if (!isPlainObject(input)) return `error: invalid input: expected an object, got ${describeValue(input)}`;
+  for (const key of Object.keys(tool.input)) {
+    if (!Object.prototype.hasOwnProperty.call(input, key) || input[key] === undefined) {
+      return `error: missing input: ${key}`;
+    }
+  }
+  return undefined;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** R14: a string, a `ToolOutput`, a Promise of either, or an Observable of either. */
+function fromToolReturn(value: ToolReturn): Observable<unknown> {
+  if (isObservable(value)) return value;
+  if (isPromiseLike(value)) return from(value);
+  return of(value);
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
+
+/** R16: errors with `tool timed out after N ms` unless the source has finished by then. */
+function failAfter<T>(ms: number): OperatorFunction<T, T> {
+  return takeUntil(
+    timer(ms).pipe(
+      tap(() => {
+        throw new Error(`tool timed out after ${ms} ms`);
+      }),
+    ),
+  );
+}
+
+/**
+ * Every value but the last becomes a `tool_update`; the last, the result. Holding one value back is
+ * the only way to know which one is last.
+ */
+function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput, ToolProgress> {
+  return (source) =>
+    new Observable<ToolProgress>((subscriber) => {
+      let last: ToolOutput | undefined;
+      return source.subscribe({
+        next(output) {
+          if (last !== undefined) subscriber.next({ type: 'tool_update', toolCallId: call.id, content: last.content });
+          last = output;
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete() {
+          if (last === undefined) {
+            subscriber.next(done(toolErrorMessage(call, 'error: tool produced no result')));
+          } else {
+            subscriber.next(done(toolResultMessage(call, last), last.terminate === true));
+          }
+          subscriber.complete();
+        },
+      });
+    });
+}

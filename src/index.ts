@@ -1,0 +1,25 @@
+export type {
+  AgentMessage,
+  AssistantMessage,
+  LoopEndReason,
+  LoopEvent,
+  LoopEventOf,
+  LoopOptions,
+  Provider,
+  ProviderEvent,
+  ProviderInput,
+  StopReason,
+  Tool,
+  ToolCall,
+  ToolContext,
+  ToolOutput,
+  ToolResultMessage,
+  ToolReturn,
+  ToolSpec,
+  UserMessage,
+} from './types.js';
+export { MAX_TURNS, runEventedToolLoop } from './run-evented-tool-loop.js';
+export { ToolRegistry } from './tool-registry.js';
+export { scriptedProvider } from './scripted-provider.js';
+export type { ScriptedProvider, ScriptedTurn } from './scripted-provider.js';
+export { checkProviderEvents, ProviderProtocolError } from './check-provider-events.js';

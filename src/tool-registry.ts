@@ -1,0 +1,67 @@
+import { Observable, defaultIfEmpty, filter, map, takeUntil } from 'rxjs';
+import { fromAbortSignal } from './abort-signal.js';
+import { ToolDone, executeTool } from './execute-tool.js';
+import { toolErrorMessage } from './tool-result.js';
+import type { Tool, ToolCall, ToolResultMessage, ToolSpec } from './types.js';
+
+/**
+ * The tools a loop may run, by name. Lookups use own names only (a `Map`), so `__proto__` or
+ * `toString` are unknown tools until someone registers them (R17).
+ *
+ * ```ts
+ * const registry = new ToolRegistry().register({
+ *   name: 'current_time',
+ *   description: 'Returns the current time',
+ *   input: {},
+ *   handler: () => new Date().toISOString(),
+ * });
+ * registry.run({ id: 'c1', name: 'current_time', input: {} }).subscribe(console.log);
+ * ```
+ */
+export class ToolRegistry {
+  private readonly tools = new Map<string, Tool>();
+
+  /** Adds `tool`; throws an `Error` naming it when its name is empty or taken (R15). */
+  register(tool: Tool): this {
+    const name: unknown = tool?.name;
+    if (typeof name !== 'string' || name.length === 0) {
+      throw new Error(`ToolRegistry: a tool needs a non-empty name (got ${JSON.stringify(name) ?? String(name)})`);
+    }
+    if (this.tools.has(name)) throw new Error(`ToolRegistry: a tool named "${name}" is already registered`);
+    if (typeof tool.handler !== 'function') throw new Error(`ToolRegistry: tool "${name}" has no handler function`);
+    if (typeof tool.input !== 'object' || tool.input === null) {
+      throw new Error(`ToolRegistry: tool "${name}" needs an input object (parameter name -> description)`);
+    }
+    this.tools.set(name, tool);
+    return this;
+  }
+
+  /** The registered tool called `name`, if any. */
+  get(name: string): Tool | undefined {
+    return this.tools.get(name);
+  }
+
+  /** What the model is told: name, description and inputs of each tool, in registration order. */
+  getSpecs(): ToolSpec[] {
+    return Array.from(this.tools.values(), ({ name, description, input }) => ({ name, description, input: { ...input } }));
+  }
+
+  /**
+   * Runs one call. Cold: the handler starts on subscribe. Emits exactly one `ToolResultMessage` and
+   * completes; never errors (failures are results with `isError: true`). Unsubscribing, or aborting
+   * `signal` (result `error: aborted`), tears the tool down and aborts the handler's own signal.
+   *
+   * ```text
+   * handler:   ----x|
+   * run(call): ----(r|)       r = { role: 'toolResult', content: x, … }
+   * ```
+   */
+  run(call: ToolCall, signal?: AbortSignal): Observable<ToolResultMessage> {
+    return executeTool(this.get(call.name), call).pipe(
+      filter((progress): progress is ToolDone => progress.type === 'tool_done'),
+      map((done) => done.message),
+      takeUntil(fromAbortSignal(signal)),
+      defaultIfEmpty(toolErrorMessage(call, 'error: aborted')),
+    );
+  }
+}

@@ -1,0 +1,50 @@
+import type { ToolCall, ToolOutput, ToolResultMessage } from './types.js';
+
+/** The result message the model reads for `call`, from what its tool produced. */
+export function toolResultMessage(call: ToolCall, output: ToolOutput): ToolResultMessage {
+  const message: ToolResultMessage = {
+    role: 'toolResult',
+    toolCallId: call.id,
+    toolName: call.name,
+    content: output.content,
+    isError: output.isError === true,
+  };
+  if (output.details !== undefined) message.details = output.details;
+  return message;
+}
+
+/** A failed result: the text says what went wrong, so the model can react on its next turn. */
+export function toolErrorMessage(call: ToolCall, content: string): ToolResultMessage {
+  return toolResultMessage(call, { content, isError: true });
+}
+
+/** `error: MESSAGE` for anything thrown, rejected or sent as an Observable error (R9). */
+export function describeFailure(error: unknown): string {
+  return `error: ${errorText(error)}`;
+}
+
+export function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+/** A handler's value as a `ToolOutput`; anything else is a tool failure with a clear message. */
+export function toToolOutput(value: unknown): ToolOutput {
+  if (typeof value === 'string') return { content: value };
+  if (typeof value === 'object' && value !== null && typeof (value as ToolOutput).content === 'string') {
+    return value as ToolOutput;
+  }
+  throw new TypeError(`tool returned ${describeValue(value)}; expected a string or { content: string }`);
+}
+
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object without a string content';
+  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+}

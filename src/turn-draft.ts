@@ -1,0 +1,114 @@
+import { ProviderProtocolError } from './check-provider-events.js';
+import type { ToolDone } from './execute-tool.js';
+import { errorText, toolErrorMessage } from './tool-result.js';
+import type {
+  AgentMessage,
+  AssistantMessage,
+  LoopEvent,
+  LoopEventOf,
+  ProviderEvent,
+  StopReason,
+  ToolCall,
+  ToolResultMessage,
+} from './types.js';
+
+/** What the loop needs to know about a finished turn to decide whether to go on. */
+export interface TurnOutcome {
+  turn: number;
+  assistant: AssistantMessage;
+  toolResults: ToolResultMessage[];
+  /** The history after the turn: the loop's own copy, which no consumer holds. */
+  history: readonly AgentMessage[];
+  /** Every result of the turn asked to terminate (and there was at least one). */
+  terminated: boolean;
+}
+
+/**
+ * What one turn has gathered so far — text, calls, results, how the message ended — and the
+ * messages it makes at the end (R4): the history, then the assistant message, then one result per
+ * call in call order, whatever order the tools finished in.
+ */
+export class TurnDraft {
+  private text = '';
+  private readonly calls: ToolCall[] = [];
+  private readonly results: (ToolDone | undefined)[] = [];
+  private stopReason: StopReason = 'error';
+  private errorMessage: string | undefined;
+  private aborted = false;
+
+  constructor(
+    readonly turn: number,
+    private readonly history: readonly AgentMessage[],
+  ) {}
+
+  /** Takes one event that `checkProviderEvents` let through. */
+  record(event: ProviderEvent): void {
+    switch (event.type) {
+      case 'text_delta':
+        this.text += event.text;
+        break;
+      case 'tool_call':
+        this.calls.push(event.call);
+        break;
+      case 'message_end':
+        this.stopReason = event.stopReason;
+        this.errorMessage = event.errorMessage;
+        break;
+    }
+  }
+
+  /** R10: the provider failed; what arrived before stays. */
+  fail(error: unknown): void {
+    this.stopReason = 'error';
+    this.errorMessage = error instanceof ProviderProtocolError ? error.message : `provider error: ${errorText(error)}`;
+  }
+
+  /** The result of the `index`-th call of this turn. */
+  settle(index: number, done: ToolDone): void {
+    this.results[index] = done;
+  }
+
+  /** R11: cancelled from outside; calls without a result get `error: aborted`. */
+  abort(): void {
+    this.aborted = true;
+  }
+
+  /** The `tool_result` events of the calls the abort left without one, then `turn_end`. */
+  finish(): { events: LoopEvent[]; outcome: TurnOutcome } {
+    const events: LoopEvent[] = [];
+    const toolResults = this.calls.map((call, index) => {
+      const done = this.results[index];
+      if (done !== undefined) return done.message;
+      const message = toolErrorMessage(call, 'error: aborted');
+      events.push({ type: 'tool_result', message });
+      return message;
+    });
+    const assistant = this.assistant();
+    const history = [...this.history, assistant, ...toolResults];
+    const outcome: TurnOutcome = {
+      turn: this.turn,
+      assistant,
+      toolResults,
+      history,
+      terminated: this.calls.length > 0 && this.calls.every((_, index) => this.results[index]?.terminate === true),
+    };
+    const turnEnd: LoopEventOf<'turn_end'> = {
+      type: 'turn_end',
+      turn: this.turn,
+      assistant,
+      toolResults: toolResults.slice(),
+      messages: history.slice(),
+    };
+    events.push(turnEnd);
+    return { events, outcome };
+  }
+
+  private assistant(): AssistantMessage {
+    const stopReason = this.aborted ? 'aborted' : this.stopReason;
+    const errorMessage = this.aborted ? 'aborted' : this.errorMessage;
+    const message: AssistantMessage = { role: 'assistant', content: this.text, stopReason };
+    if (this.calls.length > 0) message.toolCalls = this.calls.slice();
+    if (errorMessage !== undefined) message.errorMessage = errorMessage;
+    return message;
+  }
+}

@@ -1,0 +1,128 @@
+import type { Observable } from 'rxjs';
+import type { ToolRegistry } from './tool-registry.js';
+
+/** Why an assistant message ended. `length` and `aborted` extend the series. */
+export type StopReason = 'stop' | 'toolUse' | 'length' | 'error' | 'aborted';
+
+/** A tool the model asked for. The core executes it; the provider only requests it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface UserMessage {
+  role: 'user';
+  content: string;
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  content: string;
+  stopReason: StopReason;
+  /** The calls this message requested, in arrival order. */
+  toolCalls?: ToolCall[];
+  /** Why, when `stopReason` is `'error'` or `'aborted'`. */
+  errorMessage?: string;
+}
+
+export interface ToolResultMessage {
+  role: 'toolResult';
+  toolCallId: string;
+  content: string;
+  toolName: string;
+  isError: boolean;
+  /** `ToolOutput.details`, for the application; never sent to a model. */
+  details?: unknown;
+}
+
+export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
+
+/** What a provider emits for one model call: `message_start`, deltas and calls, `message_end`. */
+export type ProviderEvent =
+  | { type: 'message_start' }
+  | { type: 'text_delta'; text: string }
+  | { type: 'tool_call'; call: ToolCall }
+  | { type: 'message_end'; stopReason: StopReason; errorMessage?: string };
+
+/** What the model is told about a tool: `input` maps each parameter to its description. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  input: Record<string, string>;
+}
+
+export interface ProviderInput {
+  messages: readonly AgentMessage[];
+  tools: readonly ToolSpec[];
+}
+
+/**
+ * One model call per subscription: a function from the conversation so far to a **cold**
+ * Observable of events. Unsubscribing cancels the call.
+ */
+export type Provider = (input: ProviderInput) => Observable<ProviderEvent>;
+
+export interface ToolOutput {
+  content: string;
+  isError?: boolean;
+  /** Ask the loop to stop after this turn (it stops when every result of the turn asks). */
+  terminate?: boolean;
+  details?: unknown;
+}
+
+export interface ToolContext {
+  call: ToolCall;
+  /** Aborts when the tool is torn down: unsubscribe, `options.signal`, or a timeout. */
+  signal: AbortSignal;
+}
+
+/** What a tool handler may return (R14). */
+export type ToolReturn =
+  | string
+  | ToolOutput
+  | PromiseLike<string | ToolOutput>
+  | Observable<string | ToolOutput>;
+
+export interface Tool extends ToolSpec {
+  // A method (bivariant parameters), so that a handler written as in the series,
+  // `(input: Record<string, string>) => string`, still compiles.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  handler(input: Record<string, any>, context: ToolContext): ToolReturn;
+}
+
+export type LoopEndReason = StopReason | 'maxTurns' | 'terminated';
+
+export type LoopEvent =
+  | { type: 'turn_start'; turn: number }
+  | ProviderEvent
+  | { type: 'tool_update'; toolCallId: string; content: string }
+  | { type: 'tool_result'; message: ToolResultMessage }
+  | {
+      type: 'turn_end';
+      turn: number;
+      assistant: AssistantMessage;
+      toolResults: ToolResultMessage[];
+      messages: readonly AgentMessage[];
+    }
+  | { type: 'loop_end'; reason: LoopEndReason; assistant: AssistantMessage; messages: readonly AgentMessage[] };
+
+/** Picks one member of {@link LoopEvent} by its `type`. */
+export type LoopEventOf<T extends LoopEvent['type']> = Extract<LoopEvent, { type: T }>;
+
+export interface LoopOptions {
+  provider: Provider;
+  registry: ToolRegistry;
+  /** The conversation so far; never mutated. */
+  messages: readonly AgentMessage[];
+  /** At most this many turns, i.e. provider subscriptions (default {@link MAX_TURNS}). */
+  maxTurns?: number;
+  /** `'parallel'` (default) runs a turn's calls at once; `'sequential'` one at a time in call order. */
+  toolExecution?: 'parallel' | 'sequential';
+  /** Parallel mode: at most this many tools at once (default: no cap). */
+  maxConcurrency?: number;
+  /** Aborting ends the loop cleanly, with `loop_end` reason `'aborted'` (R11). */
+  signal?: AbortSignal;
+  /** A tool still running after this many ms fails (R16). Default: no limit. */
+  toolTimeoutMs?: number;
+}
