@@ -36,9 +36,9 @@ export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> 
     if (signal?.aborted) return of(loopEnd('aborted', abortedAssistant(), messages.slice()));
 
     let last: TurnOutcome; // the turn that has just ended: what "go on?" reads
-    const turn = (n: number, history: readonly AgentMessage[]) => runTurn(n, history, loop, (outcome) => (last = outcome));
+    const turn = (n: number, history: AgentMessage[]) => runTurn(n, history, loop, (outcome) => (last = outcome));
 
-    return turn(1, messages).pipe(
+    return turn(1, messages.slice()).pipe(
       expand((event) => {
         if (event.type !== 'turn_end') return EMPTY;
         const reason = whyStop(last, loop);

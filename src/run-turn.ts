@@ -46,7 +46,7 @@ export interface LoopSettings {
  */
 export function runTurn(
   turn: number,
-  history: readonly AgentMessage[],
+  history: AgentMessage[],
   loop: LoopSettings,
   onEnd: (outcome: TurnOutcome) => void,
 ): Observable<LoopEvent> {

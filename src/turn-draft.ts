@@ -17,8 +17,8 @@ export interface TurnOutcome {
   turn: number;
   assistant: AssistantMessage;
   toolResults: ToolResultMessage[];
-  /** The history after the turn: the loop's own copy, which no consumer holds. */
-  history: readonly AgentMessage[];
+  /** The history after the turn: the loop's own array, which no consumer holds. */
+  history: AgentMessage[];
   /** Every result of the turn asked to terminate (and there was at least one). */
   terminated: boolean;
 }
@@ -36,9 +36,13 @@ export class TurnDraft {
   private errorMessage: string | undefined;
   private aborted = false;
 
+  /**
+   * `history` is the loop's own array, never handed out (consumers and providers get copies), so
+   * appending to it in place is safe and keeps each turn's cost independent of the history's length.
+   */
   constructor(
     readonly turn: number,
-    private readonly history: readonly AgentMessage[],
+    private readonly history: AgentMessage[],
   ) {}
 
   /** Takes one event that `checkProviderEvents` let through. */
@@ -84,7 +88,8 @@ export class TurnDraft {
       return message;
     });
     const assistant = this.assistant();
-    const history = [...this.history, assistant, ...toolResults];
+    const history = this.history;
+    history.push(assistant, ...toolResults);
     const outcome: TurnOutcome = {
       turn: this.turn,
       assistant,
