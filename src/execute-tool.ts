@@ -13,7 +13,7 @@ import {
   timer,
 } from 'rxjs';
 import { LazyAbort } from './abort-signal.js';
-import { describeFailure, describeValue, toToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
+import { describeFailure, kindOf, toToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
 import type { Tool, ToolCall, ToolContext, ToolOutput, ToolResultMessage, ToolReturn } from './types.js';
 
 /** Progress of a running tool: every value of an Observable tool but its last (R14). */
@@ -73,7 +73,7 @@ function done(message: ToolResultMessage, terminate = false): ToolDone {
 
 /** R9 and R17: the handler runs only on a plain-object input that has every listed key. */
 function checkInput(tool: Tool, input: unknown): string | undefined {
-  if (!isPlainObject(input)) return `error: invalid input: expected an object, got ${describeValue(input)}`;
+  if (!isPlainObject(input)) return `error: invalid input: expected an object, got ${kindOf(input)}`;
   for (const key of Object.keys(tool.input)) {
     if (!Object.prototype.hasOwnProperty.call(input, key) || input[key] === undefined) {
       return `error: missing input: ${key}`;
@@ -82,10 +82,11 @@ function checkInput(tool: Tool, input: unknown): string | undefined {
   return undefined;
 }
 
+/** A plain object from any realm (a vm context, an iframe, `structuredClone`): not null, an array or a class instance. */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: object | null = Object.getPrototypeOf(value);
+  return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
 /** R14: a string, a `ToolOutput`, a Promise of either, or an Observable of either. */

@@ -39,12 +39,15 @@ export function toToolOutput(value: unknown): ToolOutput {
   if (typeof value === 'object' && value !== null && typeof (value as ToolOutput).content === 'string') {
     return value as ToolOutput;
   }
-  throw new TypeError(`tool returned ${describeValue(value)}; expected a string or { content: string }`);
+  const kind = typeof value === 'object' && value !== null && !Array.isArray(value) ? 'an object without a string content' : kindOf(value);
+  throw new TypeError(`tool returned ${kind}; expected a string or { content: string }`);
 }
 
-export function describeValue(value: unknown): string {
-  if (value === null) return 'null';
+/** `null`, `an array`, `a string`, `a Map`…: what a value is, for an error message. */
+export function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object without a string content';
-  return typeof value === 'undefined' ? 'undefined' : `a ${typeof value}`;
+  if (typeof value !== 'object') return `a ${typeof value}`;
+  const name: unknown = Object.getPrototypeOf(value)?.constructor?.name;
+  return typeof name === 'string' && name !== 'Object' && name !== '' ? `a ${name}` : 'an object';
 }

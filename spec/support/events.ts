@@ -1,0 +1,49 @@
+import type { Observable } from 'rxjs';
+import type { LoopEvent, LoopEventOf, ProviderEvent, StopReason, Tool, ToolCall } from '../../src/index.js';
+
+/** Provider event builders, so that a script reads like the conversation it plays. */
+export const start = (): ProviderEvent => ({ type: 'message_start' });
+export const text = (value: string): ProviderEvent => ({ type: 'text_delta', text: value });
+export const end = (stopReason: StopReason, errorMessage?: string): ProviderEvent =>
+  errorMessage === undefined ? { type: 'message_end', stopReason } : { type: 'message_end', stopReason, errorMessage };
+export const callOf = (id: string, name: string, input: Record<string, unknown> = {}): ToolCall => ({ id, name, input });
+export const call = (id: string, name: string, input: Record<string, unknown> = {}): ProviderEvent => ({
+  type: 'tool_call',
+  call: callOf(id, name, input),
+});
+
+/** A whole turn that asks for the given calls. */
+export const toolTurn = (...calls: ProviderEvent[]): ProviderEvent[] => [start(), ...calls, end('toolUse')];
+/** A whole turn that answers with text. */
+export const answerTurn = (answer: string): ProviderEvent[] => [start(), text(answer), end('stop')];
+
+export const tool = (name: string, handler: Tool['handler'], input: Record<string, string> = {}): Tool => ({
+  name,
+  description: `the ${name} tool`,
+  input,
+  handler,
+});
+
+export function only<T extends LoopEvent['type']>(events: readonly LoopEvent[], type: T): LoopEventOf<T>[] {
+  return events.filter((event): event is LoopEventOf<T> => event.type === type);
+}
+
+export function loopEndOf(events: readonly LoopEvent[]): LoopEventOf<'loop_end'> {
+  const last = events[events.length - 1];
+  if (last?.type !== 'loop_end') throw new Error(`the last event is ${last?.type ?? 'missing'}, not loop_end`);
+  return last;
+}
+
+/** Subscribes and collects synchronously; fails if the Observable errors. */
+export function collectSync<T>(source: Observable<T>): { values: T[]; completed: boolean } {
+  const values: T[] = [];
+  let completed = false;
+  source.subscribe({
+    next: (value) => values.push(value),
+    error: (error: unknown) => {
+      throw new Error(`the Observable errored: ${String(error)}`);
+    },
+    complete: () => (completed = true),
+  });
+  return { values, completed };
+}

@@ -1,0 +1,220 @@
+import { Observable, lastValueFrom, of, throwError, toArray } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { ToolRegistry, ToolResultMessage } from '../src/index.js';
+import { callOf, collectSync, tool } from './support/events.js';
+
+const resultOf = (registry: ToolRegistry, name: string, input: unknown = {}): Promise<ToolResultMessage> =>
+  lastValueFrom(registry.run({ id: 'c1', name, input: input as Record<string, unknown> }));
+
+describe('ToolRegistry', () => {
+  describe('R15 register / getSpecs', () => {
+    it('throws an Error naming the tool for a duplicate name', () => {
+      const registry = new ToolRegistry().register(tool('read', () => 'x'));
+      expect(() => registry.register(tool('read', () => 'y'))).toThrow(/"read"/);
+    });
+
+    it('throws an Error for an empty or missing name', () => {
+      expect(() => new ToolRegistry().register(tool('', () => 'x'))).toThrow(/non-empty name \(got ""\)/);
+      expect(() => new ToolRegistry().register({ description: 'd', input: {} } as never)).toThrow(Error);
+    });
+
+    it('throws an Error naming the tool when the handler or input is missing', () => {
+      expect(() => new ToolRegistry().register({ name: 'h', description: '', input: {} } as never)).toThrow(/"h" has no handler/);
+      expect(() => new ToolRegistry().register({ name: 'i', description: '', handler: () => '' } as never)).toThrow(/"i" needs an input/);
+    });
+
+    it('returns the specs without handlers, in registration order, as copies', () => {
+      const registry = new ToolRegistry()
+        .register(tool('b', () => '', { path: 'file to read' }))
+        .register(tool('a', () => ''));
+      const specs = registry.getSpecs();
+      expect(specs).toEqual([
+        { name: 'b', description: 'the b tool', input: { path: 'file to read' } },
+        { name: 'a', description: 'the a tool', input: {} },
+      ]);
+      specs[0]!.input.path = 'changed';
+      expect(registry.getSpecs()[0]!.input.path).toBe('file to read');
+    });
+  });
+
+  describe('R13 series-compatible tools', () => {
+    it('registers and runs a tool written as in the series', async () => {
+      const registry = new ToolRegistry();
+      registry.register({
+        name: 'echo',
+        description: 'echo the text',
+        input: { text: 'what to echo' },
+        handler: (input: Record<string, string>) => `echo: ${input.text}`,
+      });
+      await expect(resultOf(registry, 'echo', { text: 'hi' })).resolves.toEqual({
+        role: 'toolResult',
+        toolCallId: 'c1',
+        toolName: 'echo',
+        content: 'echo: hi',
+        isError: false,
+      });
+    });
+  });
+
+  describe('R15 run is cold and emits exactly one result', () => {
+    it('runs the handler only on subscribe, once per subscription', () => {
+      let runs = 0;
+      const registry = new ToolRegistry().register(tool('count', () => String(++runs)));
+      const run = registry.run(callOf('c1', 'count'));
+      expect(runs).toBe(0);
+      expect(collectSync(run).values.map((m) => m.content)).toEqual(['1']);
+      expect(collectSync(run).values.map((m) => m.content)).toEqual(['2']);
+    });
+
+    it('emits one result and completes for every kind of handler', async () => {
+      const registry = new ToolRegistry()
+        .register(tool('sync', () => 's'))
+        .register(tool('promise', async () => 'p'))
+        .register(tool('observable', () => of('o1', 'o2')));
+      for (const name of ['sync', 'promise', 'observable']) {
+        const results = await lastValueFrom(registry.run(callOf('c', name)).pipe(toArray()));
+        expect(results).toHaveLength(1);
+      }
+    });
+  });
+
+  describe('R14 tool outputs', () => {
+    const registry = new ToolRegistry()
+      .register(tool('string', () => 'plain'))
+      .register(tool('output', () => ({ content: 'bad', isError: true, details: { code: 7 } })))
+      .register(tool('promise', () => Promise.resolve('later')))
+      .register(tool('promiseOutput', () => Promise.resolve({ content: 'later output' })))
+      .register(tool('observable', () => of('first', { content: 'last', details: [1] })));
+
+    it.each([
+      ['string', { content: 'plain', isError: false }],
+      ['output', { content: 'bad', isError: true, details: { code: 7 } }],
+      ['promise', { content: 'later', isError: false }],
+      ['promiseOutput', { content: 'later output', isError: false }],
+      ['observable', { content: 'last', isError: false, details: [1] }],
+    ])('%s', async (name, expected) => {
+      await expect(resultOf(registry, name)).resolves.toEqual({ role: 'toolResult', toolCallId: 'c1', toolName: name, ...expected });
+    });
+
+    it('a value that is neither a string nor a ToolOutput is an error result', async () => {
+      const bad = new ToolRegistry().register(tool('bad', () => 42 as unknown as string));
+      await expect(resultOf(bad, 'bad')).resolves.toMatchObject({
+        content: 'error: tool returned a number; expected a string or { content: string }',
+        isError: true,
+      });
+    });
+  });
+
+  describe('R9 tool failures become results', () => {
+    const registry = new ToolRegistry()
+      .register(tool('throws', () => {
+        throw new Error('disk full');
+      }))
+      .register(tool('rejects', () => Promise.reject(new Error('timeout upstream'))))
+      .register(tool('errors', () => throwError(() => new Error('stream broke'))))
+      .register(tool('throwsString', () => {
+        throw 'plain string';
+      }))
+      .register(tool('empty', () => new Observable<string>((s) => s.complete())))
+      .register(tool('needsPath', () => 'ran', { path: 'the file' }));
+
+    it.each([
+      ['unknown', 'unknown tool: unknown'],
+      ['throws', 'error: disk full'],
+      ['rejects', 'error: timeout upstream'],
+      ['errors', 'error: stream broke'],
+      ['throwsString', 'error: plain string'],
+      ['empty', 'error: tool produced no result'],
+      ['needsPath', 'error: missing input: path'],
+    ])('%s -> %s', async (name, content) => {
+      await expect(resultOf(registry, name)).resolves.toEqual({
+        role: 'toolResult',
+        toolCallId: 'c1',
+        toolName: name,
+        content,
+        isError: true,
+      });
+    });
+
+    it('does not run the handler when a listed input is missing', async () => {
+      const handler = jest.fn(() => 'ran');
+      const strict = new ToolRegistry().register(tool('strict', handler, { a: 'first', b: 'second' }));
+      await expect(resultOf(strict, 'strict', { a: 1 })).resolves.toMatchObject({ content: 'error: missing input: b' });
+      expect(handler).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('R17 hostile names and inputs', () => {
+    it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty'])('%s is unknown until registered, then a real tool', async (name) => {
+      const registry = new ToolRegistry();
+      await expect(resultOf(registry, name)).resolves.toMatchObject({ content: `unknown tool: ${name}`, isError: true });
+      registry.register(tool(name, () => `I am ${name}`));
+      await expect(resultOf(registry, name)).resolves.toMatchObject({ content: `I am ${name}`, isError: false });
+      expect(registry.getSpecs().map((spec) => spec.name)).toEqual([name]);
+    });
+
+    it.each([
+      ['null', null],
+      ['an array', ['a']],
+      ['a string', 'text'],
+    ])('input that is %s is an error result and the handler does not run', async (_label, input) => {
+      const handler = jest.fn(() => 'ran');
+      const registry = new ToolRegistry().register(tool('t', handler));
+      const result = await resultOf(registry, 't', input);
+      expect(result.content).toMatch(/^error: invalid input/);
+      expect(result.isError).toBe(true);
+      expect(handler).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('R11 teardown', () => {
+    it('unsubscribing aborts the handler signal and unsubscribes an Observable tool', () => {
+      let signal: AbortSignal | undefined;
+      new TestScheduler((a, b) => expect(a).toEqual(b)).run(({ cold, expectObservable, expectSubscriptions }) => {
+        const work = cold<string>('-----x|');
+        const registry = new ToolRegistry().register(
+          tool('slow', (_input, context) => {
+            signal = context.signal;
+            return work;
+          }),
+        );
+        expectObservable(registry.run(callOf('c1', 'slow')), '^--!').toBe('---');
+        expectSubscriptions(work.subscriptions).toBe('^--!');
+      });
+      expect(signal?.aborted).toBe(true);
+    });
+
+    it('the signal stays quiet when the tool finishes', async () => {
+      let signal: AbortSignal | undefined;
+      const registry = new ToolRegistry().register(
+        tool('quick', async (_input, context) => {
+          signal = context.signal;
+          return 'done';
+        }),
+      );
+      await resultOf(registry, 'quick');
+      expect(signal?.aborted).toBe(false);
+    });
+
+    it('aborting run(call, signal) ends with error: aborted and aborts the handler', async () => {
+      const controller = new AbortController();
+      let seen: AbortSignal | undefined;
+      const registry = new ToolRegistry().register(
+        tool('hang', (_input, context) => {
+          seen = context.signal;
+          return new Promise<string>(() => undefined);
+        }),
+      );
+      const result = lastValueFrom(registry.run(callOf('c1', 'hang'), controller.signal));
+      controller.abort();
+      await expect(result).resolves.toEqual({
+        role: 'toolResult',
+        toolCallId: 'c1',
+        toolName: 'hang',
+        content: 'error: aborted',
+        isError: true,
+      });
+      expect(seen?.aborted).toBe(true);
+    });
+  });
+});
