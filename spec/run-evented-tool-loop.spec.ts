@@ -164,5 +164,516 @@ describe('runEventedToolLoop', () => {
         expectSubscriptions(work.subscriptions).toBe('---^--!');
       });
     });
+
+    it('parallel: runs calls at once and emits results in completion order, history in call order (R4, R5)', () => {
+      testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+        const slow = cold<string>('-----(r|)', { r: 'slow' });
+        const fast = cold<string>('-(r|)', { r: 'fast' });
+        const registry = new ToolRegistry().register(tool('a', () => slow)).register(tool('b', () => fast));
+        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a-b-u|', ev)]), registry, messages: ask(), maxTurns: 1 });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-a-bru(REL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', b: 'call b', r: 'result b: fast', u: 'end toolUse',
+          R: 'result a: slow', E: 'turn_end 1: user, assistant toolUse, toolResult a, toolResult b', L: 'loop_end maxTurns',
+        });
+        expectSubscriptions(slow.subscriptions).toBe('---^----!');
+        expectSubscriptions(fast.subscriptions).toBe('-----^!');
+      });
+    });
+
+    it('sequential: runs one call at a time, in call order', () => {
+      testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+        const slow = cold<string>('-----(r|)', { r: 'slow' });
+        const fast = cold<string>('-(r|)', { r: 'fast' });
+        const registry = new ToolRegistry().register(tool('a', () => slow)).register(tool('b', () => fast));
+        const provider = turnsProvider([cold('-s-a-b-u|', ev)]);
+        const loop = runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, toolExecution: 'sequential' });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-a-b-uR(rEL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', b: 'call b', u: 'end toolUse', R: 'result a: slow',
+          r: 'result b: fast', E: 'turn_end 1: user, assistant toolUse, toolResult a, toolResult b', L: 'loop_end maxTurns',
+        });
+        expectSubscriptions(slow.subscriptions).toBe('---^----!');
+        expectSubscriptions(fast.subscriptions).toBe('--------^!');
+      });
+    });
+
+    it('maxConcurrency: at most that many tools at once; the next starts when one finishes', () => {
+      testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+        const work = { a: cold<string>('-----(r|)', { r: 'A' }), b: cold<string>('-----(r|)', { r: 'B' }), c: cold<string>('-----(r|)', { r: 'C' }) };
+        const registry = new ToolRegistry()
+          .register(tool('a', () => work.a))
+          .register(tool('b', () => work.b))
+          .register(tool('c', () => work.c));
+        const provider = turnsProvider([cold('-s-abc-u|', ev)]);
+        const loop = runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, maxConcurrency: 2 });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-abc-uAB---(CEL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', b: 'call b', c: 'call c', u: 'end toolUse',
+          A: 'result a: A', B: 'result b: B', C: 'result c: C',
+          E: 'turn_end 1: user, assistant toolUse, toolResult a, toolResult b, toolResult c', L: 'loop_end maxTurns',
+        });
+        expectSubscriptions(work.a.subscriptions).toBe('---^----!');
+        expectSubscriptions(work.b.subscriptions).toBe('----^----!');
+        expectSubscriptions(work.c.subscriptions).toBe('--------^----!');
+      });
+    });
+  });
+
+  describe('R4 history is always provider-valid', () => {
+    it('keeps the assistant message (joined text, calls in arrival order) and one result per call, in call order', async () => {
+      const provider = scriptedProvider([
+        [start(), text('Let me '), text('check.'), call('c1', 'slow', { n: 1 }), call('c2', 'fast'), end('toolUse')],
+        answerTurn('done'),
+      ]);
+      const registry = new ToolRegistry()
+        .register(tool('slow', () => new Promise<string>((resolve) => setTimeout(() => resolve('slow result'), 20))))
+        .register(tool('fast', async () => 'fast result'));
+      const events = await lastValueFrom(runEventedToolLoop({ provider, registry, messages: ask('go') }).pipe(toArray()));
+      expect(only(events, 'tool_result').map((e) => e.message.toolName)).toEqual(['fast', 'slow']);
+      const turnEnd = only(events, 'turn_end')[0]!;
+      const assistant = { role: 'assistant', content: 'Let me check.', stopReason: 'toolUse', toolCalls: [callOf('c1', 'slow', { n: 1 }), callOf('c2', 'fast')] };
+      const results = [
+        { role: 'toolResult', toolCallId: 'c1', toolName: 'slow', content: 'slow result', isError: false },
+        { role: 'toolResult', toolCallId: 'c2', toolName: 'fast', content: 'fast result', isError: false },
+      ];
+      expect(turnEnd.assistant).toEqual(assistant);
+      expect(turnEnd.toolResults).toEqual(results);
+      expect(turnEnd.messages).toEqual([...ask('go'), assistant, ...results]);
+      expect(provider.inputs[1]!.messages).toEqual(turnEnd.messages);
+      expect(loopEndOf(events).messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'toolResult', 'assistant']);
+    });
+
+    it('an assistant message without calls has no toolCalls field', () => {
+      const events = collectSync(runEventedToolLoop({ provider: scriptedProvider([answerTurn('hi')]), registry: new ToolRegistry(), messages: ask() })).values;
+      expect(loopEndOf(events).assistant).toEqual({ role: 'assistant', content: 'hi', stopReason: 'stop' });
+      expect('toolCalls' in loopEndOf(events).assistant).toBe(false);
+    });
+  });
+
+  describe('R5 turn end', () => {
+    it('comes after the provider has completed, even when the tools finished earlier', () => {
+      testScheduler().run(({ cold, expectObservable }) => {
+        const registry = new ToolRegistry().register(tool('a', () => cold('-(r|)', { r: 'R' })));
+        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a-u---|', ev)]), registry, messages: ask(), maxTurns: 1 });
+        expectObservable(loop.pipe(map((e) => e.type))).toBe('Ts-aru---(EL|)', {
+          T: 'turn_start', s: 'message_start', a: 'tool_call', r: 'tool_result', u: 'message_end', E: 'turn_end', L: 'loop_end',
+        });
+      });
+    });
+  });
+
+  describe('R6 when to go on', () => {
+    const run = (turns: ProviderEvent[][], registry: ToolRegistry, maxTurns?: number) => {
+      const provider = scriptedProvider(turns);
+      const events = collectSync(runEventedToolLoop({ provider, registry, messages: ask(), ...(maxTurns ? { maxTurns } : {}) })).values;
+      return { events, calls: provider.inputs.length, end: loopEndOf(events) };
+    };
+    const registry = new ToolRegistry()
+      .register(tool('echo', () => 'echoed'))
+      .register(tool('finish', () => ({ content: 'finished', terminate: true })));
+
+    it('stops when the stop reason is not toolUse', () => {
+      for (const reason of ['stop', 'length', 'error'] as const) {
+        const { calls, end: loopEnd } = run([[start(), text('x'), end(reason)], answerTurn('never')], registry);
+        expect([calls, loopEnd.reason]).toEqual([1, reason]);
+      }
+    });
+
+    it('stops when toolUse came without any tool call', () => {
+      const { calls, end: loopEnd } = run([[start(), end('toolUse')], answerTurn('never')], registry);
+      expect([calls, loopEnd.reason]).toEqual([1, 'toolUse']);
+    });
+
+    it('runs the calls of a turn that stopped with stop, keeps their results, and does not go on', () => {
+      const { calls, end: loopEnd } = run([[start(), call('c1', 'echo'), end('stop')], answerTurn('never')], registry);
+      expect(calls).toBe(1);
+      expect(loopEnd.reason).toBe('stop');
+      expect(loopEnd.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult']);
+    });
+
+    it('stops with terminated when every result of the turn asks to terminate', () => {
+      const { calls, end: loopEnd } = run([toolTurn(call('c1', 'finish'), call('c2', 'finish')), answerTurn('never')], registry);
+      expect([calls, loopEnd.reason]).toEqual([1, 'terminated']);
+      expect(loopEnd.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'toolResult']);
+    });
+
+    it('goes on when only some results ask to terminate', () => {
+      const { calls, end: loopEnd } = run([toolTurn(call('c1', 'finish'), call('c2', 'echo')), answerTurn('done')], registry);
+      expect([calls, loopEnd.reason]).toEqual([2, 'stop']);
+    });
+
+    it('terminated wins when it coincides with the cap (R7)', () => {
+      const { calls, end: loopEnd } = run([toolTurn(call('c1', 'finish'))], registry, 1);
+      expect([calls, loopEnd.reason]).toEqual([1, 'terminated']);
+    });
+  });
+
+  describe('R7 exactly one end', () => {
+    it('emits one loop_end, last, with the last turn_end messages, then completes', () => {
+      const provider = scriptedProvider([toolTurn(call('c1', 'echo')), answerTurn('done')]);
+      const registry = new ToolRegistry().register(tool('echo', () => 'echoed'));
+      const { values, completed } = collectSync(runEventedToolLoop({ provider, registry, messages: ask() }));
+      expect(completed).toBe(true);
+      expect(only(values, 'loop_end')).toHaveLength(1);
+      const turnEnds = only(values, 'turn_end');
+      expect(loopEndOf(values)).toEqual({
+        type: 'loop_end',
+        reason: 'stop',
+        assistant: turnEnds[1]!.assistant,
+        messages: turnEnds[1]!.messages,
+      });
+    });
+
+    it('with the signal already aborted: no provider call, and an empty aborted assistant outside the history', () => {
+      const provider = jest.fn(scriptedProvider([answerTurn('never')]));
+      const controller = new AbortController();
+      controller.abort();
+      const { values, completed } = collectSync(
+        runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask('q'), signal: controller.signal }),
+      );
+      expect(provider).not.toHaveBeenCalled();
+      expect(completed).toBe(true);
+      expect(values).toEqual([
+        {
+          type: 'loop_end',
+          reason: 'aborted',
+          assistant: { role: 'assistant', content: '', stopReason: 'aborted', errorMessage: 'aborted' },
+          messages: ask('q'),
+        },
+      ]);
+    });
+  });
+
+  describe('R8 the cap is exact', () => {
+    it('subscribes the provider exactly maxTurns times, never once more', () => {
+      testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+        const turn1 = cold<ProviderEvent>('-s-a----(u|)', ev);
+        const turn2 = cold<ProviderEvent>('             -----s-a----(u|)', ev);
+        const turn3 = cold<ProviderEvent>('-s-(e|)', ev);
+        const registry = new ToolRegistry().register(tool('a', () => 'A'));
+        const loop = runEventedToolLoop({ provider: turnsProvider([turn1, turn2, turn3]), registry, messages: ask(), maxTurns: 2 });
+        expectObservable(loop.pipe(map((e) => e.type))).toBe('Ts-(ar)-(uET)s-(ar)-(uEL|)', {
+          T: 'turn_start', s: 'message_start', a: 'tool_call', r: 'tool_result', u: 'message_end', E: 'turn_end', L: 'loop_end',
+        });
+        expectSubscriptions(turn1.subscriptions).toBe('^-------!');
+        expectSubscriptions(turn2.subscriptions).toBe('--------^-----------!');
+        expectSubscriptions(turn3.subscriptions).toBe([]);
+      });
+    });
+
+    it('with an always-asking provider, calls it exactly N times and ends with maxTurns', () => {
+      for (const maxTurns of [1, 3, MAX_TURNS]) {
+        let subscriptions = 0;
+        const provider: Provider = () =>
+          new Observable<ProviderEvent>((subscriber) => {
+            subscriptions++;
+            for (const event of toolTurn(call(`c${subscriptions}`, 'echo'))) subscriber.next(event);
+            subscriber.complete();
+          });
+        const registry = new ToolRegistry().register(tool('echo', () => 'again'));
+        const { values } = collectSync(runEventedToolLoop({ provider, registry, messages: ask(), ...(maxTurns === MAX_TURNS ? {} : { maxTurns }) }));
+        expect(subscriptions).toBe(maxTurns);
+        expect(loopEndOf(values).reason).toBe('maxTurns');
+        expect(only(values, 'turn_end')).toHaveLength(maxTurns);
+      }
+    });
+
+    it('MAX_TURNS is 8', () => {
+      expect(MAX_TURNS).toBe(8);
+    });
+
+    it.each([0, -1, 1.5, NaN, Infinity, '3' as unknown as number])('throws a RangeError at call time for maxTurns %p', (maxTurns) => {
+      expect(() => runEventedToolLoop({ provider: scriptedProvider([]), registry: new ToolRegistry(), messages: [], maxTurns })).toThrow(RangeError);
+    });
+
+    it.each([0, -2, 2.5, NaN])('throws a RangeError at call time for maxConcurrency %p', (maxConcurrency) => {
+      expect(() => runEventedToolLoop({ provider: scriptedProvider([]), registry: new ToolRegistry(), messages: [], maxConcurrency })).toThrow(RangeError);
+    });
+
+    it('accepts maxConcurrency Infinity', () => {
+      expect(() => runEventedToolLoop({ provider: scriptedProvider([]), registry: new ToolRegistry(), messages: [], maxConcurrency: Infinity })).not.toThrow();
+    });
+  });
+
+  describe('R9 tool failures become results', () => {
+    it('an unknown tool and a throwing tool become error results the model sees on its next turn', () => {
+      const provider = scriptedProvider([toolTurn(call('c1', 'nope'), call('c2', 'boom')), answerTurn('sorry')]);
+      const registry = new ToolRegistry().register(
+        tool('boom', () => {
+          throw new Error('kaput');
+        }),
+      );
+      const { values, completed } = collectSync(runEventedToolLoop({ provider, registry, messages: ask() }));
+      expect(completed).toBe(true);
+      expect(provider.inputs[1]!.messages.slice(2)).toEqual([
+        { role: 'toolResult', toolCallId: 'c1', toolName: 'nope', content: 'unknown tool: nope', isError: true },
+        { role: 'toolResult', toolCallId: 'c2', toolName: 'boom', content: 'error: kaput', isError: true },
+      ]);
+      expect(loopEndOf(values).reason).toBe('stop');
+    });
+
+    it('an Observable tool that errors after progress: updates, then an error result', () => {
+      testScheduler().run(({ cold, expectObservable }) => {
+        const registry = new ToolRegistry().register(tool('a', () => cold('-p-q-#', { p: '10%', q: '50%' }, new Error('lost'))));
+        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a-----(u|)', ev)]), registry, messages: ask(), maxTurns: 1 });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-a--p-R(uEL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', p: 'update a1: 10%', R: 'result a: error: lost', u: 'end toolUse',
+          E: 'turn_end 1: user, assistant toolUse, toolResult a', L: 'loop_end maxTurns',
+        });
+      });
+    });
+  });
+
+  describe('R10 provider failures end the loop cleanly', () => {
+    it('a provider error mid-stream keeps the text and lets started tools finish', () => {
+      testScheduler().run(({ cold, expectObservable }) => {
+        const work = cold<string>('------(r|)', { r: 'R' });
+        const registry = new ToolRegistry().register(tool('a', () => work));
+        const provider = turnsProvider([cold('-s-t-a-#', ev, new Error('connection reset')), cold('-s-e|', ev)]);
+        const loop = runEventedToolLoop({ provider, registry, messages: ask() });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-t-a-----(rEL|)', {
+          T: 'turn_start 1', s: 'message_start', t: 'text hi', a: 'call a', r: 'result a: R',
+          E: 'turn_end 1: user, assistant error, toolResult a', L: 'loop_end error',
+        });
+      });
+    });
+
+    it('the assistant message says what happened', () => {
+      const provider: Provider = () => new Observable<ProviderEvent>((s) => {
+        s.next(start());
+        s.next(text('partial'));
+        s.error(new Error('connection reset'));
+      });
+      const { values, completed } = collectSync(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask() }));
+      expect(completed).toBe(true);
+      expect(loopEndOf(values)).toMatchObject({
+        reason: 'error',
+        assistant: { role: 'assistant', content: 'partial', stopReason: 'error', errorMessage: 'provider error: connection reset' },
+      });
+    });
+
+    it.each([
+      ['completes without message_end', [start(), text('half')], 'provider completed without message_end', 'half'],
+      ['sends an event before message_start', [text('early'), start(), end('stop')], 'provider sent text_delta before message_start', ''],
+      ['sends an event after message_end', [start(), text('a'), end('stop'), text('late')], 'provider sent text_delta after message_end', 'a'],
+      ['sends a second message_start', [start(), text('a'), start(), end('stop')], 'provider sent a second message_start', 'a'],
+      ['sends an unknown event type', [start(), { type: 'reasoning' } as unknown as ProviderEvent, end('stop')], 'provider sent an unknown event type: "reasoning"', ''],
+    ])('a provider that %s ends the turn with an error', (_label, events, errorMessage, content) => {
+      const { values, completed } = collectSync(runEventedToolLoop({ provider: () => of(...events), registry: new ToolRegistry(), messages: ask() }));
+      expect(completed).toBe(true);
+      expect(loopEndOf(values)).toMatchObject({ reason: 'error', assistant: { content, stopReason: 'error', errorMessage } });
+      expect(only(values, 'turn_end')).toHaveLength(1);
+    });
+
+    it('a provider function that throws, or returns no Observable, ends the loop with an error', () => {
+      const throwing: Provider = () => {
+        throw new Error('no key');
+      };
+      const broken = (() => undefined) as unknown as Provider;
+      for (const provider of [throwing, broken]) {
+        const { values, completed } = collectSync(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask() }));
+        expect(completed).toBe(true);
+        expect(loopEndOf(values).reason).toBe('error');
+        expect(loopEndOf(values).assistant.errorMessage).toMatch(/^provider error: /);
+      }
+    });
+
+    it('a provider message_end with stop reason error keeps its errorMessage', () => {
+      const provider = scriptedProvider([[start(), end('error', 'overloaded')]]);
+      const { values } = collectSync(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask() }));
+      expect(loopEndOf(values).assistant).toEqual({ role: 'assistant', content: '', stopReason: 'error', errorMessage: 'overloaded' });
+    });
+  });
+
+  describe('R11 cancellation loses nothing', () => {
+    it('unsubscribing mid-tool tears down the provider call and the running tool', () => {
+      let signal: AbortSignal | undefined;
+      testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+        const work = cold<string>('--------(r|)', { r: 'R' });
+        const registry = new ToolRegistry().register(
+          tool('a', (_input, context) => {
+            signal = context.signal;
+            return work;
+          }),
+        );
+        const turn1 = cold<ProviderEvent>('-s-a-t-t-t-u|', ev);
+        const loop = runEventedToolLoop({ provider: turnsProvider([turn1]), registry, messages: ask() });
+        expectObservable(loop.pipe(map((e) => e.type)), '^------!').toBe('Ts-a-t-', {
+          T: 'turn_start', s: 'message_start', a: 'tool_call', t: 'text_delta',
+        });
+        expectSubscriptions(turn1.subscriptions).toBe('^------!');
+        expectSubscriptions(work.subscriptions).toBe('---^---!');
+      });
+      expect(signal?.aborted).toBe(true);
+    });
+
+    it('options.signal mid-tool: aborted turn_end and loop_end, error: aborted for every call without a result', async () => {
+      const controller = new AbortController();
+      const signals: AbortSignal[] = [];
+      const provider = scriptedProvider([toolTurn(call('c1', 'quick'), call('c2', 'hang'), call('c3', 'hang')), answerTurn('never')]);
+      const registry = new ToolRegistry()
+        .register(tool('quick', () => 'fine'))
+        .register(
+          tool('hang', (_input, context) => {
+            signals.push(context.signal);
+            return new Promise<string>(() => undefined);
+          }),
+        );
+      const done = lastValueFrom(runEventedToolLoop({ provider, registry, messages: ask(), signal: controller.signal }).pipe(toArray()));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      controller.abort();
+      const events = await done;
+
+      expect(provider.inputs).toHaveLength(1);
+      expect(signals.map((s) => s.aborted)).toEqual([true, true]);
+      expect(only(events, 'tool_result').map((e) => e.message.content)).toEqual(['fine', 'error: aborted', 'error: aborted']);
+      const turnEnd = only(events, 'turn_end')[0]!;
+      expect(turnEnd.assistant).toMatchObject({ stopReason: 'aborted', errorMessage: 'aborted' });
+      expect(turnEnd.toolResults.map((r) => [r.toolCallId, r.content, r.isError])).toEqual([
+        ['c1', 'fine', false],
+        ['c2', 'error: aborted', true],
+        ['c3', 'error: aborted', true],
+      ]);
+      expect(loopEndOf(events)).toMatchObject({ reason: 'aborted', messages: turnEnd.messages });
+    });
+
+    it('options.signal mid-stream tears down the provider and keeps the text so far', () => {
+      const controller = new AbortController();
+      const stream = new Subject<ProviderEvent>();
+      const run = collectSync(
+        runEventedToolLoop({ provider: () => stream, registry: new ToolRegistry(), messages: ask(), signal: controller.signal }),
+      );
+      stream.next(start());
+      stream.next(text('half an'));
+      expect(stream.observed).toBe(true);
+      expect(run.completed).toBe(false);
+      controller.abort();
+      expect(stream.observed).toBe(false);
+      expect(run.completed).toBe(true);
+      expect(loopEndOf(run.values)).toMatchObject({
+        reason: 'aborted',
+        assistant: { content: 'half an', stopReason: 'aborted' },
+      });
+    });
+
+    it('options.signal between turns: no further provider call', () => {
+      const controller = new AbortController();
+      const provider = scriptedProvider([toolTurn(call('c1', 'echo')), answerTurn('never')]);
+      const registry = new ToolRegistry().register(tool('echo', () => 'x'));
+      const events: LoopEvent[] = [];
+      runEventedToolLoop({ provider, registry, messages: ask(), signal: controller.signal }).subscribe((event) => {
+        events.push(event);
+        if (event.type === 'turn_end') controller.abort();
+      });
+      expect(provider.inputs).toHaveLength(1);
+      const turnEnd = only(events, 'turn_end')[0]!;
+      expect(loopEndOf(events)).toEqual({
+        type: 'loop_end',
+        reason: 'aborted',
+        assistant: { role: 'assistant', content: '', stopReason: 'aborted', errorMessage: 'aborted' },
+        messages: turnEnd.messages,
+      });
+    });
+
+    it('removes its abort listener when the loop ends', () => {
+      const controller = new AbortController();
+      const add = jest.spyOn(controller.signal, 'addEventListener');
+      const remove = jest.spyOn(controller.signal, 'removeEventListener');
+      collectSync(runEventedToolLoop({ provider: scriptedProvider([answerTurn('ok')]), registry: new ToolRegistry(), messages: ask(), signal: controller.signal }));
+      expect(add).toHaveBeenCalledTimes(1);
+      expect(remove).toHaveBeenCalledTimes(1);
+    });
+
+    it('take(n) downstream unsubscribes everything', () => {
+      const stream = new Subject<ProviderEvent>();
+      const events = collectSync(runEventedToolLoop({ provider: () => stream, registry: new ToolRegistry(), messages: ask() }).pipe(take(2))).values;
+      expect(events.map((e) => e.type)).toEqual(['turn_start']);
+      stream.next(start());
+      expect(stream.observed).toBe(false);
+    });
+  });
+
+  describe('R12 stack-safe', () => {
+    it('10,000 synchronous turns complete before subscribe() returns', () => {
+      const turns = 10_000;
+      let subscriptions = 0;
+      const provider: Provider = () =>
+        new Observable<ProviderEvent>((subscriber) => {
+          subscriptions++;
+          const events = subscriptions < turns ? toolTurn(call(`c${subscriptions}`, 'echo', { text: 'x' })) : answerTurn('done');
+          for (const event of events) subscriber.next(event);
+          subscriber.complete();
+        });
+      const registry = new ToolRegistry().register(tool('echo', (input: Record<string, string>) => input.text!, { text: 'what' }));
+      let end: LoopEvent | undefined;
+      let completed = false;
+      runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: turns }).subscribe({
+        next: (event) => {
+          if (event.type === 'loop_end') end = event;
+        },
+        complete: () => (completed = true),
+      });
+      expect(completed).toBe(true);
+      expect(subscriptions).toBe(turns);
+      expect(end).toMatchObject({ type: 'loop_end', reason: 'stop' });
+      if (end?.type === 'loop_end') expect(end.messages).toHaveLength(1 + 2 * (turns - 1) + 1);
+    });
+
+    it('100,000 synchronous provider events in one turn', () => {
+      const deltas = 100_000;
+      const provider: Provider = () =>
+        new Observable<ProviderEvent>((subscriber) => {
+          subscriber.next(start());
+          for (let i = 0; i < deltas; i++) subscriber.next(text('x'));
+          subscriber.next(end('stop'));
+          subscriber.complete();
+        });
+      const { values, completed } = collectSync(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask() }));
+      expect(completed).toBe(true);
+      expect(loopEndOf(values).assistant.content).toHaveLength(deltas);
+    });
+  });
+
+  describe('R16 tool timeout', () => {
+    it('tears down a tool still running after toolTimeoutMs, counted from its start', () => {
+      let signal: AbortSignal | undefined;
+      testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+        const first = cold<string>('--(r|)', { r: 'R' });
+        const never = cold<string>('-');
+        const registry = new ToolRegistry()
+          .register(tool('a', () => first))
+          .register(
+            tool('b', (_input, context) => {
+              signal = context.signal;
+              return never;
+            }),
+          );
+        const provider = turnsProvider([cold('-s-ab-(u|)', ev)]);
+        const loop = runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, toolExecution: 'sequential', toolTimeoutMs: 10 });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-abru--------(REL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', b: 'call b', r: 'result a: R', u: 'end toolUse',
+          R: 'result b: error: tool timed out after 10 ms', E: 'turn_end 1: user, assistant toolUse, toolResult a, toolResult b',
+          L: 'loop_end maxTurns',
+        });
+        expectSubscriptions(never.subscriptions).toBe('-----^---------!');
+      });
+      expect(signal?.aborted).toBe(true);
+    });
+
+    it('leaves no timer behind once the tool has finished', async () => {
+      jest.useFakeTimers();
+      try {
+        const registry = new ToolRegistry().register(tool('a', async () => 'done'));
+        const provider = scriptedProvider([toolTurn(call('c1', 'a'))]);
+        const done = lastValueFrom(runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, toolTimeoutMs: 60_000 }));
+        await jest.advanceTimersByTimeAsync(0);
+        await expect(done).resolves.toMatchObject({ type: 'loop_end', reason: 'maxTurns' });
+        expect(jest.getTimerCount()).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
+    it.each([0, -5, 1.5, NaN])('throws a RangeError at call time for toolTimeoutMs %p', (toolTimeoutMs) => {
+      expect(() => runEventedToolLoop({ provider: scriptedProvider([]), registry: new ToolRegistry(), messages: [], toolTimeoutMs })).toThrow(RangeError);
+    });
   });
 });

@@ -34,16 +34,15 @@ export function loopEndOf(events: readonly LoopEvent[]): LoopEventOf<'loop_end'>
   return last;
 }
 
-/** Subscribes and collects synchronously; fails if the Observable errors. */
+/** Subscribes and collects; `completed` stays live. Fails the test if the Observable errors. */
 export function collectSync<T>(source: Observable<T>): { values: T[]; completed: boolean } {
-  const values: T[] = [];
-  let completed = false;
+  const result = { values: [] as T[], completed: false };
   source.subscribe({
-    next: (value) => values.push(value),
+    next: (value) => result.values.push(value),
     error: (error: unknown) => {
       throw new Error(`the Observable errored: ${String(error)}`);
     },
-    complete: () => (completed = true),
+    complete: () => (result.completed = true),
   });
-  return { values, completed };
+  return result;
 }
