@@ -2,8 +2,8 @@
  * The loop inside an RxJS app: prompts in, events out, `takeUntil` to cancel.
  * Each prompt continues the conversation where the previous loop ended (`loop_end.messages`).
  */
-import { Observable, mergeScan, takeUntil } from 'rxjs';
-import { LoopEvent, Provider, ToolRegistry, runEventedToolLoop } from '../src/index.js';
+import { Observable, concatMap, defer, takeUntil, tap } from 'rxjs';
+import { AgentMessage, LoopEvent, Provider, ToolRegistry, runEventedToolLoop } from '../src/index.js';
 
 export function conversation(prompts$: Observable<string>, stop$: Observable<unknown>, provider: Provider): Observable<LoopEvent> {
   const registry = new ToolRegistry().register({
@@ -13,18 +13,17 @@ export function conversation(prompts$: Observable<string>, stop$: Observable<unk
     handler: () => new Date().toISOString(),
   });
 
-  return prompts$.pipe(
-    // one loop at a time; the accumulator is the last event seen, i.e. the previous loop's loop_end
-    mergeScan(
-      (last: LoopEvent | undefined, prompt: string) =>
-        runEventedToolLoop({
-          provider,
-          registry,
-          messages: [...(last?.type === 'loop_end' ? last.messages : []), { role: 'user', content: prompt }],
-        }),
-      undefined,
-      1,
-    ),
-    takeUntil(stop$), // unsubscribes the running loop: its provider call and tools are torn down
-  );
+  return defer(() => {
+    let history: readonly AgentMessage[] = []; // this subscription's conversation
+    return prompts$.pipe(
+      // one loop at a time: a prompt that arrives meanwhile waits for the running loop to end
+      concatMap((prompt) =>
+        runEventedToolLoop({ provider, registry, messages: [...history, { role: 'user', content: prompt }] }),
+      ),
+      tap((event) => {
+        if (event.type === 'loop_end') history = event.messages;
+      }),
+      takeUntil(stop$), // unsubscribes the running loop: its provider call and its tools are torn down
+    );
+  });
 }
