@@ -53,12 +53,13 @@ export function runTurn(
   return defer(() => {
     const draft = new TurnDraft(turn, history);
 
+    // `index` counts the tool calls of this turn: it is the call's place in the history (R4)
     const runTool = (event: LoopEventOf<'tool_call'>, index: number): Observable<LoopEvent> =>
       executeTool(loop.registry.get(event.call.name), event.call, loop.toolTimeoutMs).pipe(
-        map((progress) => {
+        map((progress): LoopEvent => {
           if (progress.type === 'tool_update') return progress;
           draft.settle(index, progress);
-          return { type: 'tool_result', message: progress.message } as const;
+          return { type: 'tool_result', message: progress.message };
         }),
       );
 

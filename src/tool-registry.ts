@@ -1,4 +1,4 @@
-import { Observable, defaultIfEmpty, filter, map, takeUntil } from 'rxjs';
+import { Observable, defaultIfEmpty, defer, filter, map, takeUntil } from 'rxjs';
 import { fromAbortSignal } from './abort-signal.js';
 import { ToolDone, executeTool } from './execute-tool.js';
 import { toolErrorMessage } from './tool-result.js';
@@ -57,11 +57,13 @@ export class ToolRegistry {
    * ```
    */
   run(call: ToolCall, signal?: AbortSignal): Observable<ToolResultMessage> {
-    return executeTool(this.get(call.name), call).pipe(
-      filter((progress): progress is ToolDone => progress.type === 'tool_done'),
-      map((done) => done.message),
-      takeUntil(fromAbortSignal(signal)),
-      defaultIfEmpty(toolErrorMessage(call, 'error: aborted')),
+    return defer(() =>
+      executeTool(this.get(call.name), call).pipe(
+        filter((progress): progress is ToolDone => progress.type === 'tool_done'),
+        map((done) => done.message),
+        takeUntil(fromAbortSignal(signal)),
+        defaultIfEmpty(toolErrorMessage(call, 'error: aborted')),
+      ),
     );
   }
 }
