@@ -26,21 +26,38 @@ const STOP_REASONS: ReadonlySet<string> = new Set<StopReason>(['stop', 'toolUse'
 export function checkProviderEvents(): MonoTypeOperatorFunction<ProviderEvent> {
   return (source) =>
     defer(() => {
-      let phase: 'before' | 'open' | 'ended' = 'before';
+      const order = new EventOrder();
       const accept = (event: ProviderEvent) => {
-        const problem = violation(event, phase);
+        const problem = order.accept(event);
         if (problem !== undefined) throw new ProviderProtocolError(problem);
-        if (event.type === 'message_start') phase = 'open';
-        else if (event.type === 'message_end') phase = 'ended';
       };
-      const ended = defer(() =>
-        phase === 'ended' ? EMPTY : throwError(() => new ProviderProtocolError('provider completed without message_end')),
-      );
+      const ended = defer(() => {
+        const problem = order.complete();
+        return problem === undefined ? EMPTY : throwError(() => new ProviderProtocolError(problem));
+      });
       return concat(source.pipe(tap(accept)), ended);
     });
 }
 
-function violation(event: ProviderEvent, phase: 'before' | 'open' | 'ended'): string | undefined {
+type Phase = 'before' | 'open' | 'ended';
+
+/** The protocol as a state machine: each method returns what is wrong, or `undefined`. */
+export class EventOrder {
+  private phase: Phase = 'before';
+
+  accept(event: ProviderEvent): string | undefined {
+    const problem = violation(event, this.phase);
+    if (problem === undefined && event.type === 'message_start') this.phase = 'open';
+    else if (problem === undefined && event.type === 'message_end') this.phase = 'ended';
+    return problem;
+  }
+
+  complete(): string | undefined {
+    return this.phase === 'ended' ? undefined : 'provider completed without message_end';
+  }
+}
+
+function violation(event: ProviderEvent, phase: Phase): string | undefined {
   if (typeof event !== 'object' || event === null) return `provider sent ${String(event)}, which is not an event`;
   const type: unknown = event.type;
   switch (type) {
@@ -71,6 +88,6 @@ function violation(event: ProviderEvent, phase: 'before' | 'open' | 'ended'): st
   }
 }
 
-function outOfOrder(type: string, phase: 'before' | 'open' | 'ended'): string {
+function outOfOrder(type: string, phase: Phase): string {
   return phase === 'before' ? `provider sent ${type} before message_start` : `provider sent ${type} after message_end`;
 }

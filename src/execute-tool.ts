@@ -1,8 +1,8 @@
 import {
   Observable,
   OperatorFunction,
+  Subscriber,
   catchError,
-  defer,
   from,
   identity,
   isObservable,
@@ -45,9 +45,9 @@ export type ToolProgress = ToolUpdate | ToolDone;
  * ```
  */
 export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = Infinity): Observable<ToolProgress> {
-  return defer(() => {
+  return new Observable<ToolProgress>((subscriber) => {
     const rejected = tool === undefined ? `unknown tool: ${call.name}` : checkInput(tool, call.input);
-    if (rejected !== undefined) return of(done(toolErrorMessage(call, rejected)));
+    if (rejected !== undefined) return finish(subscriber, done(toolErrorMessage(call, rejected)));
 
     const signal = new LazyAbort();
     const context: ToolContext = {
@@ -56,15 +56,44 @@ export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = 
         return signal.signal;
       },
     };
-    return defer(() => fromToolReturn(tool!.handler(call.input, context))).pipe(
-      // torn down before it finished (unsubscribe, abort, timeout): tell the handler
-      tap({ unsubscribe: () => signal.abort() }),
-      timeoutMs === Infinity ? identity : failAfter(timeoutMs),
-      map(toToolOutput),
-      progressThenResult(call),
-      catchError((error: unknown) => of(done(toolErrorMessage(call, describeFailure(error))))),
-    );
+    let value: ToolReturn;
+    try {
+      value = tool!.handler(call.input, context);
+    } catch (error) {
+      return finish(subscriber, failed(call, error));
+    }
+    // a plain value: the result, without any stream machinery (most tools are synchronous)
+    if (!isObservable(value) && !isPromiseLike(value)) return finish(subscriber, resultOf(call, value));
+
+    return fromToolReturn(value)
+      .pipe(
+        // torn down before it finished (unsubscribe, abort, timeout): tell the handler
+        tap({ unsubscribe: () => signal.abort() }),
+        timeoutMs === Infinity ? identity : failAfter(timeoutMs),
+        map(toToolOutput),
+        progressThenResult(call),
+        catchError((error: unknown) => of(failed(call, error))),
+      )
+      .subscribe(subscriber);
   });
+}
+
+function finish(subscriber: Subscriber<ToolProgress>, last: ToolDone): void {
+  subscriber.next(last);
+  subscriber.complete();
+}
+
+function resultOf(call: ToolCall, value: unknown): ToolDone {
+  try {
+    const output = toToolOutput(value);
+    return done(toolResultMessage(call, output), output.terminate === true);
+  } catch (error) {
+    return failed(call, error);
+  }
+}
+
+function failed(call: ToolCall, error: unknown): ToolDone {
+  return done(toolErrorMessage(call, describeFailure(error)));
 }
 
 function done(message: ToolResultMessage, terminate = false): ToolDone {
@@ -90,10 +119,8 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** R14: a string, a `ToolOutput`, a Promise of either, or an Observable of either. */
-function fromToolReturn(value: ToolReturn): Observable<unknown> {
-  if (isObservable(value)) return value;
-  if (isPromiseLike(value)) return from(value);
-  return of(value);
+function fromToolReturn(value: Observable<unknown> | PromiseLike<unknown>): Observable<unknown> {
+  return isObservable(value) ? value : from(value);
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
@@ -126,12 +153,8 @@ function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput, ToolPr
         },
         error: (error: unknown) => subscriber.error(error),
         complete() {
-          if (last === undefined) {
-            subscriber.next(done(toolErrorMessage(call, 'error: tool produced no result')));
-          } else {
-            subscriber.next(done(toolResultMessage(call, last), last.terminate === true));
-          }
-          subscriber.complete();
+          const result = last === undefined ? done(toolErrorMessage(call, 'error: tool produced no result')) : resultOf(call, last);
+          finish(subscriber, result);
         },
       });
     });

@@ -1,4 +1,4 @@
-import { EMPTY, Observable, defer, expand, of, queueScheduler, subscribeOn } from 'rxjs';
+import { EMPTY, Observable, expand, queueScheduler, subscribeOn } from 'rxjs';
 import { LoopSettings, runTurn } from './run-turn.js';
 import type { TurnOutcome } from './turn-draft.js';
 import type { AgentMessage, AssistantMessage, LoopEndReason, LoopEvent, LoopOptions } from './types.js';
@@ -13,10 +13,10 @@ export const MAX_TURNS = 8;
  * subscription is a loop of its own, and unsubscribing cancels the provider call and running tools.
  *
  * ```text
- * provider, turn 1:  s-c-e|                    s = message_start, c = tool_call, e = message_end
- * tool:                 --r|
- * provider, turn 2:           s-t-e|           t = text_delta
- * loop:             Ts-c-e-r(ET)s-t-e(EL|)     T = turn_start, r = tool_result, E = turn_end, L = loop_end
+ * provider, turn 1:  -s-c-u|                     s = message_start, c = tool_call, u = message_end(toolUse)
+ * tool:                 --(r|)                   starts with its call
+ * provider, turn 2:            -s-t-e|           t = text_delta, e = message_end(stop)
+ * loop:              Ts-c-ur(ET)s-t-e(EL|)       T = turn_start, r = tool_result, E = turn_end, L = loop_end
  * ```
  *
  * ```ts
@@ -31,23 +31,30 @@ export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> 
   const loop = checkOptions(options);
   const { messages, signal } = options;
 
-  return defer(() => {
-    // R7: aborted before anything started — no provider call, and history as the caller gave it
-    if (signal?.aborted) return of(loopEnd('aborted', abortedAssistant(), messages.slice()));
+  return new Observable<LoopEvent>((subscriber) => {
+    const emit = (event: LoopEvent) => subscriber.next(event);
 
-    let last: TurnOutcome; // the turn that has just ended: what "go on?" reads
-    const turn = (n: number, history: AgentMessage[]) => runTurn(n, history, loop, (outcome) => (last = outcome));
+    // R7: aborted before anything started — no provider call, and the history as the caller gave it
+    if (signal?.aborted) {
+      emit(loopEnd('aborted', abortedAssistant(), messages.slice()));
+      return subscriber.complete();
+    }
 
-    return turn(1, messages.slice()).pipe(
-      expand((event) => {
-        if (event.type !== 'turn_end') return EMPTY;
-        const reason = whyStop(last, loop);
-        if (reason === undefined) return turn(last.turn + 1, last.history).pipe(subscribeOn(queueScheduler));
-        const assistant = reason === 'aborted' && last.assistant.stopReason !== 'aborted' ? abortedAssistant() : last.assistant;
-        return of(loopEnd(reason, assistant, last.history.slice()));
-      }),
-    );
-    // R12: each next turn is queued, not nested, so 10,000 synchronous turns keep a flat stack
+    // turn → tools → history (inside runTurn) → go on?
+    return runTurn(1, messages.slice(), loop, emit)
+      .pipe(
+        expand((outcome) => {
+          const reason = whyStop(outcome, loop);
+          if (reason === undefined) {
+            // R12: queued, not nested, so that synchronous turns keep a flat stack
+            return runTurn(outcome.turn + 1, outcome.history, loop, emit).pipe(subscribeOn(queueScheduler));
+          }
+          const aborted = reason === 'aborted' && outcome.assistant.stopReason !== 'aborted';
+          emit(loopEnd(reason, aborted ? abortedAssistant() : outcome.assistant, outcome.history.slice()));
+          return EMPTY;
+        }),
+      )
+      .subscribe({ error: (error: unknown) => subscriber.error(error), complete: () => subscriber.complete() });
   }).pipe(subscribeOn(queueScheduler));
 }
 

@@ -1,25 +1,9 @@
-import {
-  EMPTY,
-  Observable,
-  catchError,
-  concat,
-  connect,
-  defer,
-  filter,
-  from,
-  map,
-  merge,
-  mergeMap,
-  of,
-  takeUntil,
-  tap,
-} from 'rxjs';
-import { fromAbortSignal } from './abort-signal.js';
-import { checkProviderEvents } from './check-provider-events.js';
-import { executeTool } from './execute-tool.js';
+import { Observable, Subscription, defer } from 'rxjs';
+import { EventOrder, ProviderProtocolError } from './check-provider-events.js';
 import type { ToolRegistry } from './tool-registry.js';
+import { ToolQueue } from './tool-queue.js';
 import { TurnDraft, TurnOutcome } from './turn-draft.js';
-import type { AgentMessage, LoopEvent, LoopEventOf, Provider, ProviderEvent } from './types.js';
+import type { AgentMessage, LoopEvent, Provider } from './types.js';
 
 /** The loop's options, checked once per `runEventedToolLoop` call. */
 export interface LoopSettings {
@@ -33,61 +17,108 @@ export interface LoopSettings {
 }
 
 /**
- * One turn: `turn_start`, one provider call whose events are re-emitted as they arrive, each tool
- * started as soon as its `tool_call` arrives (R3), then — once the provider has completed and every
- * tool has finished — `turn_end` with the history after the turn (R4, R5). `onEnd` hands the loop
- * what it needs to decide whether to go on.
+ * One turn. It hands its events to `emit` as they happen: `turn_start`, the events of one provider
+ * call as they arrive (R2), the tools' progress and results — each tool started as soon as its
+ * `tool_call` arrives (R3) — and, once the provider has finished and every tool has too, `turn_end`
+ * with the history after the turn (R4, R5). Then it emits what the turn came to, for the loop to decide
+ * whether to go on, and completes.
  *
  * ```text
  * provider:   -s-c-----e|          s = message_start, c = tool_call, e = message_end(toolUse)
  * tool:          ---r|             (starts with c)
- * runTurn:   T-s-c--r--(eE|)       T = turn_start, r = tool_result, E = turn_end
+ * emit:      Ts-c---r--eE          T = turn_start, r = tool_result, E = turn_end
+ * runTurn:   ----------(o|)        o = the turn's outcome
  * ```
+ *
+ * A provider that errors or breaks the event order ends the turn with stop reason `error`; the tools
+ * it already asked for still finish (R10). The loop's `signal` stops the provider and every tool, and
+ * the turn still ends, with stop reason `aborted` (R11). Unsubscribing tears everything down.
+ *
+ * It is one hand-written Observable rather than a chain of operators, and its events go straight to
+ * `emit` rather than down the loop's pipeline: an agent turn streams many small events, and every
+ * layer between the provider and the consumer would cost each of them (see bench/).
  */
 export function runTurn(
   turn: number,
   history: AgentMessage[],
   loop: LoopSettings,
-  onEnd: (outcome: TurnOutcome) => void,
-): Observable<LoopEvent> {
-  return defer(() => {
+  emit: (event: LoopEvent) => void,
+): Observable<TurnOutcome> {
+  return new Observable<TurnOutcome>((subscriber) => {
     const draft = new TurnDraft(turn, history);
+    const order = new EventOrder();
+    let streaming = true; // the provider has not finished yet
+    let provider: Subscription | undefined;
 
-    // `index` counts the tool calls of this turn: it is the call's place in the history (R4)
-    const runTool = (event: LoopEventOf<'tool_call'>, index: number): Observable<LoopEvent> =>
-      executeTool(loop.registry.get(event.call.name), event.call, loop.toolTimeoutMs).pipe(
-        map((progress): LoopEvent => {
-          if (progress.type === 'tool_update') return progress;
-          draft.settle(index, progress);
-          return { type: 'tool_result', message: progress.message };
-        }),
-      );
-
-    const streamAndTools = defer(() => loop.provider({ messages: history.slice(), tools: loop.registry.getSpecs() })).pipe(
-      checkProviderEvents(),
-      tap((event) => draft.record(event)),
-      // R10: a failing provider ends the turn; its text and its started tools are kept
-      catchError((error: unknown) => {
-        draft.fail(error);
-        return EMPTY;
-      }),
-      connect((events) =>
-        merge(events, events.pipe(filter(isToolCall), mergeMap(runTool, loop.concurrency))),
-      ),
-      // R11: the signal tears down the provider and every running tool; the turn still ends
-      takeUntil(fromAbortSignal(loop.signal).pipe(tap(() => draft.abort()))),
-    );
-
-    const turnEnd = defer(() => {
+    let ended = false;
+    const end = () => {
+      if (streaming || !tools.idle || ended || subscriber.closed) return;
+      ended = true; // an abort while turn_end is being delivered belongs to the loop, not to this turn
       const { events, outcome } = draft.finish();
-      onEnd(outcome);
-      return from(events);
+      for (const event of events) emit(event);
+      subscriber.next(outcome);
+      subscriber.complete();
+    };
+
+    const stopStreaming = () => {
+      streaming = false;
+      provider?.unsubscribe();
+    };
+
+    const tools = new ToolQueue(loop.registry, loop.concurrency, loop.toolTimeoutMs, {
+      progress(index, progress) {
+        if (progress.type === 'tool_update') return emit(progress);
+        draft.settle(index, progress);
+        emit({ type: 'tool_result', message: progress.message });
+      },
+      idle: end,
     });
 
-    return concat(of<LoopEvent>({ type: 'turn_start', turn }), streamAndTools, turnEnd);
-  });
-}
+    const onAbort = () => {
+      draft.abort();
+      stopStreaming();
+      tools.stop();
+      end();
+    };
 
-function isToolCall(event: ProviderEvent): event is LoopEventOf<'tool_call'> {
-  return event.type === 'tool_call';
+    emit({ type: 'turn_start', turn });
+    if (loop.signal?.aborted) return onAbort();
+    loop.signal?.addEventListener('abort', onAbort, { once: true });
+
+    provider = defer(() => loop.provider({ messages: history.slice(), tools: loop.registry.getSpecs() })).subscribe({
+      next(event) {
+        if (!streaming) return; // a synchronous provider can go on emitting after we stopped it
+        const problem = order.accept(event);
+        if (problem !== undefined) {
+          draft.fail(new ProviderProtocolError(problem));
+          stopStreaming();
+          return end();
+        }
+        draft.record(event);
+        emit(event);
+        if (event.type === 'tool_call' && !subscriber.closed) tools.add(event.call);
+      },
+      error(error: unknown) {
+        if (!streaming) return;
+        draft.fail(error);
+        stopStreaming();
+        end();
+      },
+      complete() {
+        if (!streaming) return;
+        const problem = order.complete();
+        if (problem !== undefined) draft.fail(new ProviderProtocolError(problem));
+        stopStreaming();
+        end();
+      },
+    });
+    if (!streaming) provider.unsubscribe();
+
+    return () => {
+      streaming = false;
+      provider?.unsubscribe();
+      tools.stop();
+      loop.signal?.removeEventListener('abort', onAbort);
+    };
+  });
 }

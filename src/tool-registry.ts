@@ -20,6 +20,8 @@ import type { Tool, ToolCall, ToolResultMessage, ToolSpec } from './types.js';
  */
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
+  /** Built once per registration, not once per turn; frozen, so that handing them out is safe. */
+  private specs: readonly ToolSpec[] = [];
 
   /** Adds `tool`; throws an `Error` naming it when its name is empty or taken (R15). */
   register(tool: Tool): this {
@@ -33,6 +35,8 @@ export class ToolRegistry {
       throw new Error(`ToolRegistry: tool "${name}" needs an input object (parameter name -> description)`);
     }
     this.tools.set(name, tool);
+    const spec: ToolSpec = { name, description: tool.description, input: Object.freeze({ ...tool.input }) };
+    this.specs = [...this.specs, Object.freeze(spec)];
     return this;
   }
 
@@ -41,9 +45,12 @@ export class ToolRegistry {
     return this.tools.get(name);
   }
 
-  /** What the model is told: name, description and inputs of each tool, in registration order. */
+  /**
+   * What the model is told: name, description and inputs of each tool, in registration order — a new
+   * array of frozen specs (copies of what was registered, without the handlers).
+   */
   getSpecs(): ToolSpec[] {
-    return Array.from(this.tools.values(), ({ name, description, input }) => ({ name, description, input: { ...input } }));
+    return this.specs.slice();
   }
 
   /**
