@@ -49,8 +49,10 @@ export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> 
             // R12: queued, not nested, so that synchronous turns keep a flat stack
             return runTurn(outcome.turn + 1, outcome.history, loop, emit).pipe(subscribeOn(queueScheduler));
           }
-          const aborted = reason === 'aborted' && outcome.assistant.stopReason !== 'aborted';
-          emit(loopEnd(reason, aborted ? abortedAssistant() : outcome.assistant, outcome.history.slice()));
+          // aborted between turns: the answer that never came stands in, outside the history
+          const abortedBetweenTurns = reason === 'aborted' && outcome.assistant.stopReason !== 'aborted';
+          const assistant = abortedBetweenTurns ? abortedAssistant() : outcome.assistant;
+          emit(loopEnd(reason, assistant, outcome.history.slice()));
           return EMPTY;
         }),
       )
