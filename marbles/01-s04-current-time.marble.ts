@@ -1,0 +1,35 @@
+/** s04, the series' demo: the provider only *requests* `current_time`; the loop runs it, and turn 2 answers from its result (R2, R3, R4). */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+
+const diagram = {
+  turn1:       '-s-c---u|',
+  currentTime: '   (R|)',
+  turn2:       '        ----s-t-e|',
+  loop:        '1s-(cR)u(E2)s-t-e(FL|)',
+};
+
+const events = {
+  s: start,
+  c: call('current_time'),
+  u: end('toolUse'),
+  t: text('工具结果是：2026-01-01T00:00:00Z'),
+  e: end('stop'),
+};
+const currentTimeValues = { R: '2026-01-01T00:00:00Z' };
+const loop = {
+  ...echo(events),
+  1: 'turn_start 1',
+  R: 'tool_result current_time: 2026-01-01T00:00:00Z',
+  E: 'turn_end 1 (toolUse): user, assistant[current_time], toolResult current_time',
+  2: 'turn_start 2',
+  F: 'turn_end 2 (stop): user, assistant[current_time], toolResult current_time, assistant "工具结果是：2026-01-01T00:00:00Z"',
+  L: 'loop_end stop',
+};
+
+scenario('01 s04: 现在几点？', ({ cold, expectObservable }) => {
+  const currentTime = cold(diagram.currentTime, currentTimeValues);
+  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
+  const run = runEventedToolLoop({ provider, registry: tools({ current_time: currentTime }), messages: [user('现在几点？')] });
+  expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+});

@@ -1,0 +1,42 @@
+/** R2, R3, R5: the provider keeps streaming while the tool runs; `turn_end` waits for the tool, then turn 2 starts. */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+
+const diagram = {
+  turn1:       '-s-h-c-i-u|',
+  weather:     '     --------(R|)',
+  turn2:       '             -----s-t-e|',
+  loop:        '1s-h-c-i-u---(RE2)s-t-e(FL|)',
+  turn1Runs:   '^---------!',
+  weatherRuns: '-----^-------!',
+};
+
+const events = {
+  s: start,
+  h: text('Let me check. '),
+  c: call('weather', { city: 'Paris' }),
+  i: text('One moment.'),
+  u: end('toolUse'),
+  t: text('Sunny, 21 °C.'),
+  e: end('stop'),
+};
+const weatherValues = { R: 'sunny, 21 °C' };
+const loop = {
+  ...echo(events),
+  1: 'turn_start 1',
+  R: 'tool_result weather: sunny, 21 °C',
+  E: 'turn_end 1 (toolUse): user, assistant "Let me check. One moment."[weather], toolResult weather',
+  2: 'turn_start 2',
+  F: 'turn_end 2 (stop): user, assistant "Let me check. One moment."[weather], toolResult weather, assistant "Sunny, 21 °C."',
+  L: 'loop_end stop',
+};
+
+scenario('03 two turns with a delayed tool', ({ cold, expectObservable, expectSubscriptions }) => {
+  const weather = cold(diagram.weather, weatherValues);
+  const turn1 = cold(diagram.turn1, events);
+  const provider = turns(turn1, cold(diagram.turn2, events));
+  const run = runEventedToolLoop({ provider, registry: tools({ weather }), messages: [user('Weather in Paris?')] });
+  expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
+  expectSubscriptions(weather.subscriptions).toBe(diagram.weatherRuns);
+});

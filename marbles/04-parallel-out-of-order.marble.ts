@@ -1,0 +1,37 @@
+/** R3, R4, R5: two tools run at once and finish out of order: `tool_result`s in completion order, the history in call order. */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+
+const diagram = {
+  turn1:    '-s-a-b-u|',
+  slow:     '   ---------(A|)',
+  fast:     '     ----(B|)',
+  turn2:    '            -----s-t-e|',
+  loop:     '1s-a-b-u-B--(AE2)s-t-e(FL|)',
+  slowRuns: '---^--------!',
+  fastRuns: '-----^---!',
+};
+
+const events = { s: start, a: call('slow'), b: call('fast'), u: end('toolUse'), t: text('S and F'), e: end('stop') };
+const slowValues = { A: 'S' };
+const fastValues = { B: 'F' };
+const loop = {
+  ...echo(events),
+  1: 'turn_start 1',
+  B: 'tool_result fast: F',
+  A: 'tool_result slow: S',
+  E: 'turn_end 1 (toolUse): user, assistant[slow,fast], toolResult slow, toolResult fast',
+  2: 'turn_start 2',
+  F: 'turn_end 2 (stop): user, assistant[slow,fast], toolResult slow, toolResult fast, assistant "S and F"',
+  L: 'loop_end stop',
+};
+
+scenario('04 two parallel tools finish out of order', ({ cold, expectObservable, expectSubscriptions }) => {
+  const slow = cold(diagram.slow, slowValues);
+  const fast = cold(diagram.fast, fastValues);
+  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
+  const run = runEventedToolLoop({ provider, registry: tools({ slow, fast }), messages: [user('go')] });
+  expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(slow.subscriptions).toBe(diagram.slowRuns);
+  expectSubscriptions(fast.subscriptions).toBe(diagram.fastRuns);
+});

@@ -1,0 +1,42 @@
+/** R3: in sequential mode the second tool is subscribed only when the first has completed, though both were called earlier. */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+
+const diagram = {
+  turn1:      '-s-a-b-u|',
+  first:      '   -----(A|)',
+  second:     '        ---(B|)',
+  turn2:      '           -----s-t-e|',
+  loop:       '1s-a-b-uA--(BE2)s-t-e(FL|)',
+  firstRuns:  '---^----!',
+  secondRuns: '--------^--!',
+};
+
+const events = { s: start, a: call('first'), b: call('second'), u: end('toolUse'), t: text('done'), e: end('stop') };
+const firstValues = { A: 'one' };
+const secondValues = { B: 'two' };
+const loop = {
+  ...echo(events),
+  1: 'turn_start 1',
+  A: 'tool_result first: one',
+  B: 'tool_result second: two',
+  E: 'turn_end 1 (toolUse): user, assistant[first,second], toolResult first, toolResult second',
+  2: 'turn_start 2',
+  F: 'turn_end 2 (stop): user, assistant[first,second], toolResult first, toolResult second, assistant "done"',
+  L: 'loop_end stop',
+};
+
+scenario('05 sequential tools: one at a time, in call order', ({ cold, expectObservable, expectSubscriptions }) => {
+  const first = cold(diagram.first, firstValues);
+  const second = cold(diagram.second, secondValues);
+  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
+  const run = runEventedToolLoop({
+    provider,
+    registry: tools({ first, second }),
+    messages: [user('go')],
+    toolExecution: 'sequential',
+  });
+  expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(first.subscriptions).toBe(diagram.firstRuns);
+  expectSubscriptions(second.subscriptions).toBe(diagram.secondRuns);
+});

@@ -1,0 +1,54 @@
+/** R3: with `maxConcurrency: 2`, the third call waits until one of the two running tools completes. */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+
+const diagram = {
+  turn1:     '-s-a-b-c-u|',
+  alpha:     '   -----------(A|)',
+  beta:      '     ------(B|)',
+  gamma:     '           --(C|)',
+  turn2:     '              -----s-t-e|',
+  loop:      '1s-a-b-c-u-B-C(AE2)s-t-e(FL|)',
+  alphaRuns: '---^----------!',
+  betaRuns:  '-----^-----!',
+  gammaRuns: '-----------^-!',
+};
+
+const events = {
+  s: start,
+  a: call('alpha'),
+  b: call('beta'),
+  c: call('gamma'),
+  u: end('toolUse'),
+  t: text('all three'),
+  e: end('stop'),
+};
+const results = { A: 'α', B: 'β', C: 'γ' };
+const loop = {
+  ...echo(events),
+  1: 'turn_start 1',
+  B: 'tool_result beta: β',
+  C: 'tool_result gamma: γ',
+  A: 'tool_result alpha: α',
+  E: 'turn_end 1 (toolUse): user, assistant[alpha,beta,gamma], toolResult alpha, toolResult beta, toolResult gamma',
+  2: 'turn_start 2',
+  F: 'turn_end 2 (stop): user, assistant[alpha,beta,gamma], toolResult alpha, toolResult beta, toolResult gamma, assistant "all three"',
+  L: 'loop_end stop',
+};
+
+scenario('06 maxConcurrency 2: the third tool waits for a free slot', ({ cold, expectObservable, expectSubscriptions }) => {
+  const alpha = cold(diagram.alpha, results);
+  const beta = cold(diagram.beta, results);
+  const gamma = cold(diagram.gamma, results);
+  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
+  const run = runEventedToolLoop({
+    provider,
+    registry: tools({ alpha, beta, gamma }),
+    messages: [user('go')],
+    maxConcurrency: 2,
+  });
+  expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(alpha.subscriptions).toBe(diagram.alphaRuns);
+  expectSubscriptions(beta.subscriptions).toBe(diagram.betaRuns);
+  expectSubscriptions(gamma.subscriptions).toBe(diagram.gammaRuns);
+});

@@ -1,0 +1,42 @@
+/** R9: a handler that throws and an Observable tool that errors both become `error: MESSAGE` results (isError); the loop goes on. */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+
+// `crash` has no line: its handler throws as soon as it is called
+const diagram = {
+  turn1:     '-s-a---b-u|',
+  flaky:     '       ---#',
+  turn2:     '          -----s-t-e|',
+  loop:      '1s-(aA)b-u(BE2)s-t-e(FL|)',
+  flakyRuns: '-------^--!',
+};
+
+const events = {
+  s: start,
+  a: call('crash'),
+  b: call('flaky'),
+  u: end('toolUse'),
+  t: text('Both tools failed.'),
+  e: end('stop'),
+};
+const loop = {
+  ...echo(events),
+  1: 'turn_start 1',
+  A: 'tool_result crash: error: disk full (isError)',
+  B: 'tool_result flaky: error: connection reset (isError)',
+  E: 'turn_end 1 (toolUse): user, assistant[crash,flaky], toolResult crash, toolResult flaky',
+  2: 'turn_start 2',
+  F: 'turn_end 2 (stop): user, assistant[crash,flaky], toolResult crash, toolResult flaky, assistant "Both tools failed."',
+  L: 'loop_end stop',
+};
+
+scenario('07 a tool that throws, a tool that errors: results, and the loop goes on', ({ cold, expectObservable, expectSubscriptions }) => {
+  const crash = () => {
+    throw new Error('disk full');
+  };
+  const flaky = cold(diagram.flaky, {}, new Error('connection reset'));
+  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
+  const run = runEventedToolLoop({ provider, registry: tools({ crash, flaky }), messages: [user('go')] });
+  expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(flaky.subscriptions).toBe(diagram.flakyRuns);
+});

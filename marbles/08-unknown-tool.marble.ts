@@ -1,0 +1,27 @@
+/** R9: a call to a tool nobody registered gets the result `unknown tool: NAME` (isError) at once; the model sees it on turn 2. */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+
+const diagram = {
+  turn1: '-s-a---u|',
+  turn2: '        ----s-t-e|',
+  loop:  '1s-(aA)u(E2)s-t-e(FL|)',
+};
+
+const events = { s: start, a: call('teleport'), u: end('toolUse'), t: text('I cannot teleport.'), e: end('stop') };
+const loop = {
+  ...echo(events),
+  1: 'turn_start 1',
+  A: 'tool_result teleport: unknown tool: teleport (isError)',
+  E: 'turn_end 1 (toolUse): user, assistant[teleport], toolResult teleport',
+  2: 'turn_start 2',
+  F: 'turn_end 2 (stop): user, assistant[teleport], toolResult teleport, assistant "I cannot teleport."',
+  L: 'loop_end stop',
+};
+
+scenario('08 an unknown tool', ({ cold, expectObservable }) => {
+  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
+  const registry = tools({ current_time: '2026-01-01T00:00:00Z' }); // teleport is not in it
+  const run = runEventedToolLoop({ provider, registry, messages: [user('Beam me up')] });
+  expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+});

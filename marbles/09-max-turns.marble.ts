@@ -1,0 +1,37 @@
+/** R6, R8: with `maxTurns: 2` and a model that always asks for a tool, the provider is subscribed exactly twice, then `loop_end maxTurns`. */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, end, inOrder, scenario, start, tools, turns, user } from './support/scenario.js';
+
+// after turn 2 the provider would replay turn2, and that third subscription would show in turn2Runs
+const diagram = {
+  turn1:     '-s-a-u|',
+  poll1:     '   ---(A|)',
+  turn2:     '      -----s-a-u|',
+  poll2:     '             ---(B|)',
+  loop:      '1s-a-u(AE2)s-a-u(BFL|)',
+  turn1Runs: '^-----!',
+  turn2Runs: '------^---------!',
+};
+
+const events = { s: start, a: call('poll'), u: end('toolUse') };
+const pollValues = { A: 'pending', B: 'still pending' };
+const loop = {
+  ...echo(events),
+  1: 'turn_start 1',
+  A: 'tool_result poll: pending',
+  E: 'turn_end 1 (toolUse): user, assistant[poll], toolResult poll',
+  2: 'turn_start 2',
+  B: 'tool_result poll: still pending',
+  F: 'turn_end 2 (toolUse): user, assistant[poll], toolResult poll, assistant[poll], toolResult poll',
+  L: 'loop_end maxTurns',
+};
+
+scenario('09 maxTurns 2: exactly two provider calls', ({ cold, expectObservable, expectSubscriptions }) => {
+  const turn1 = cold(diagram.turn1, events);
+  const turn2 = cold(diagram.turn2, events);
+  const poll = inOrder(cold(diagram.poll1, pollValues), cold(diagram.poll2, pollValues));
+  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ poll }), messages: [user('wait')], maxTurns: 2 });
+  expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
+  expectSubscriptions(turn2.subscriptions).toBe(diagram.turn2Runs);
+});

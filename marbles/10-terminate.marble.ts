@@ -1,0 +1,28 @@
+/** R6, R7: a tool that returns `{ content, terminate: true }` ends the loop after its turn: `loop_end terminated`, no turn 2. */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, end, scenario, start, tools, turns, user } from './support/scenario.js';
+
+const diagram = {
+  turn1:     '-s-a-u|',
+  finish:    '   ---(A|)',
+  loop:      '1s-a-u(AEL|)',
+  turn1Runs: '^-----!',
+};
+
+const events = { s: start, a: call('finish'), u: end('toolUse') };
+const finishValues = { A: { content: 'bye', terminate: true } };
+const loop = {
+  ...echo(events),
+  1: 'turn_start 1',
+  A: 'tool_result finish: bye',
+  E: 'turn_end 1 (toolUse): user, assistant[finish], toolResult finish',
+  L: 'loop_end terminated',
+};
+
+scenario('10 a tool asks to terminate', ({ cold, expectObservable, expectSubscriptions }) => {
+  const turn1 = cold(diagram.turn1, events);
+  const finish = cold(diagram.finish, finishValues);
+  const run = runEventedToolLoop({ provider: turns(turn1), registry: tools({ finish }), messages: [user('stop when done')] });
+  expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
+});

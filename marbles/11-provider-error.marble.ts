@@ -1,0 +1,28 @@
+/** R10: the provider errors mid-stream (`#`): the text so far and the running tool are kept, the turn ends `error`, the loop completes (never errors). */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, scenario, start, text, tools, turns, user } from './support/scenario.js';
+
+const diagram = {
+  turn1:     '-s-h-a-#',
+  slow:      '     -----(A|)',
+  loop:      '1s-h-a----(AEL|)',
+  turn1Runs: '^------!',
+};
+
+const events = { s: start, h: text('Hel'), a: call('slow') };
+const slowValues = { A: 'S' };
+const loop = {
+  ...echo(events),
+  1: 'turn_start 1',
+  A: 'tool_result slow: S',
+  E: 'turn_end 1 (error: provider error: connection reset): user, assistant "Hel"[slow], toolResult slow',
+  L: 'loop_end error',
+};
+
+scenario('11 the provider errors mid-stream', ({ cold, expectObservable, expectSubscriptions }) => {
+  const turn1 = cold(diagram.turn1, events, new Error('connection reset'));
+  const slow = cold(diagram.slow, slowValues);
+  const run = runEventedToolLoop({ provider: turns(turn1), registry: tools({ slow }), messages: [user('go')] });
+  expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
+});

@@ -1,0 +1,24 @@
+/** R11: unsubscribing while the provider streams and a tool runs tears both down at that frame; nothing more is emitted. */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, scenario, start, text, tools, turns, user } from './support/scenario.js';
+
+// `search` never answers: its subscription line, searchRuns, is its diagram
+const diagram = {
+  turn1:      '-s-a-h',
+  subscribed: '^-----!',
+  loop:       '1s-a-h',
+  turn1Runs:  '^-----!',
+  searchRuns: '---^--!',
+};
+
+const events = { s: start, a: call('search'), h: text('Searching') };
+const loop = { ...echo(events), 1: 'turn_start 1' };
+
+scenario('12 unsubscribe while a tool runs', ({ cold, expectObservable, expectSubscriptions }) => {
+  const turn1 = cold(diagram.turn1, events);
+  const search = cold('');
+  const run = runEventedToolLoop({ provider: turns(turn1), registry: tools({ search }), messages: [user('find it')] });
+  expectObservable(run.pipe(described), diagram.subscribed).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
+  expectSubscriptions(search.subscriptions).toBe(diagram.searchRuns);
+});

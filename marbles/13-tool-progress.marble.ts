@@ -1,0 +1,31 @@
+/** R14: every value of an Observable tool but the last is a `tool_update`, emitted when the next value shows it was not the last. */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+
+const diagram = {
+  turn1:    '-s-a-u|',
+  download: '   -p-q-(R|)',
+  turn2:    '        ------s-t-e|',
+  loop:     '1s-a-uP-(QRE2)s-t-e(FL|)',
+};
+
+const events = { s: start, a: call('download'), u: end('toolUse'), t: text('Saved.'), e: end('stop') };
+const downloadValues = { p: '30%', q: '60%', R: 'saved report.pdf' };
+const loop = {
+  ...echo(events),
+  1: 'turn_start 1',
+  P: 'tool_update download: 30%',
+  Q: 'tool_update download: 60%',
+  R: 'tool_result download: saved report.pdf',
+  E: 'turn_end 1 (toolUse): user, assistant[download], toolResult download',
+  2: 'turn_start 2',
+  F: 'turn_end 2 (stop): user, assistant[download], toolResult download, assistant "Saved."',
+  L: 'loop_end stop',
+};
+
+scenario('13 an Observable tool reports progress', ({ cold, expectObservable }) => {
+  const download = cold(diagram.download, downloadValues);
+  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
+  const run = runEventedToolLoop({ provider, registry: tools({ download }), messages: [user('get the report')] });
+  expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+});

@@ -1,0 +1,33 @@
+/** R6: the loop stops only when *every* result of the turn asks to terminate; here one does, one does not, so turn 2 runs. */
+import { runEventedToolLoop } from '../src/index.js';
+import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+
+const diagram = {
+  turn1:  '-s-a-b-u|',
+  finish: '   ---(A|)',
+  check:  '     ---(B|)',
+  turn2:  '        -----s-t-e|',
+  loop:   '1s-a-bAu(BE2)s-t-e(FL|)',
+};
+
+const events = { s: start, a: call('finish'), b: call('check'), u: end('toolUse'), t: text('checked'), e: end('stop') };
+const finishValues = { A: { content: 'done', terminate: true } };
+const checkValues = { B: 'ok' };
+const loop = {
+  ...echo(events),
+  1: 'turn_start 1',
+  A: 'tool_result finish: done',
+  B: 'tool_result check: ok',
+  E: 'turn_end 1 (toolUse): user, assistant[finish,check], toolResult finish, toolResult check',
+  2: 'turn_start 2',
+  F: 'turn_end 2 (stop): user, assistant[finish,check], toolResult finish, toolResult check, assistant "checked"',
+  L: 'loop_end stop',
+};
+
+scenario('16 terminate needs every result of the turn', ({ cold, expectObservable }) => {
+  const finish = cold(diagram.finish, finishValues);
+  const check = cold(diagram.check, checkValues);
+  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
+  const run = runEventedToolLoop({ provider, registry: tools({ finish, check }), messages: [user('go')] });
+  expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+});
