@@ -410,12 +410,12 @@ describe('runEventedToolLoop', () => {
       expect(loopEndOf(values).reason).toBe('stop');
     });
 
-    it('an Observable tool that errors after progress: updates, then an error result', () => {
+    it('an Observable tool that errors after progress: every value as an update, then an error result', () => {
       testScheduler().run(({ cold, expectObservable }) => {
         const registry = new ToolRegistry().register(tool('a', () => cold('-p-q-#', { p: '10%', q: '50%' }, new Error('lost'))));
-        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a-----(u|)', ev)]), registry, messages: ask(), maxTurns: 1 });
-        expectObservable(loop.pipe(map(brief))).toBe('Ts-a--p-R(uEL|)', {
-          T: 'turn_start 1', s: 'message_start', a: 'call a', p: 'update a1: 10%', R: 'result a: error: lost', u: 'end toolUse',
+        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a--------(u|)', ev)]), registry, messages: ask(), maxTurns: 1 });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-a--p-(qR)(uEL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', p: 'update a1: 10%', q: 'update a1: 50%', R: 'result a: error: lost', u: 'end toolUse',
           E: 'turn_end 1: user, assistant toolUse, toolResult a', L: 'loop_end maxTurns',
         });
       });
@@ -656,6 +656,17 @@ describe('runEventedToolLoop', () => {
         expectSubscriptions(never.subscriptions).toBe('-----^---------!');
       });
       expect(signal?.aborted).toBe(true);
+    });
+
+    it('a tool that answers at the very deadline keeps its answer', () => {
+      testScheduler().run(({ cold, expectObservable }) => {
+        const registry = new ToolRegistry().register(tool('a', () => cold('---(r|)', { r: 'in time' })));
+        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a-----(u|)', ev)]), registry, messages: ask(), maxTurns: 1, toolTimeoutMs: 3 });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-a--r--(uEL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', r: 'result a: in time', u: 'end toolUse',
+          E: 'turn_end 1: user, assistant toolUse, toolResult a', L: 'loop_end maxTurns',
+        });
+      });
     });
 
     it('leaves no timer behind once the tool has finished', async () => {

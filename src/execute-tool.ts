@@ -8,7 +8,6 @@ import {
   isObservable,
   map,
   of,
-  takeUntil,
   tap,
   timer,
 } from 'rxjs';
@@ -127,20 +126,26 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }
 
-/** R16: errors with `tool timed out after N ms` unless the source has finished by then. */
+/**
+ * R16: errors with `tool timed out after N ms` unless the source has finished by then. The source is
+ * subscribed before the clock, so a tool that answers at the very deadline keeps its answer.
+ */
 function failAfter<T>(ms: number): OperatorFunction<T, T> {
-  return takeUntil(
-    timer(ms).pipe(
-      tap(() => {
-        throw new Error(`tool timed out after ${ms} ms`);
-      }),
-    ),
-  );
+  return (source) =>
+    new Observable<T>((subscriber) => {
+      const tool = source.subscribe(subscriber);
+      if (subscriber.closed) return tool;
+      const clock = timer(ms).subscribe(() => subscriber.error(new Error(`tool timed out after ${ms} ms`)));
+      return () => {
+        clock.unsubscribe();
+        tool.unsubscribe();
+      };
+    });
 }
 
 /**
  * Every value but the last becomes a `tool_update`; the last, the result. Holding one value back is
- * the only way to know which one is last.
+ * the only way to know which one is last; if the tool then fails, the held value is progress too.
  */
 function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput, ToolProgress> {
   return (source) =>
@@ -151,7 +156,11 @@ function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput, ToolPr
           if (last !== undefined) subscriber.next({ type: 'tool_update', toolCallId: call.id, content: last.content });
           last = output;
         },
-        error: (error: unknown) => subscriber.error(error),
+        error(error: unknown) {
+          // the value held back was progress after all: show it before the failure
+          if (last !== undefined) subscriber.next({ type: 'tool_update', toolCallId: call.id, content: last.content });
+          subscriber.error(error);
+        },
         complete() {
           const result = last === undefined ? done(toolErrorMessage(call, 'error: tool produced no result')) : resultOf(call, last);
           finish(subscriber, result);
