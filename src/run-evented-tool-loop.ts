@@ -13,11 +13,12 @@ export const MAX_TURNS = 8;
  * subscription is a loop of its own, and unsubscribing cancels the provider call and running tools.
  *
  * ```text
- * provider, turn 1:  -s-c-u|                     s = message_start, c = tool_call, u = message_end(toolUse)
- * tool:                 --(r|)                   starts with its call
- * provider, turn 2:            -s-t-e|           t = text_delta, e = message_end(stop)
- * loop:              Ts-c-ur(ET)s-t-e(EL|)       T = turn_start, r = tool_result, E = turn_end, L = loop_end
+ * turn 1:   -s-h-c-i-u|                    s = message_start, h/i = text_delta, c = tool_call,
+ * tool:          --------(R|)              u = message_end(toolUse); the tool starts at its call
+ * turn 2:                -----s-t-e|       t = text_delta, e = message_end(stop)
+ * loop:     1s-h-c-i-u---(RE2)s-t-e(FL|)   1/2 = turn_start, R = tool_result, E/F = turn_end, L = loop_end
  * ```
+ * (`marbles/03-delayed-tool.marble.ts` runs this very diagram.)
  *
  * ```ts
  * runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'What time is it?' }] })
