@@ -1,4 +1,4 @@
-import { EMPTY, NEVER, Observable, Subject, lastValueFrom, map, of, take, toArray } from 'rxjs';
+import { EMPTY, Observable, Subject, lastValueFrom, map, of, take, tap, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import {
   AgentMessage,
@@ -571,6 +571,20 @@ describe('runEventedToolLoop', () => {
         assistant: { role: 'assistant', content: '', stopReason: 'aborted', errorMessage: 'aborted' },
         messages: turnEnd.messages,
       });
+    });
+
+    it('an abort from inside an event\'s delivery lets that event arrive first', () => {
+      const controller = new AbortController();
+      const provider: Provider = () => new Observable<ProviderEvent>((s) => {
+        s.next(start());
+        s.next(text('hi'));
+        s.next(text('never sent'));
+      });
+      const seen: string[] = [];
+      runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask(), signal: controller.signal })
+        .pipe(tap((event) => event.type === 'text_delta' && controller.abort()))
+        .subscribe({ next: (event) => seen.push(event.type), complete: () => seen.push('complete') });
+      expect(seen).toEqual(['turn_start', 'message_start', 'text_delta', 'turn_end', 'loop_end', 'complete']);
     });
 
     it('removes its abort listener when the loop ends', () => {

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { Observable, lastValueFrom, of, throwError, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { ToolRegistry, ToolResultMessage } from '../src/index.js';
@@ -137,6 +138,13 @@ describe('ToolRegistry', () => {
         content,
         isError: true,
       });
+    });
+
+    it('reads the message of an error from another realm', async () => {
+      const foreign = runInNewContext('new Error("far away")') as unknown;
+      const registry = new ToolRegistry().register(tool('far', () => Promise.reject(foreign)));
+      expect(foreign instanceof Error).toBe(false);
+      await expect(resultOf(registry, 'far')).resolves.toMatchObject({ content: 'error: far away', isError: true });
     });
 
     it('does not run the handler when a listed input is missing', async () => {

@@ -50,9 +50,23 @@ export function runTurn(
     let streaming = true; // the provider has not finished yet
     let provider: Subscription | undefined;
 
+    // A consumer may abort while an event is being delivered to it (say, in a `tap`). The turn then
+    // ends once that delivery is over, so that its last events do not overtake the one in flight.
+    let delivering = 0;
+    let endWanted = false;
+    const deliver = (event: LoopEvent) => {
+      delivering++;
+      emit(event);
+      if (--delivering === 0 && endWanted) end();
+    };
+
     let ended = false;
     const end = () => {
       if (streaming || !tools.idle || ended || subscriber.closed) return;
+      if (delivering > 0) {
+        endWanted = true;
+        return;
+      }
       ended = true; // an abort while turn_end is being delivered belongs to the loop, not to this turn
       const { events, outcome } = draft.finish();
       for (const event of events) emit(event);
@@ -67,9 +81,9 @@ export function runTurn(
 
     const tools = new ToolQueue(loop.registry, loop.concurrency, loop.toolTimeoutMs, {
       progress(index, progress) {
-        if (progress.type === 'tool_update') return emit(progress);
+        if (progress.type === 'tool_update') return deliver(progress);
         draft.settle(index, progress);
-        emit({ type: 'tool_result', message: progress.message });
+        deliver({ type: 'tool_result', message: progress.message });
       },
       idle: end,
     });
@@ -81,7 +95,7 @@ export function runTurn(
       end();
     };
 
-    emit({ type: 'turn_start', turn });
+    deliver({ type: 'turn_start', turn });
     if (loop.signal?.aborted) return onAbort();
     loop.signal?.addEventListener('abort', onAbort, { once: true });
 
@@ -95,7 +109,7 @@ export function runTurn(
           return end();
         }
         draft.record(event);
-        emit(event);
+        deliver(event);
         if (event.type === 'tool_call' && !subscriber.closed) tools.add(event.call);
       },
       error(error: unknown) {

@@ -24,7 +24,8 @@ export function describeFailure(error: unknown): string {
 }
 
 export function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
+  // by shape, not `instanceof`: errors from another realm (a vm context, jest's sandbox) count too
+  if (isErrorLike(error)) return error.message || error.name || 'unknown error';
   if (typeof error === 'string') return error;
   try {
     return JSON.stringify(error) ?? String(error);
@@ -50,4 +51,8 @@ export function kindOf(value: unknown): string {
   if (typeof value !== 'object') return `a ${typeof value}`;
   const name: unknown = Object.getPrototypeOf(value)?.constructor?.name;
   return typeof name === 'string' && name !== 'Object' && name !== '' ? `a ${name}` : 'an object';
+}
+
+function isErrorLike(value: unknown): value is { message: string; name?: string } {
+  return typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string';
 }
