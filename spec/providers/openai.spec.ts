@@ -1,0 +1,343 @@
+import type { ProviderEvent } from '../../src/index.js';
+import { openAIChatProvider } from '../../src/index.js';
+import type { OpenAIChatProviderOptions } from '../../src/index.js';
+import { call, end, failed, history, question, start, text, timeSpec, weatherSpec } from './conversation';
+import { LoopbackServer, Reply, closedPort, collect, fixture, gate, nextTurn, splitAfterEvents } from './loopback-server';
+
+const KEY = 'sk-test-0123456789abcdefSECRET';
+
+let server: LoopbackServer;
+beforeAll(async () => {
+  server = await LoopbackServer.start();
+});
+afterAll(() => server.stop());
+beforeEach(() => server.reset());
+
+const provider = (options: Partial<OpenAIChatProviderOptions> = {}) =>
+  openAIChatProvider({ model: 'gpt-4o-mini', baseURL: `${server.url}/v1/`, apiKey: KEY, ...options });
+
+const stream = (name: string, extra: Reply = {}): Reply => ({ body: fixture(`openai/${name}`), ...extra });
+
+describe('openAIChatProvider: recorded streams', () => {
+  const cases: [string, ProviderEvent[], Reply?][] = [
+    ['text.sse', [start, text('Hello'), text('! 现在是'), text('北京时间'), text('中午 🕛。'), end('stop')]],
+    [
+      'tool-call-split.sse', // arguments in 6 pieces, then a usage-only chunk with `choices: []`
+      [start, call('call_Wx81kQ2pL0cMv3rN', 'get_weather', { city: '巴黎', unit: 'celsius' }), end('toolUse')],
+    ],
+    [
+      'two-tool-calls.sse',
+      [
+        start,
+        text('Checking both.'),
+        call('call_Paris0000000000001', 'get_weather', { city: 'Paris' }),
+        call('call_Tokyo000000000002', 'get_weather', { city: 'Tokyo' }),
+        end('toolUse'),
+      ],
+    ],
+    ['tool-call-no-index.sse', [start, call('call_noindex_1', 'get_weather', { city: 'Paris' }), end('toolUse')]],
+    ['comments.sse', [start, text('Hi'), text(' there'), end('stop')]],
+    ['crlf.sse', [start, text('Line'), text(' ends'), text(' are CRLF'), end('stop')]],
+    ['no-trailing-blank-line.sse', [start, text('No'), text(' blank'), text(' line'), end('stop')]],
+    ['length.sse', [start, text('This answer is cut'), text('  off at the tok'), end('length')]],
+    ['content-filter.sse', [start, text('I can'), failed('finish_reason content_filter: the content filter cut the reply')]],
+    [
+      'stream-error.sse',
+      [start, text('Partial'), failed('error in the stream: The server had an error while processing your request. Sorry about that!')],
+    ],
+    [
+      'invalid-arguments.sse',
+      [start, failed(expect.stringMatching(/^invalid JSON in the arguments of tool call get_weather \(call_bad_args_0001\): /))],
+    ],
+    ['cut-off.sse', [start, text('Before the cut'), failed(expect.stringMatching(/^the stream broke off: terminated/))], { then: 'destroy' }],
+  ];
+
+  // every row has three values: jest reads a callback with more parameters than the row as one that takes `done`
+  const rows = cases.map(([name, expected, extra]): [string, ProviderEvent[], Reply] => [name, expected, extra ?? {}]);
+
+  it.each(rows)('%s, sent at once', async (name, expected, extra) => {
+    server.reply(stream(name, extra));
+    expect(await collect(provider()(question))).toEqual(expected);
+  });
+
+  it.each(rows)('%s, sent in 7-byte pieces', async (name, expected, extra) => {
+    server.reply(stream(name, { chunkSize: 7, between: nextTurn, ...extra }));
+    expect(await collect(provider()(question))).toEqual(expected);
+  });
+});
+
+describe('openAIChatProvider: the request', () => {
+  it('posts the history, the system prompt and the tools in the Chat Completions format', async () => {
+    server.reply(stream('text.sse'));
+    await collect(
+      provider({ system: 'You are terse.', headers: { 'x-trace-id': 'trace-1' } })({ messages: history, tools: [weatherSpec, timeSpec] }),
+    );
+    const [request] = server.requests;
+    expect(request.method).toBe('POST');
+    expect(request.path).toBe('/v1/chat/completions'); // the trailing slash of baseURL is dropped
+    expect(request.headers).toMatchObject({
+      authorization: `Bearer ${KEY}`,
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      'x-trace-id': 'trace-1',
+    });
+    expect(request.json).toEqual({
+      model: 'gpt-4o-mini',
+      messages: [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: 'Weather in Paris and Tokyo?' },
+        {
+          role: 'assistant',
+          content: 'Checking both.',
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+            { id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Tokyo"}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: '18°C' },
+        { role: 'tool', tool_call_id: 'call_2', content: 'error: timeout' },
+        { role: 'assistant', content: 'Paris is 18°C; Tokyo failed.' },
+        { role: 'user', content: 'And the time?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'call_3', type: 'function', function: { name: 'current_time', arguments: '{}' } }],
+        },
+        { role: 'tool', tool_call_id: 'call_3', content: '2026-01-01T00:00:00Z' },
+      ],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'The weather in a city',
+            parameters: {
+              type: 'object',
+              properties: {
+                city: { type: 'string', description: 'The city' },
+                unit: { type: 'string', description: 'celsius or fahrenheit' },
+              },
+              required: ['city', 'unit'],
+            },
+          },
+        },
+        {
+          type: 'function',
+          function: {
+            name: 'current_time',
+            description: 'Returns the current time as an ISO 8601 string',
+            parameters: { type: 'object', properties: {}, required: [] },
+          },
+        },
+      ],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+  });
+
+  it('leaves out `tools` when there are none', async () => {
+    server.reply(stream('text.sse'));
+    await collect(provider()({ messages: [{ role: 'user', content: 'hi' }], tools: [] }));
+    expect(server.requests[0].json).not.toHaveProperty('tools');
+  });
+
+  it('sends no authorization header without a key, and takes the key from OPENAI_API_KEY', async () => {
+    const saved = process.env.OPENAI_API_KEY;
+    try {
+      delete process.env.OPENAI_API_KEY;
+      server.reply(stream('text.sse'), stream('text.sse'));
+      await collect(provider({ apiKey: undefined })(question));
+      process.env.OPENAI_API_KEY = 'sk-from-the-environment';
+      await collect(provider({ apiKey: undefined })(question));
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved;
+    }
+    expect(server.requests[0].headers).not.toHaveProperty('authorization');
+    expect(server.requests[1].headers.authorization).toBe('Bearer sk-from-the-environment');
+  });
+
+  it('uses a custom fetch', async () => {
+    const urls: string[] = [];
+    const fetch = (url: string, init: RequestInit) => {
+      urls.push(url);
+      return globalThis.fetch(url, init);
+    };
+    server.reply(stream('text.sse'));
+    expect((await collect(provider({ fetch })(question))).at(-1)).toEqual(end('stop'));
+    expect(urls).toEqual([`${server.url}/v1/chat/completions`]);
+  });
+
+  it('checks its options', () => {
+    expect(() => openAIChatProvider({ model: '' })).toThrow(TypeError);
+    expect(() => openAIChatProvider({ model: 'm', maxRetries: -1 })).toThrow(RangeError);
+    expect(() => openAIChatProvider({ model: 'm', maxRetries: 1.5 })).toThrow(RangeError);
+  });
+});
+
+describe('openAIChatProvider: errors and retries', () => {
+  it('retries a 429 with retry-after: 0, then streams the answer', async () => {
+    server.reply({ status: 429, headers: { 'retry-after': '0' }, body: fixture('openai/error-429.json') }, stream('text.sse'));
+    const events = await collect(provider()(question));
+    expect(events).toEqual([start, text('Hello'), text('! 现在是'), text('北京时间'), text('中午 🕛。'), end('stop')]);
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1].body).toBe(server.requests[0].body);
+  });
+
+  it('honours retry-after as an HTTP date, retries 5xx, and gives up after maxRetries', async () => {
+    const past = new Date(Date.now() - 5000).toUTCString();
+    const unavailable: Reply = { status: 503, headers: { 'retry-after': past }, body: '{"error":{"message":"Service Unavailable"}}' };
+    server.reply(unavailable, unavailable, unavailable);
+    expect(await collect(provider({ maxRetries: 2 })(question))).toEqual([start, failed('HTTP 503: Service Unavailable')]);
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('does not retry when retry-after asks for more than a minute', async () => {
+    server.reply({ status: 429, headers: { 'retry-after': '3600' }, body: fixture('openai/error-429.json') });
+    const events = await collect(provider()(question));
+    expect(events).toEqual([start, failed(expect.stringMatching(/^HTTP 429: Rate limit reached for gpt-4o-mini/))]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('does not retry a 401, and names the status and the API\'s message', async () => {
+    server.reply({ status: 401, body: fixture('openai/error-401.json') });
+    expect(await collect(provider()(question))).toEqual([
+      start,
+      failed(
+        'HTTP 401: Incorrect API key provided: sk-test-****************************CRET. You can find your API key at https://platform.openai.com/account/api-keys.',
+      ),
+    ]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('never shows the API key, even when the server echoes it', async () => {
+    server.reply((request) => ({
+      status: 401,
+      body: JSON.stringify({ error: { message: `Incorrect API key provided: ${String(request.headers.authorization).slice(7)}` } }),
+    }));
+    const events = await collect(provider()(question));
+    expect(events).toEqual([start, failed('HTTP 401: Incorrect API key provided: [redacted]')]);
+    expect(JSON.stringify(events)).not.toContain(KEY);
+  });
+
+  it('never shows a key passed as an authorization header, nor one echoed in the stream', async () => {
+    const secret = 'sk-or-v1-header-secret-0123';
+    server.reply((request) => ({
+      body: `data: {"error":{"message":"bad key ${String(request.headers.authorization).slice(7)}","code":401}}\n\n`,
+    }));
+    const events = await collect(provider({ apiKey: '', headers: { Authorization: `Bearer ${secret}` } })(question));
+    expect(server.requests[0].headers.authorization).toBe(`Bearer ${secret}`);
+    expect(events).toEqual([start, failed('error in the stream: bad key [redacted]')]);
+  });
+
+  it('reports a network failure as message_end with the address', async () => {
+    const port = await closedPort();
+    const events = await collect(openAIChatProvider({ model: 'm', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 })(question));
+    expect(events).toEqual([
+      start,
+      failed(`request to http://127.0.0.1:${port}/v1/chat/completions failed: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})`),
+    ]);
+  });
+
+  it('reports a JSON reply where a stream was expected', async () => {
+    server.reply({ headers: { 'content-type': 'application/json' }, body: '{"error":{"message":"streaming is not supported"}}' });
+    expect(await collect(provider()(question))).toEqual([start, failed('HTTP 200: expected an event stream, got JSON: streaming is not supported')]);
+  });
+
+  it('reports a stream that ends cleanly before finish_reason', async () => {
+    server.reply({ body: splitAfterEvents(fixture('openai/text.sse'), 2)[0] });
+    expect(await collect(provider()(question))).toEqual([
+      start,
+      text('Hello'),
+      failed('the stream ended before the reply was complete (no finish_reason)'),
+    ]);
+  });
+
+  it('reports data that is not JSON', async () => {
+    server.reply({ body: 'data: {"choices": [\n\n' });
+    expect(await collect(provider()(question))).toEqual([start, failed('invalid JSON in the stream: {"choices": [')]);
+  });
+});
+
+describe('openAIChatProvider: cold, live and cancellable', () => {
+  it('sends nothing before subscribe, and one request per subscription', async () => {
+    server.reply(stream('text.sse'), stream('text.sse'));
+    const events = provider()(question);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(server.requests).toHaveLength(0);
+    await collect(events);
+    await collect(events);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('emits text as its bytes arrive (P3)', async () => {
+    const { opened, open } = gate();
+    server.reply({ body: splitAfterEvents(fixture('openai/text.sse'), 2), between: () => opened });
+    const seen: { event: ProviderEvent; restSent: boolean }[] = [];
+    await new Promise<void>((resolve) =>
+      provider()(question).subscribe({
+        next: (event) => {
+          seen.push({ event, restSent: server.requests[0].progress.done });
+          if (event.type === 'text_delta') open();
+        },
+        complete: resolve,
+      }),
+    );
+    expect(seen.slice(0, 2)).toEqual([
+      { event: start, restSent: false },
+      { event: text('Hello'), restSent: false },
+    ]);
+    expect(seen.at(-1)).toEqual({ event: end('stop'), restSent: true });
+  });
+
+  it('closes the connection when unsubscribed mid-stream', async () => {
+    server.reply({ body: splitAfterEvents(fixture('openai/text.sse'), 2)[0], then: 'hang' });
+    const seen: ProviderEvent[] = [];
+    const subscription = provider()(question).subscribe((event) => {
+      seen.push(event);
+      if (event.type === 'text_delta') subscription.unsubscribe();
+    });
+    await waitFor(() => server.requests.length === 1);
+    await server.requests[0].closed; // the server sees the socket close
+    expect(seen).toEqual([start, text('Hello')]);
+  });
+
+  it('stops waiting to retry when unsubscribed', async () => {
+    server.reply({ status: 429, headers: { 'retry-after': '30' }, body: fixture('openai/error-429.json') }, stream('text.sse'));
+    const seen: ProviderEvent[] = [];
+    const subscription = provider()(question).subscribe((event) => seen.push(event));
+    await waitFor(() => server.requests.length === 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    subscription.unsubscribe();
+    expect(seen).toEqual([]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('reads the end of the body after [DONE], so that the next call reuses the connection', async () => {
+    server.reply(stream('text.sse', { lingerMs: 20 }), stream('text.sse', { lingerMs: 20 }));
+    expect((await collect(provider()(question))).at(-1)).toEqual(end('stop'));
+    const connections = server.connections; // 0 or 1: an earlier test's connection may serve this call
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the body ends 20 ms after [DONE]
+    expect((await collect(provider()(question))).at(-1)).toEqual(end('stop'));
+    expect(server.connections).toBe(connections);
+  });
+
+  it('ends the call at [DONE] even when the server keeps the response open, and then closes it', async () => {
+    server.reply(stream('text.sse', { then: 'hang' }));
+    expect((await collect(provider()(question))).at(-1)).toEqual(end('stop'));
+    await server.requests[0].closed; // about a second later
+  });
+
+  it('takes an unsubscribe after the end in its stride', async () => {
+    server.reply(stream('text.sse'), stream('text.sse'));
+    let completed = false;
+    const subscription = provider()(question).subscribe({ complete: () => (completed = true) });
+    await waitFor(() => completed);
+    subscription.unsubscribe();
+    expect((await collect(provider()(question))).at(-1)).toEqual(end('stop'));
+  });
+});
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+}

@@ -1,0 +1,82 @@
+import { AnthropicStream, anthropicRequest } from '../../src/providers/anthropic.js';
+import { inputSchema, parseArguments, parseEventData } from '../../src/providers/json.js';
+import { OpenAIChatStream, openAIChatRequest } from '../../src/providers/openai.js';
+import { messageOf } from '../../src/providers/transport.js';
+import { end, text } from './conversation';
+
+// the examples in the doc comments, run
+
+describe('the translators, without HTTP', () => {
+  it('OpenAIChatStream', () => {
+    const stream = new OpenAIChatStream();
+    expect(stream.next({ data: '{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}' })).toEqual([text('Hi')]);
+    expect(stream.next({ data: '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}' })).toEqual([]);
+    expect(stream.next({ data: '[DONE]' })).toEqual([end('stop')]);
+  });
+
+  it('OpenAIChatStream: a new id at a known index is a new call; a call without id gets one', () => {
+    const stream = new OpenAIChatStream();
+    const delta = (call: object) => ({ data: JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [call] } }] }) });
+    stream.next(delta({ index: 0, id: 'a', function: { name: 'f', arguments: '{"x":' } }));
+    stream.next(delta({ index: 0, function: { arguments: '"1"}' } }));
+    stream.next(delta({ index: 0, id: 'b', function: { name: 'g', arguments: '{}' } }));
+    stream.next(delta({ index: 1, function: { name: 'h', arguments: '' } }));
+    const events = stream.next({ data: '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}' });
+    expect(events.map((event) => event.type === 'tool_call' && [event.call.name, event.call.input])).toEqual([
+      ['f', { x: '1' }],
+      ['g', {}],
+      ['h', {}],
+    ]);
+    expect(events[2].type === 'tool_call' && events[2].call.id).toMatch(/^call_/);
+    expect(stream.end()).toEqual([end('toolUse')]); // calls made: toolUse whatever finish_reason said
+  });
+
+  it('AnthropicStream', () => {
+    const stream = new AnthropicStream();
+    expect(
+      stream.next({ event: 'content_block_delta', data: '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}' }),
+    ).toEqual([text('Hi')]);
+    expect(stream.next({ event: 'message_delta', data: '{"type":"message_delta","delta":{"stop_reason":"end_turn"}}' })).toEqual([]);
+    expect(stream.next({ event: 'message_stop', data: '{"type":"message_stop"}' })).toEqual([end('stop')]);
+  });
+
+  it('AnthropicStream: refusal is an error', () => {
+    const stream = new AnthropicStream();
+    stream.next({ data: '{"type":"message_delta","delta":{"stop_reason":"refusal"}}' });
+    expect(stream.end()).toEqual([{ type: 'message_end', stopReason: 'error', errorMessage: 'stop_reason refusal: the model declined to answer' }]);
+  });
+
+  it('request bodies', () => {
+    expect(openAIChatRequest('gpt-4o-mini', undefined, { messages: [{ role: 'user', content: 'hi' }], tools: [] })).toEqual({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+    expect(anthropicRequest('claude-sonnet-4-5', 1024, 'Be brief.', { messages: [{ role: 'user', content: 'hi' }], tools: [] })).toEqual({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      system: 'Be brief.',
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    });
+  });
+
+  it('JSON helpers', () => {
+    expect(inputSchema({ name: 'read', description: 'Reads a file', input: { path: 'The file' } })).toEqual({
+      type: 'object',
+      properties: { path: { type: 'string', description: 'The file' } },
+      required: ['path'],
+    });
+    const hostile = inputSchema({ name: 't', description: '', input: JSON.parse('{"__proto__":"p"}') as Record<string, string> });
+    expect(Object.keys(hostile.properties)).toEqual(['__proto__']);
+    expect(parseArguments('{"city":"Paris"}', 'get_weather', 'call_1')).toEqual({ city: 'Paris' });
+    expect(parseArguments('', 'current_time', 'call_2')).toEqual({});
+    expect(() => parseArguments('{"city":"Par', 'get_weather', 'call_3')).toThrow(/^invalid JSON in the arguments of tool call get_weather \(call_3\): /);
+    expect(() => parseArguments('[1]', 'get_weather', 'call_4')).toThrow('the arguments of tool call get_weather (call_4) are not a JSON object: [1]');
+    expect(parseEventData('{"type":"ping"}')).toEqual({ type: 'ping' });
+    expect(() => parseEventData('{"type":')).toThrow('invalid JSON in the stream: {"type":');
+    expect(messageOf('{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}')).toBe('invalid x-api-key');
+    expect(messageOf('<html>Bad Gateway</html>')).toBeUndefined();
+  });
+});

@@ -1,0 +1,63 @@
+import type { ToolSpec } from '../types.js';
+import { WireError } from './transport.js';
+
+/** A tool's inputs as the JSON Schema object the APIs expect: every listed input a required string (P2). */
+export interface InputSchema {
+  type: 'object';
+  properties: Record<string, { type: 'string'; description: string }>;
+  required: string[];
+}
+
+/**
+ * ```ts
+ * inputSchema({ name: 'read', description: 'Reads a file', input: { path: 'The file' } });
+ * // { type: 'object', properties: { path: { type: 'string', description: 'The file' } }, required: ['path'] }
+ * ```
+ */
+export function inputSchema(spec: ToolSpec): InputSchema {
+  // fromEntries defines own properties, so an input called `__proto__` stays an input
+  const properties = Object.fromEntries(
+    Object.entries(spec.input).map(([name, description]) => [name, { type: 'string', description } as const]),
+  );
+  return { type: 'object', properties, required: Object.keys(spec.input) };
+}
+
+/**
+ * Parses a tool call's streamed arguments: `""` means no arguments; anything but a JSON object is a
+ * `WireError` naming the tool.
+ *
+ * ```ts
+ * parseArguments('{"city":"Paris"}', 'get_weather', 'call_1'); // { city: 'Paris' }
+ * parseArguments('', 'current_time', 'call_2');                // {}
+ * parseArguments('{"city":"Par', 'get_weather', 'call_3');     // throws: invalid JSON in the arguments of tool call get_weather (call_3): …
+ * ```
+ */
+export function parseArguments(json: string, name: string, id: string): Record<string, unknown> {
+  if (json.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (error) {
+    throw new WireError(`invalid JSON in the arguments of tool call ${name} (${id}): ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new WireError(`the arguments of tool call ${name} (${id}) are not a JSON object: ${json.slice(0, 200)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/**
+ * One event's `data` as JSON; a `WireError` quoting the start of it when it is not.
+ *
+ * ```ts
+ * parseEventData('{"type":"ping"}'); // { type: 'ping' }
+ * parseEventData('{"type":');        // throws: invalid JSON in the stream: {"type":
+ * ```
+ */
+export function parseEventData(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw new WireError(`invalid JSON in the stream: ${data.slice(0, 200)}`);
+  }
+}

@@ -1,0 +1,99 @@
+/** One server-sent event: its `event:` name (when the server sent one) and its `data:` lines joined by `\n`. */
+export interface SseEvent {
+  event?: string;
+  data: string;
+}
+
+/**
+ * The events of a `text/event-stream` body, as its bytes arrive. Handles `\n`, `\r\n` and `\r` line
+ * ends, comment lines (`: keep-alive`), multi-line `data:`, UTF-8 characters split across chunks, and
+ * a last event without its closing blank line (flushed at the end of the stream). Stopping early (a
+ * `break`, or an error in the loop's body) cancels the stream.
+ *
+ * ```ts
+ * const response = await fetch(url, { method: 'POST', body });
+ * for await (const { event, data } of readServerSentEvents(response.body!)) {
+ *   if (data === '[DONE]') break;
+ *   console.log(event, JSON.parse(data));
+ * }
+ * ```
+ */
+export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent, void, undefined> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const parser = new SseParser();
+  let finished = false;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) {
+        finished = true;
+        yield* parser.push(decoder.decode(), true);
+        return;
+      }
+      yield* parser.push(decoder.decode(value, { stream: true }), false);
+    }
+  } finally {
+    // stopped early: let the transport close the connection
+    if (!finished) reader.cancel().catch(() => undefined);
+  }
+}
+
+/**
+ * The line-level SSE parser: feed it decoded text in pieces of any size; it returns the events each
+ * piece completes. `push(text, true)` ends the stream and flushes an unterminated last event.
+ *
+ * ```ts
+ * const parser = new SseParser();
+ * parser.push('event: ping\ndata: {}\n', false); // []
+ * parser.push('\n', false);                       // [{ event: 'ping', data: '{}' }]
+ * ```
+ */
+export class SseParser {
+  private buffer = '';
+  private data: string[] = [];
+  private event: string | undefined;
+
+  push(text: string, end: boolean): SseEvent[] {
+    // the kept text holds no line end but perhaps a last '\r': scan from there, not from the start again
+    const lineEnd = /\r\n|\r|\n/g;
+    lineEnd.lastIndex = Math.max(0, this.buffer.length - 1);
+    this.buffer += text;
+    const events: SseEvent[] = [];
+    let start = 0;
+    for (let match = lineEnd.exec(this.buffer); match !== null; match = lineEnd.exec(this.buffer)) {
+      // a '\r' that ends the text so far may be the first half of '\r\n': wait for the next piece
+      if (!end && match[0] === '\r' && match.index === this.buffer.length - 1) break;
+      this.line(this.buffer.slice(start, match.index), events);
+      start = lineEnd.lastIndex;
+    }
+    this.buffer = this.buffer.slice(start);
+    if (end) {
+      if (this.buffer !== '') this.line(this.buffer, events);
+      this.buffer = '';
+      this.line('', events); // the stream ended without the blank line that closes the last event
+    }
+    return events;
+  }
+
+  private line(line: string, events: SseEvent[]): void {
+    if (line === '') {
+      if (this.data.length > 0) {
+        const event: SseEvent = { data: this.data.join('\n') };
+        if (this.event !== undefined) event.event = this.event;
+        events.push(event);
+      }
+      this.data = [];
+      this.event = undefined;
+      return;
+    }
+    if (line.startsWith(':')) return; // a comment
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'data') this.data.push(value);
+    else if (field === 'event') this.event = value;
+    // `id:` and `retry:` matter for reconnecting EventSources; a model reply is never resumed
+  }
+}
