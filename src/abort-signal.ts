@@ -28,12 +28,19 @@ export function fromAbortSignal(signal: AbortSignal | undefined): Observable<voi
  */
 export class LazyAbort {
   private controller: AbortController | undefined;
+  private aborted = false;
 
   get signal(): AbortSignal {
-    return (this.controller ??= new AbortController()).signal;
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      // read for the first time after the tool was torn down: it must say so
+      if (this.aborted) this.controller.abort();
+    }
+    return this.controller.signal;
   }
 
   abort(): void {
+    this.aborted = true;
     this.controller?.abort();
   }
 }

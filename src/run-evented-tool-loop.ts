@@ -1,4 +1,4 @@
-import { EMPTY, Observable, expand, queueScheduler, subscribeOn } from 'rxjs';
+import { EMPTY, Observable, expand, ignoreElements, queueScheduler, subscribeOn } from 'rxjs';
 import { LoopSettings, runTurn } from './run-turn.js';
 import type { TurnOutcome } from './turn-draft.js';
 import type { AgentMessage, AssistantMessage, LoopEndReason, LoopEvent, LoopOptions } from './types.js';
@@ -56,8 +56,10 @@ export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> 
           emit(loopEnd(reason, assistant, outcome.history.slice()));
           return EMPTY;
         }),
+        ignoreElements(),
       )
-      .subscribe({ error: (error: unknown) => subscriber.error(error), complete: () => subscriber.complete() });
+      // `subscriber` itself, so that a consumer who leaves during the synchronous start is gone at once
+      .subscribe(subscriber);
   }).pipe(subscribeOn(queueScheduler));
 }
 

@@ -1,9 +1,9 @@
-import { Observable, Subscription, defer } from 'rxjs';
+import { Observable, Subscription, from } from 'rxjs';
 import { EventOrder, ProviderProtocolError } from './check-provider-events.js';
 import type { ToolRegistry } from './tool-registry.js';
 import { ToolQueue } from './tool-queue.js';
 import { TurnDraft, TurnOutcome } from './turn-draft.js';
-import type { AgentMessage, LoopEvent, Provider } from './types.js';
+import type { AgentMessage, LoopEvent, Provider, ProviderEvent } from './types.js';
 
 /** The loop's options, checked once per `runEventedToolLoop` call. */
 export interface LoopSettings {
@@ -95,13 +95,37 @@ export function runTurn(
       end();
     };
 
+    const teardown = () => {
+      streaming = false;
+      provider?.unsubscribe();
+      tools.stop();
+      loop.signal?.removeEventListener('abort', onAbort);
+    };
+
     deliver({ type: 'turn_start', turn });
-    if (loop.signal?.aborted) return onAbort();
+    if (subscriber.closed) return teardown; // the consumer left at turn_start: no model call
+    if (loop.signal?.aborted) {
+      onAbort();
+      return teardown;
+    }
     loop.signal?.addEventListener('abort', onAbort, { once: true });
 
-    provider = defer(() => loop.provider({ messages: history.slice(), tools: loop.registry.getSpecs() })).subscribe({
+    let events: Observable<ProviderEvent>;
+    try {
+      events = from(loop.provider({ messages: history.slice(), tools: loop.registry.getSpecs() }));
+    } catch (error) {
+      draft.fail(error);
+      stopStreaming();
+      end();
+      return teardown;
+    }
+    // cancelled while the provider function ran (it aborted the signal, say): do not subscribe
+    if (!streaming || subscriber.closed) return teardown;
+
+    provider = events.subscribe({
       next(event) {
-        if (!streaming) return; // a synchronous provider can go on emitting after we stopped it
+        // a synchronous provider can go on emitting after we stopped it, or after the consumer left
+        if (!streaming || subscriber.closed) return;
         const problem = order.accept(event);
         if (problem !== undefined) {
           draft.fail(new ProviderProtocolError(problem));
@@ -126,13 +150,7 @@ export function runTurn(
         end();
       },
     });
-    if (!streaming) provider.unsubscribe();
-
-    return () => {
-      streaming = false;
-      provider?.unsubscribe();
-      tools.stop();
-      loop.signal?.removeEventListener('abort', onAbort);
-    };
+    // a closed subscriber runs the teardown as soon as it is returned
+    return teardown;
   });
 }

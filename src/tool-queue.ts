@@ -23,10 +23,13 @@ export interface ToolQueueEvents {
  * ```
  */
 export class ToolQueue {
-  private readonly waiting: { call: ToolCall; index: number }[] = [];
+  private waiting: { call: ToolCall; index: number }[] = [];
+  private head = 0; // waiting[head] is next: `shift()` is O(n) on a long queue
   private readonly running = new Subscription();
   private active = 0;
   private added = 0;
+  private draining = false;
+  private stopped = false;
 
   constructor(
     private readonly registry: ToolRegistry,
@@ -36,7 +39,7 @@ export class ToolQueue {
   ) {}
 
   get idle(): boolean {
-    return this.active === 0 && this.waiting.length === 0;
+    return this.active === 0 && this.head === this.waiting.length;
   }
 
   add(call: ToolCall): void {
@@ -45,13 +48,29 @@ export class ToolQueue {
   }
 
   stop(): void {
-    this.waiting.length = 0;
+    this.stopped = true;
+    this.waiting = [];
+    this.head = 0;
     this.active = 0;
     this.running.unsubscribe();
   }
 
+  /**
+   * Starts waiting calls while there is room. A synchronous tool finishes inside `start` and calls
+   * `drain` again: that nested call returns at once and this loop goes on, so a long queue of
+   * synchronous calls keeps a flat stack.
+   */
   private drain(): void {
-    while (this.active < this.concurrency && this.waiting.length > 0) this.start(this.waiting.shift()!);
+    if (this.draining) return;
+    this.draining = true;
+    while (!this.stopped && this.active < this.concurrency && this.head < this.waiting.length) {
+      this.start(this.waiting[this.head++]!);
+    }
+    if (this.head === this.waiting.length) {
+      this.waiting = [];
+      this.head = 0;
+    }
+    this.draining = false;
   }
 
   private start({ call, index }: { call: ToolCall; index: number }): void {
@@ -59,9 +78,12 @@ export class ToolQueue {
     let finished = false;
     let subscription: Subscription | undefined = undefined;
     subscription = executeTool(this.registry.get(call.name), call, this.timeoutMs).subscribe({
-      next: (progress) => this.events.progress(index, progress),
+      // a tool still inside its synchronous start when the queue was stopped is torn down below;
+      // until then, what it sends is no longer wanted
+      next: (progress) => this.stopped || this.events.progress(index, progress),
       complete: () => {
         finished = true;
+        if (this.stopped) return;
         this.active--;
         // a synchronous tool completes before `subscription` is assigned: nothing to remove then
         if (subscription !== undefined) this.running.remove(subscription);
@@ -69,6 +91,7 @@ export class ToolQueue {
         if (this.idle) this.events.idle();
       },
     });
+    // once stopped, `running` is closed, and adding to it unsubscribes at once
     if (!finished) this.running.add(subscription);
   }
 }
