@@ -1,0 +1,258 @@
+/**
+ * Defects found by the property suite (spec/properties/invariants.spec.ts, hostile.spec.ts), each as the
+ * smallest test that shows it.
+ *
+ * An open defect is marked `it.failing`: it passes while the defect is there. When the library is fixed,
+ * the test fails — then turn `it.failing` into `it` and set the matching flag in
+ * spec/properties/support/known-defects.ts to false, so that the properties check that case again.
+ * A fixed defect stays here as a plain `it`: a regression test.
+ *
+ * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"); none is open.
+ */
+import { Observable, lastValueFrom, map, take, tap, timer, toArray } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { AgentMessage, LoopOptions, Provider, ProviderEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
+import { answerTurn, call, end, start, tool, toolTurn } from '../support/events.js';
+
+const ask = (): AgentMessage[] => [{ role: 'user', content: 'q' }];
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('defects found by the properties', () => {
+  /**
+   * D1 (R11, R16). Shrunk counterexample:
+   *   Scenario(mode=real, initial=user)  cancel: unsubscribe at t=0
+   *     turn 1: +0 start, +0 call c1.1 tool(ok) -> Promise(+0 "a", signal late), +0 end toolUse
+   * A handler that reads `context.signal` for the first time after its tool was torn down (unsubscribe,
+   * `options.signal`, timeout) gets a fresh signal that is not aborted, and goes on working. Typical:
+   * `async (input, { signal }) => { await step1(); return fetch(url, { signal }) }` destructures late
+   * enough inside an async function, or `await x; if (context.signal.aborted) return`.
+   * Cause: src/abort-signal.ts `LazyAbort.abort()` does nothing when no controller exists yet, and the
+   * getter then makes a new, live one.
+   */
+  it('D1: a tool that reads context.signal only after a timeout finds it aborted', async () => {
+    let aborted: boolean | undefined;
+    const registry = new ToolRegistry().register(
+      tool('slow', (_input, context) => new Promise<string>((resolve) => setTimeout(() => resolve(String((aborted = context.signal.aborted))), 30))),
+    );
+    const provider = scriptedProvider([toolTurn(call('c1', 'slow'))]);
+    const end = await lastValueFrom(runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, toolTimeoutMs: 5 }));
+    expect(end).toMatchObject({ type: 'loop_end', messages: [expect.anything(), expect.anything(), expect.objectContaining({ content: 'error: tool timed out after 5 ms' })] });
+    await sleep(50);
+    expect(aborted).toBe(true);
+  });
+
+  it('D1: a tool that reads context.signal only after an unsubscribe finds it aborted', async () => {
+    let aborted: boolean | undefined;
+    const registry = new ToolRegistry().register(
+      tool('slow', (_input, context) => new Promise<string>((resolve) => setTimeout(() => resolve(String((aborted = context.signal.aborted))), 10))),
+    );
+    const subscription = runEventedToolLoop({ provider: scriptedProvider([toolTurn(call('c1', 'slow'))]), registry, messages: ask() }).subscribe();
+    subscription.unsubscribe();
+    await sleep(30);
+    expect(aborted).toBe(true);
+  });
+
+  /**
+   * D2 (R11). Shrunk counterexamples:
+   *   Scenario(mode=virtual, initial=user)  cancel: unsubscribe as the consumer receives loop event #7 (= turn_start 2)
+   *     turn 1: +0 start, +0 call c1.1 tool(missing) -> Observable[+0 |], +5 text "a", +0 end toolUse
+   *   Scenario(mode=virtual, initial=user)  cancel: unsubscribe as the consumer receives loop event #0
+   *     turn 1: +0 start, +0 call c1.1 tool(missing) -> returns {"a"}, +0 end toolUse
+   *     -> "tool call c1.1 started after the loop had ended"
+   *   Scenario(mode=real, initial=user)  cancel: signal from inside provider call #0, before it returns
+   *     turn 1: +0 start, +0 end toolUse
+   *     -> "the provider Observable of turn 1 was subscribed after the signal had aborted" (after loop_end!)
+   * A cancellation that arrives while the loop is calling out is not honoured at once:
+   * - the consumer unsubscribes while `turn_start` is delivered (`take(1)`, `takeWhile`, `first()`, a
+   *   component destroyed on that event): the provider is still called and subscribed (then torn down at
+   *   once) — a model request is sent after the consumer left;
+   * - the consumer unsubscribes during turn 1's synchronous part (a synchronous provider, `take(2)`): the
+   *   rest of that provider's events are still processed and their tool calls RUN THEIR TOOLS (side effects
+   *   after the consumer left);
+   * - `options.signal` aborts (or the consumer unsubscribes) from inside the provider function: the turn
+   *   ends, `loop_end` is emitted, and then the provider's Observable is subscribed (and torn down at once).
+   * Cause: src/run-turn.ts never asks whether the consumer is still there after `deliver(turn_start)` or
+   * after `loop.provider(...)` returns (inside `defer`, which subscribes at once); for turn 1 even
+   * `subscriber.closed` is still false, because the loop's own subscription to `runTurn(1).pipe(expand(…))`
+   * has not been returned yet when the consumer unsubscribes (src/run-evented-tool-loop.ts).
+   */
+  it('D2: take(1) on the loop (only turn_start) never calls the provider', () => {
+    const provider = jest.fn(scriptedProvider([answerTurn('hi')]));
+    const events = collect(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask() }).pipe(take(1)));
+    expect(events).toEqual([{ type: 'turn_start', turn: 1 }]);
+    expect(provider).not.toHaveBeenCalled();
+  });
+
+  it('D2: take(2) on a synchronous provider (turn_start, message_start) runs none of its tools', () => {
+    const handler = jest.fn(() => 'side effect');
+    const provider = scriptedProvider([toolTurn(call('c1', 'act'), call('c2', 'act')), answerTurn('never')]);
+    const events = collect(runEventedToolLoop({ provider, registry: new ToolRegistry().register(tool('act', handler)), messages: ask() }).pipe(take(2)));
+    expect(events.map((e) => e.type)).toEqual(['turn_start', 'message_start']);
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('D2: unsubscribing at turn_start 2 makes no second provider call', async () => {
+    const provider = jest.fn(scriptedProvider([toolTurn(call('c1', 'echo')), answerTurn('never')]));
+    const registry = new ToolRegistry().register(tool('echo', () => 'x'));
+    const events = await lastValueFrom(
+      runEventedToolLoop({ provider, registry, messages: ask() }).pipe(
+        take(7), // turn_start, message_start, tool_call, tool_result, message_end, turn_end, turn_start 2
+        toArray(),
+      ),
+    );
+    expect(events[6]).toEqual({ type: 'turn_start', turn: 2 });
+    expect(provider).toHaveBeenCalledTimes(1);
+  });
+
+  it('D2: an abort from inside the provider function ends the loop without subscribing its Observable', () => {
+    const controller = new AbortController();
+    let subscribed = false;
+    const provider: Provider = () => {
+      controller.abort();
+      return new Observable<ProviderEvent>(() => {
+        subscribed = true;
+      });
+    };
+    const events = collect(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask(), signal: controller.signal }));
+    expect(events[events.length - 1]).toMatchObject({ type: 'loop_end', reason: 'aborted' });
+    expect(subscribed).toBe(false);
+  });
+
+  /**
+   * D5 (R4, R7, R11). Shrunk counterexamples:
+   *   Scenario(mode=virtual, initial=user, registered also: __proto__)
+   *     cancel: signal from inside tool handler call #1 (0-based), before it returns
+   *     turn 1: +0 start (events carry extra fields), +0 call c1.1 __proto__(ok) -> Observable[+0 |], +3 end toolUse
+   *     turn 2: +0 start (events carry extra fields), +0 call c2.1 tool(missing) -> throws Error("kaput"), +0 end stop
+   *   -> … tool_result c2.1 "error: aborted", turn_end 2, loop_end aborted, tool_result c2.1 "error: kaput"
+   *   Scenario(mode=real, initial=user)  cancel: signal as the consumer receives loop event #13 (a tool_update)
+   *     turn 1: … call c1.3 needs(ok) -> Promise(+0 "a", signal eager) …
+   *     turn 2: +0 start, +0 call c2.1 needs(ok) -> Observable[+0 "a", +0 #], +0 end stop
+   *   -> … tool_update c2.1, tool_result c2.1 "error: aborted", turn_end 2, loop_end aborted, tool_result c2.1 "error: stream broke"
+   * When the caller's signal aborts while a tool is still inside its synchronous subscribe — its handler
+   * aborts (a "stop" tool wired to the app's AbortController) and then returns or throws, or the consumer
+   * aborts on the tool's synchronous `tool_update` — the abort ends the turn at once (the call gets
+   * `error: aborted`, then `turn_end`, `loop_end`), and then the tool's own result is emitted as a second
+   * `tool_result` for the same call, after `loop_end`, contradicting the history. It shows from turn 2 on
+   * when the turn before ended asynchronously (turn 2 then runs inside turn 1's last `next`, so the loop
+   * has not completed yet when the late result comes).
+   * Cause: src/tool-queue.ts `stop()` cannot tear down a tool that is still inside its subscribe (its
+   * subscription is not in `running` yet), and src/run-turn.ts passes its progress on after the turn
+   * has ended. Fix: ignore a tool's progress once the turn has ended (`if (ended) return` first thing in
+   * the ToolQueue `progress` callback) / once the queue was stopped.
+   */
+  it('D5: a handler that aborts the signal and returns: no tool_result after loop_end', async () => {
+    const controller = new AbortController();
+    const registry = new ToolRegistry()
+      .register(tool('wait', async () => 'waited'))
+      .register(
+        tool('stop', () => {
+          controller.abort();
+          return 'stopped';
+        }),
+      );
+    const provider = scriptedProvider([toolTurn(call('c1', 'wait')), toolTurn(call('c2', 'stop')), answerTurn('never')]);
+    const events = await lastValueFrom(runEventedToolLoop({ provider, registry, messages: ask(), signal: controller.signal }).pipe(toArray()));
+    expect(events[events.length - 1]).toMatchObject({ type: 'loop_end', reason: 'aborted' });
+    const c2 = events.filter((e) => e.type === 'tool_result' && e.message.toolCallId === 'c2');
+    expect(c2).toHaveLength(1);
+  });
+
+  it('D5: the consumer aborts on a synchronous tool_update: no tool_result after loop_end', async () => {
+    const controller = new AbortController();
+    const registry = new ToolRegistry()
+      .register(tool('wait', async () => 'waited'))
+      .register(tool('stream', () => new Observable<string>((s) => (s.next('10%'), s.next('done'), s.complete()))));
+    const provider = scriptedProvider([toolTurn(call('c1', 'wait')), toolTurn(call('c2', 'stream')), answerTurn('never')]);
+    const loop = runEventedToolLoop({ provider, registry, messages: ask(), signal: controller.signal }).pipe(
+      tap((event) => event.type === 'tool_update' && controller.abort()),
+    );
+    const events = await lastValueFrom(loop.pipe(toArray()));
+    expect(events[events.length - 1]).toMatchObject({ type: 'loop_end', reason: 'aborted' });
+    expect(events.filter((e) => e.type === 'tool_result' && e.message.toolCallId === 'c2')).toHaveLength(1);
+  });
+
+  /**
+   * D3 (R12, R17). Found by spec/properties/hostile.spec.ts ("100,000 synchronous provider events").
+   * In sequential mode (or under maxConcurrency), calls that arrive while a tool is still running wait in
+   * src/tool-queue.ts. When that tool finishes, `complete` calls `drain()`, which starts the next call; a
+   * synchronous tool completes inside `start`, whose `complete` calls `drain()` again: one level of
+   * recursion per waiting synchronous call (unknown tools and invalid inputs are synchronous too). At
+   * about 1,000 waiting calls the stack overflows: the RangeError escapes from the timer or Promise
+   * callback that finished the first tool — in plain Node an uncaught exception that kills the process
+   * (measured: 2,000 calls behind a Promise tool, exit code 1) — and the loop never ends.
+   */
+  it.each([2_000, 20_000])('D3: %p synchronous calls queued behind one asynchronous tool (sequential) end the loop', (n) => {
+    const { completed, thrown, messages } = playVirtual(queuedCalls(n), { toolExecution: 'sequential' });
+    expect(thrown).toBeUndefined();
+    expect(completed).toBe(true);
+    expect(messages).toBe(1 + 1 + 1 + n + 1);
+  });
+
+  it('D3: the same under maxConcurrency 2', () => {
+    const { completed, thrown } = playVirtual(queuedCalls(20_000, 2), { maxConcurrency: 2 });
+    expect(thrown).toBeUndefined();
+    expect(completed).toBe(true);
+  });
+
+  /**
+   * D4 (R17, performance; shows only once D3 is fixed). The queue of waiting calls in src/tool-queue.ts
+   * is an array emptied with `shift()`, which V8 makes O(n) on large arrays: with D3 fixed, 100,000 queued
+   * calls take about 7 s instead of 0.5 s (measured with a head index instead of `shift()`): 25k 0.7 s,
+   * 50k 1.6 s, 100k 7.4 s. A linear queue takes about 4× as long for 4× the calls.
+   */
+  it('D4: 100,000 queued calls take about 4x as long as 25,000, not 10x (linear, not quadratic)', () => {
+    const time = (n: number) => {
+      const started = performance.now();
+      const { completed } = playVirtual(queuedCalls(n), { toolExecution: 'sequential' });
+      expect(completed).toBe(true);
+      return performance.now() - started;
+    };
+    time(2_000); // warm up
+    const small = time(25_000);
+    const large = time(100_000);
+    expect(large).toBeLessThan(6 * small + 200);
+  }, 30_000);
+});
+
+/** Turn 1: `slow` asynchronous calls first, then `n` calls of a synchronous tool, all at once; turn 2 answers. */
+function queuedCalls(n: number, slow = 1): Pick<LoopOptions, 'provider' | 'registry' | 'messages'> {
+  const provider: Provider = ({ messages }) =>
+    new Observable<ProviderEvent>((s) => {
+      s.next(start());
+      if (messages.length === 1) {
+        for (let i = 0; i < slow; i++) s.next(call(`slow${i}`, 'slow'));
+        for (let i = 0; i < n; i++) s.next(call(`c${i}`, 'echo'));
+      }
+      s.next(end(messages.length === 1 ? 'toolUse' : 'stop'));
+      s.complete();
+    });
+  const registry = new ToolRegistry().register(tool('slow', () => timer(1).pipe(map(() => 'slow')))).register(tool('echo', () => 'e'));
+  return { provider, registry, messages: ask() };
+}
+
+/** Runs a loop in virtual time; an error thrown by a timer callback comes out of the flush. */
+function playVirtual(options: Pick<LoopOptions, 'provider' | 'registry' | 'messages'>, extra: Partial<LoopOptions>) {
+  let completed = false;
+  let thrown: unknown;
+  let messages: number | undefined;
+  try {
+    new TestScheduler(() => undefined).run(() => {
+      runEventedToolLoop({ ...options, ...extra }).subscribe({
+        next: (event) => {
+          if (event.type === 'loop_end') messages = event.messages.length;
+        },
+        complete: () => (completed = true),
+      });
+    });
+  } catch (error) {
+    thrown = error;
+  }
+  return { completed, thrown: thrown === undefined ? undefined : String(thrown), messages };
+}
+
+function collect<T>(source: import('rxjs').Observable<T>): T[] {
+  const values: T[] = [];
+  source.subscribe((value) => values.push(value));
+  return values;
+}

@@ -1,0 +1,124 @@
+/**
+ * Property-based fault and cancellation suite (issue 5): the promises of DESIGN.md, checked on
+ * generated scenarios (spec/properties/support/scenario.ts). Each property runs RUNS scenarios
+ * (default 1,000; `PROPERTY_RUNS=N` to change; `PROPERTY_SEED=S PROPERTY_PATH=P` with the seed and path
+ * fast-check printed replays a failure at once, with `-t` to pick the property).
+ * A failure prints the shrunk scenario, one line per provider event and tool call.
+ */
+import fc from 'fast-check';
+import type { LoopEventOf } from '../../src/index.js';
+import { RunRecord, installRxjsHooks, runReal, runScenario, runVirtual } from './support/harness.js';
+import {
+  checkAbort,
+  checkCallerUntouched,
+  checkCap,
+  checkEnds,
+  checkNoLeaks,
+  checkText,
+  checkValidHistories,
+  comparable,
+  trace,
+} from './support/checks.js';
+import { expectedRun } from './support/model.js';
+import { Scenario, scenarioArb } from './support/scenario.js';
+
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
+const SEED = process.env.PROPERTY_SEED === undefined ? undefined : Number(process.env.PROPERTY_SEED);
+const PATH = process.env.PROPERTY_PATH;
+const params = <T>(): fc.Parameters<T> => ({
+  numRuns: RUNS,
+  ...(SEED === undefined ? {} : { seed: SEED }),
+  ...(PATH === undefined ? {} : { path: PATH, endOnFailure: true }),
+});
+
+/** Runs `check` on the record of every generated scenario (virtual ones synchronously, real ones on real timers). */
+function holds(arb: fc.Arbitrary<Scenario>, check: (record: RunRecord) => void): Promise<void> {
+  return fc.assert(
+    fc.asyncProperty(arb, async (scenario) => {
+      check(await runScenario(scenario));
+    }),
+    params(),
+  );
+}
+
+let restoreHooks: () => void;
+beforeAll(() => (restoreHooks = installRxjsHooks()));
+afterAll(() => restoreHooks());
+
+jest.setTimeout(60_000);
+
+describe('properties of the evented tool loop (generated scenarios)', () => {
+  it('never errors; exactly one loop_end, last, unless unsubscribed (R7, R9, R10)', async () => {
+    await holds(scenarioArb(), checkEnds);
+  });
+
+  it('every messages it hands out is provider-valid: each call followed directly by its one result, in call order (R4, R11)', async () => {
+    await holds(scenarioArb(), checkValidHistories);
+  });
+
+  it('subscribes the provider at most maxTurns times, and says maxTurns when the cap stops it (R8)', async () => {
+    await holds(scenarioArb(), checkCap);
+  });
+
+  it('leaves nothing running after completion or unsubscribe: subscriptions, signals, timers, listeners (R11, R16)', async () => {
+    await holds(scenarioArb(), checkNoLeaks);
+  });
+
+  it('never mutates the caller messages (R1)', async () => {
+    await holds(scenarioArb(), checkCallerUntouched);
+  });
+
+  it('gives the same history for the same input (determinism)', async () => {
+    await fc.assert(
+      fc.asyncProperty(scenarioArb(), async (scenario) => {
+        if (scenario.mode === 'virtual') {
+          // virtual time: every event, at the same frame
+          const first = runVirtual(scenario);
+          const second = runVirtual(scenario);
+          expect(comparable(second, true)).toEqual(comparable(first, true));
+          return;
+        }
+        // real time: only where no timing race is part of the scenario (no timeout, no cancellation)
+        if (scenario.cancel !== undefined || scenario.toolTimeoutMs !== undefined) return;
+        const [first, second] = [await runReal(scenario), await runReal(scenario)];
+        expect(comparable(second, false)).toEqual(comparable(first, false));
+      }),
+      params(),
+    );
+  });
+
+  it('the assistant text is the joined text_deltas the provider sent, up to its first fault (R2, R4, R10)', async () => {
+    await holds(scenarioArb(), checkText);
+  });
+
+  it('aborting the signal ends the loop with aborted, starts nothing more (no turn, provider call or tool), and every call gets a result (R11)', async () => {
+    await holds(
+      scenarioArb().filter((s) => s.cancel?.how === 'signal'),
+      checkAbort,
+    );
+  });
+
+  it('matches the reference model of DESIGN.md: results, history, loop_end reason, turns (virtual time, no cancellation)', () => {
+    fc.assert(
+      fc.property(scenarioArb({ mode: 'virtual', cancel: false }), (scenario) => {
+        const record = runVirtual(scenario);
+        checkEnds(record);
+        const expected = expectedRun(scenario);
+        const end = record.events[record.events.length - 1]!.event as LoopEventOf<'loop_end'>;
+        try {
+          expect(record.providerCalls.length).toBe(expected.turns);
+          expect(end.reason).toBe(expected.reason);
+          expect(end.messages).toEqual(expected.history);
+          for (const [id, call] of expected.calls) {
+            const updates = record.events.flatMap(({ event }) => (event.type === 'tool_update' && event.toolCallId === id ? [event.content] : []));
+            expect({ id, updates }).toEqual({ id, updates: call.updates });
+            expect({ id, handlerRuns: record.tools.filter((t) => t.call.id === id).length }).toEqual({ id, handlerRuns: call.runs ? 1 : 0 });
+          }
+        } catch (error) {
+          throw new Error(`${(error as Error).message}\n${trace(record)}`);
+        }
+      }),
+      params(),
+    );
+  });
+});

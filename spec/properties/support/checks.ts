@@ -1,0 +1,325 @@
+/**
+ * The invariants of DESIGN.md as checks on a {@link RunRecord}. Each throws an Error that says what
+ * broke; the properties in `spec/properties/*.spec.ts` call them on generated scenarios.
+ */
+import type { AgentMessage, LoopEvent, LoopEventOf, ToolCall } from '../../../src/index.js';
+import type { RunRecord } from './harness.js';
+import { KNOWN_DEFECTS } from './known-defects.js';
+import { DEFAULT_MAX_TURNS } from './scenario.js';
+
+export class Violation extends Error {
+  override name = 'Violation';
+}
+
+function fail(message: string): never {
+  throw new Violation(message);
+}
+
+const brief = (event: LoopEvent): string => {
+  switch (event.type) {
+    case 'turn_start':
+    case 'turn_end':
+      return `${event.type} ${event.turn}`;
+    case 'tool_call':
+      return `tool_call ${event.call?.id}`;
+    case 'tool_result':
+      return `tool_result ${event.message.toolCallId}: ${JSON.stringify(event.message.content).slice(0, 60)}`;
+    case 'tool_update':
+      return `tool_update ${event.toolCallId}`;
+    case 'loop_end':
+      return `loop_end ${event.reason}`;
+    case 'message_end':
+      return `message_end ${event.stopReason}`;
+    default:
+      return event.type;
+  }
+};
+
+/** The loop's events, short, for failure messages. */
+export function trace(record: RunRecord): string {
+  return record.events.map((e, i) => `#${i} t=${Math.round(e.at)} ${brief(e.event)}`).join('\n');
+}
+
+function eventsOf<T extends LoopEvent['type']>(record: RunRecord, type: T): LoopEventOf<T>[] {
+  return record.events.map((e) => e.event).filter((e): e is LoopEventOf<T> => e.type === type);
+}
+
+// ---------------------------------------------------------------------------------------------
+// P1 never errors; exactly one loop_end, last
+
+export function checkEnds(record: RunRecord): void {
+  if (record.error !== undefined) fail(`the loop errored: ${String(record.error)}\n${trace(record)}`);
+  if (record.hung) fail(`the loop never ended (no completion, no unsubscribe)\n${trace(record)}`);
+  if (record.rxjsNotes.length > 0) fail(`rxjs reported: ${record.rxjsNotes.join('; ')}`);
+  const events = record.events.map((e) => e.event);
+  const ends = events.filter((e) => e.type === 'loop_end');
+  const unsubscribed = record.unsubscribedAfter !== undefined;
+  if (!unsubscribed) {
+    if (!record.completed) fail(`the loop did not complete\n${trace(record)}`);
+    if (ends.length !== 1) fail(`${ends.length} loop_end events, expected exactly one\n${trace(record)}`);
+  } else if (ends.length > 1) {
+    fail(`${ends.length} loop_end events\n${trace(record)}`);
+  }
+  if (ends.length === 1 && events[events.length - 1]!.type !== 'loop_end') fail(`loop_end is not the last event\n${trace(record)}`);
+  if (record.afterLoopEnd.length > 0) {
+    const end = ends[0] as LoopEventOf<'loop_end'> | undefined;
+    const aborted = new Set(end?.messages.flatMap((m) => (m.role === 'toolResult' && m.content === 'error: aborted' ? [m.toolCallId] : [])));
+    const d5 =
+      KNOWN_DEFECTS.resultAfterLoopEnd &&
+      record.afterLoopEnd.every((e) => (e.type === 'tool_result' && aborted.has(e.message.toolCallId)) || (e.type === 'tool_update' && aborted.has(e.toolCallId)));
+    if (!d5) fail(`${record.afterLoopEnd.length} event(s) after loop_end: ${record.afterLoopEnd.map(brief).join(', ')}\n${trace(record)}`);
+  }
+
+  // turns: turn_start n … turn_end n, numbered from 1, never interleaved
+  let open: number | undefined;
+  let last = 0;
+  for (const event of events) {
+    if (event.type === 'turn_start') {
+      if (open !== undefined) fail(`turn_start ${event.turn} while turn ${open} is still open\n${trace(record)}`);
+      if (event.turn !== last + 1) fail(`turn_start ${event.turn} after turn ${last}\n${trace(record)}`);
+      open = event.turn;
+    } else if (event.type === 'turn_end') {
+      if (open !== event.turn) fail(`turn_end ${event.turn} without its turn_start\n${trace(record)}`);
+      last = event.turn;
+      open = undefined;
+    } else if (event.type === 'loop_end') {
+      if (open !== undefined) fail(`loop_end while turn ${open} is open\n${trace(record)}`);
+    } else if (open === undefined) {
+      fail(`${brief(event)} outside a turn\n${trace(record)}`);
+    }
+  }
+  if (ends.length === 1) {
+    const end = ends[0] as LoopEventOf<'loop_end'>;
+    const turnEnds = eventsOf(record, 'turn_end');
+    const lastTurn = turnEnds[turnEnds.length - 1];
+    const expectedMessages = lastTurn ? lastTurn.messages : record.callerSnapshot;
+    expect(end.messages).toEqual(expectedMessages);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// P2 every messages handed out is provider-valid
+
+/** Each assistant's calls are followed, directly, by exactly one result each, in call order; no result without its call. */
+export function providerValidity(messages: readonly AgentMessage[]): string | undefined {
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!;
+    if (message.role === 'toolResult') return `message #${i} is a tool result (${message.toolCallId}) without its call right before it`;
+    if (message.role !== 'assistant') continue;
+    const calls: ToolCall[] = message.toolCalls ?? [];
+    for (let j = 0; j < calls.length; j++) {
+      const result = messages[i + 1 + j];
+      if (result?.role !== 'toolResult') return `assistant #${i} call ${calls[j]!.id} (#${j}) is not followed by its result (found ${result?.role ?? 'nothing'})`;
+      if (result.toolCallId !== calls[j]!.id || result.toolName !== calls[j]!.name) {
+        return `assistant #${i} call #${j} is ${calls[j]!.id}/${calls[j]!.name}, but result #${i + 1 + j} is for ${result.toolCallId}/${result.toolName}`;
+      }
+    }
+    i += calls.length;
+  }
+  return undefined;
+}
+
+export function checkValidHistories(record: RunRecord): void {
+  const handedOut: { what: string; messages: readonly AgentMessage[] }[] = [
+    ...record.providerCalls.map((c) => ({ what: `the provider input of turn ${c.turn}`, messages: c.input.messages })),
+    ...eventsOf(record, 'turn_end').map((e) => ({ what: `turn_end ${e.turn}`, messages: e.messages })),
+    ...eventsOf(record, 'loop_end').map((e) => ({ what: 'loop_end', messages: e.messages })),
+  ];
+  const seen = new Set<unknown>([record.callerMessages]);
+  for (const { what, messages } of handedOut) {
+    const problem = providerValidity(messages);
+    if (problem) fail(`${what}: ${problem}\n${JSON.stringify(messages, null, 1)}`);
+    if (seen.has(messages)) fail(`${what} is an array handed out before (or the caller's own)`);
+    seen.add(messages);
+    record.callerElements.forEach((m, i) => {
+      if (messages[i] !== m) fail(`${what} does not start with the caller's messages (#${i} differs)`);
+    });
+  }
+
+  // per finished turn: one tool_result event per call, and turn_end agrees with the events
+  let turnEvents: LoopEvent[] = [];
+  for (const { event } of record.events) {
+    if (event.type === 'turn_start') turnEvents = [];
+    turnEvents.push(event);
+    if (event.type !== 'turn_end') continue;
+    const callEvents = turnEvents.filter((e): e is LoopEventOf<'tool_call'> => e.type === 'tool_call').map((e) => e.call);
+    const calls = event.assistant.toolCalls ?? [];
+    // the calls the loop accepted are the tool_call events it re-emitted before the provider broke the protocol
+    if (calls.length > callEvents.length) fail(`turn ${event.turn}: assistant has ${calls.length} calls, only ${callEvents.length} tool_call events`);
+    calls.forEach((call, i) => {
+      if (call !== callEvents[i]) fail(`turn ${event.turn}: assistant.toolCalls[${i}] is not the ${i}-th tool_call event`);
+    });
+    const resultEvents = turnEvents.filter((e): e is LoopEventOf<'tool_result'> => e.type === 'tool_result').map((e) => e.message);
+    const ids = resultEvents.map((m) => m.toolCallId).sort();
+    const callIds = calls.map((c) => c.id).sort();
+    if (JSON.stringify(ids) !== JSON.stringify(callIds)) {
+      fail(`turn ${event.turn}: tool_result events for [${ids}], calls [${callIds}]\n${trace(record)}`);
+    }
+    if (event.toolResults.length !== calls.length) fail(`turn ${event.turn}: ${event.toolResults.length} toolResults for ${calls.length} calls`);
+    event.toolResults.forEach((result, i) => {
+      if (result.toolCallId !== calls[i]!.id) fail(`turn ${event.turn}: toolResults[${i}] is for ${result.toolCallId}, call #${i} is ${calls[i]!.id}`);
+      const fromEvent = resultEvents.find((m) => m.toolCallId === result.toolCallId);
+      expect(result).toEqual(fromEvent);
+    });
+    const tail = event.messages.slice(event.messages.length - 1 - calls.length);
+    expect(tail).toEqual([event.assistant, ...event.toolResults]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// P3 the cap
+
+export function checkCap(record: RunRecord): void {
+  const maxTurns = record.scenario.maxTurns ?? DEFAULT_MAX_TURNS;
+  const subscriptions = record.providerCalls.reduce((n, c) => n + c.subscriptions, 0);
+  if (record.providerCalls.length > maxTurns) fail(`the provider was called ${record.providerCalls.length} times, maxTurns ${maxTurns}`);
+  if (subscriptions > maxTurns) fail(`the provider was subscribed ${subscriptions} times, maxTurns ${maxTurns}`);
+  const twice = record.providerCalls.find((c) => c.subscriptions > 1);
+  if (twice) fail(`the provider Observable of turn ${twice.turn} was subscribed ${twice.subscriptions} times`);
+  const turns = eventsOf(record, 'turn_start').length;
+  if (turns > maxTurns) fail(`${turns} turns, maxTurns ${maxTurns}`);
+  const end = eventsOf(record, 'loop_end')[0];
+  if (end?.reason === 'maxTurns' && eventsOf(record, 'turn_end').length !== maxTurns) {
+    fail(`loop_end maxTurns after ${eventsOf(record, 'turn_end').length} turns, maxTurns ${maxTurns}`);
+  }
+  // the loop never stops silently at the cap: a last turn that asked to go on ends with maxTurns
+  const turnEnds = eventsOf(record, 'turn_end');
+  const last = turnEnds[turnEnds.length - 1];
+  if (end && last && last.turn === maxTurns && last.assistant.stopReason === 'toolUse' && last.toolResults.length > 0) {
+    const terminated = end.reason === 'terminated';
+    if (!terminated && end.reason !== 'maxTurns' && end.reason !== 'aborted') fail(`the cap was reached, but loop_end says ${end.reason}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// P4 nothing left running
+
+export function checkNoLeaks(record: RunRecord): void {
+  if (record.hung) fail(`the loop never ended\n${trace(record)}`);
+  if (record.leaks.length > 0) fail(`left running after the loop ended:\n- ${record.leaks.join('\n- ')}\n${trace(record)}`);
+  // D2: an unsubscribe while turn_start is delivered, or during the loop's synchronous start, is not honoured at once
+  const lastEvent = record.events[record.events.length - 1]?.event;
+  const d2 =
+    KNOWN_DEFECTS.unsubscribeNotHonouredAtOnce &&
+    record.unsubscribedAfter !== undefined &&
+    ((lastEvent?.type === 'turn_start' && record.unsubscribedAfter === record.events.length) || record.unsubscribedDuringSubscribe === true);
+  const lateProvider = record.providerCalls.find((c) => c.afterEnd);
+  if (lateProvider && !d2) fail(`the provider was called for turn ${lateProvider.turn} after the loop had ended`);
+  const lateSubscription = record.providerCalls.find((c) => c.subscribedAfterEnd);
+  if (lateSubscription && !d2) fail(`the provider Observable of turn ${lateSubscription.turn} was subscribed after the loop had ended`);
+  const lateTool = record.tools.find((t) => t.afterEnd);
+  if (lateTool && !d2) fail(`tool call ${lateTool.call.id} started after the loop had ended`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// P5 the caller's messages
+
+export function checkCallerUntouched(record: RunRecord): void {
+  if (record.callerMessages.length !== record.callerElements.length) fail(`the caller's messages array changed length`);
+  record.callerElements.forEach((m, i) => {
+    if (record.callerMessages[i] !== m) fail(`the caller's messages[${i}] was replaced`);
+  });
+  expect(record.callerMessages).toEqual(record.callerSnapshot);
+}
+
+/** What two runs of the same scenario must agree on. Virtual time: everything, with times. */
+export function comparable(record: RunRecord, withTimes: boolean): unknown {
+  const events = record.events.map(({ at, event }) => (withTimes ? { at, event } : event));
+  return {
+    events: withTimes ? events : undefined,
+    end: eventsOf(record, 'loop_end')[0],
+    providerInputs: record.providerCalls.map((c) => c.input.messages),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// P6 the text
+
+const PROVIDER_TYPES = new Set(['message_start', 'text_delta', 'tool_call', 'message_end']);
+
+/**
+ * R2 and R4: each turn re-emits the provider's own events, as sent, up to the first protocol fault (all of
+ * them, unless the turn was cut short by an abort or an unsubscribe: then the ones before that); the
+ * assistant's text is the joined text of the `text_delta`s among them.
+ */
+export function checkText(record: RunRecord): void {
+  let turn = 0;
+  let startIndex = 0;
+  let reemitted: LoopEvent[] = [];
+  const cutShort = (from: number, to: number) =>
+    (record.abortedAfter !== undefined && record.abortedAfter > from && record.abortedAfter <= to) ||
+    (record.unsubscribedAfter !== undefined && record.unsubscribedAfter <= to);
+  const compare = (endIndex: number) => {
+    const call = record.providerCalls.find((c) => c.turn === turn);
+    const accepted = call ? call.sent.slice(0, call.faultAt ?? call.sent.length) : [];
+    const prefix = reemitted.length <= accepted.length && reemitted.every((e, i) => e === accepted[i]);
+    if (!prefix || (!cutShort(startIndex, endIndex) && reemitted.length !== accepted.length)) {
+      fail(`turn ${turn}: the loop re-emitted ${reemitted.length} provider events, the provider sent ${accepted.length} before any fault\n${trace(record)}`);
+    }
+  };
+  record.events.forEach(({ event }, index) => {
+    if (event.type === 'turn_start') {
+      turn = event.turn;
+      startIndex = index;
+      reemitted = [];
+    } else if (PROVIDER_TYPES.has(event.type)) {
+      reemitted.push(event);
+    } else if (event.type === 'turn_end') {
+      compare(index);
+      const text = reemitted.map((e) => (e.type === 'text_delta' ? e.text : '')).join('');
+      if (event.assistant.content !== text) {
+        fail(`turn ${turn}: assistant content ${JSON.stringify(event.assistant.content)}, the provider's accepted text_deltas say ${JSON.stringify(text)}`);
+      }
+      turn = 0;
+    }
+  });
+  if (turn !== 0) compare(record.events.length);
+
+  const end = eventsOf(record, 'loop_end')[0];
+  const turnEnds = eventsOf(record, 'turn_end');
+  const last = turnEnds[turnEnds.length - 1];
+  if (end && last && end.assistant !== last.assistant) {
+    // only an abort between turns puts an assistant in loop_end that no turn produced (R7, R11)
+    if (!(end.reason === 'aborted' && end.assistant.content === '' && end.assistant.stopReason === 'aborted')) {
+      fail(`loop_end.assistant is not the last turn's assistant`);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// P8 the caller's signal
+
+export function checkAbort(record: RunRecord): void {
+  if (record.abortedAfter === undefined) return;
+  const events = record.events.map((e) => e.event);
+  if (record.abortedAfter === -1) {
+    if (record.providerCalls.length > 0) fail('the signal was aborted before subscribe, yet the provider was called');
+    expect(events).toEqual([
+      { type: 'loop_end', reason: 'aborted', assistant: { role: 'assistant', content: '', stopReason: 'aborted', errorMessage: 'aborted' }, messages: record.callerSnapshot },
+    ]);
+    return;
+  }
+  const afterAbort = record.providerCalls.find((c) => c.afterAbort);
+  if (afterAbort) fail(`the provider was called for turn ${afterAbort.turn} after the signal had aborted\n${trace(record)}`);
+  // D2: an abort from inside the provider function call is not honoured before its Observable is subscribed
+  const d2 = KNOWN_DEFECTS.unsubscribeNotHonouredAtOnce && record.scenario.cancel?.at !== 'before' && 'providerCall' in (record.scenario.cancel?.at ?? {});
+  const subscribedAfterAbort = record.providerCalls.find((c) => c.subscribedAfterAbort);
+  if (subscribedAfterAbort && !d2) fail(`the provider Observable of turn ${subscribedAfterAbort.turn} was subscribed after the signal had aborted\n${trace(record)}`);
+  const toolAfterAbort = record.tools.find((t) => t.afterAbort);
+  if (toolAfterAbort) fail(`tool call ${toolAfterAbort.call.id} started after the signal had aborted\n${trace(record)}`);
+  const lateTurn = events.findIndex((e, i) => i >= record.abortedAfter! && e.type === 'turn_start');
+  if (lateTurn >= 0) fail(`a turn started (event #${lateTurn}) after the signal had aborted (after event #${record.abortedAfter - 1})\n${trace(record)}`);
+  let finalTurnEnd = -1;
+  events.forEach((e, i) => {
+    if (e.type === 'turn_end') finalTurnEnd = i;
+  });
+  const end = eventsOf(record, 'loop_end')[0];
+  if (finalTurnEnd >= 0 && record.abortedAfter <= finalTurnEnd) {
+    const turnEnd = events[finalTurnEnd] as LoopEventOf<'turn_end'>;
+    if (turnEnd.assistant.stopReason !== 'aborted') fail(`aborted during turn ${turnEnd.turn}, but its assistant says ${turnEnd.assistant.stopReason}\n${trace(record)}`);
+    if (end && end.reason !== 'aborted') fail(`aborted during the last turn, but loop_end says ${end.reason}\n${trace(record)}`);
+    for (const result of turnEnd.toolResults) {
+      if (result.isError !== true && result.content === 'error: aborted') fail(`an aborted result without isError`);
+    }
+  }
+}
