@@ -1,4 +1,5 @@
 import { ProviderProtocolError } from './check-provider-events.js';
+import { TextBuffer } from './text-buffer.js';
 import type { ToolDone } from './execute-tool.js';
 import { errorText, toolErrorMessage } from './tool-result.js';
 import type {
@@ -29,7 +30,7 @@ export interface TurnOutcome {
  * call in call order, whatever order the tools finished in.
  */
 export class TurnDraft {
-  private text = '';
+  private readonly text = new TextBuffer();
   private readonly calls: ToolCall[] = [];
   private readonly results: (ToolDone | undefined)[] = [];
   private stopReason: StopReason = 'error';
@@ -49,7 +50,7 @@ export class TurnDraft {
   record(event: ProviderEvent): void {
     switch (event.type) {
       case 'text_delta':
-        this.text += event.text;
+        this.text.append(event.text);
         break;
       case 'tool_call':
         this.calls.push(event.call);
@@ -111,7 +112,7 @@ export class TurnDraft {
   private assistant(): AssistantMessage {
     const stopReason = this.aborted ? 'aborted' : this.stopReason;
     const errorMessage = this.aborted ? 'aborted' : this.errorMessage;
-    const message: AssistantMessage = { role: 'assistant', content: this.text, stopReason };
+    const message: AssistantMessage = { role: 'assistant', content: this.text.toString(), stopReason };
     if (this.calls.length > 0) message.toolCalls = this.calls.slice();
     if (errorMessage !== undefined) message.errorMessage = errorMessage;
     return message;

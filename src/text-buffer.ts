@@ -1,0 +1,22 @@
+/**
+ * The text of a streamed message, appended delta by delta. `+=` on strings builds a rope: one node of
+ * about 32 bytes per delta, kept until the end, so a stream of one-character deltas would hold ~8 bytes
+ * per character. Joining every `CHUNK` deltas into one flat string keeps the memory near the text size.
+ */
+export class TextBuffer {
+  private static readonly CHUNK = 1024;
+  private readonly chunks: string[] = [];
+  private pending: string[] = [];
+
+  append(text: string): void {
+    this.pending.push(text);
+    if (this.pending.length === TextBuffer.CHUNK) {
+      this.chunks.push(this.pending.join(''));
+      this.pending = [];
+    }
+  }
+
+  toString(): string {
+    return this.chunks.join('') + this.pending.join('');
+  }
+}
