@@ -140,6 +140,12 @@ describe('ToolRegistry', () => {
       });
     });
 
+    it('a thenable whose then throws is an error result', async () => {
+      const thenable = { then: () => { throw new Error('bad thenable'); } } as unknown as PromiseLike<string>;
+      const registry = new ToolRegistry().register(tool('odd', () => thenable));
+      await expect(resultOf(registry, 'odd')).resolves.toMatchObject({ content: 'error: bad thenable', isError: true });
+    });
+
     it('reads the message of an error from another realm', async () => {
       const foreign = runInNewContext('new Error("far away")') as unknown;
       const registry = new ToolRegistry().register(tool('far', () => Promise.reject(foreign)));

@@ -21,26 +21,3 @@ export function fromAbortSignal(signal: AbortSignal | undefined): Observable<voi
     return () => signal.removeEventListener('abort', onAbort);
   });
 }
-
-/**
- * A tool's `signal`, made only when the handler reads it: most tools never do, and an
- * `AbortController` per call is the largest per-call cost of a loop.
- */
-export class LazyAbort {
-  private controller: AbortController | undefined;
-  private aborted = false;
-
-  get signal(): AbortSignal {
-    if (this.controller === undefined) {
-      this.controller = new AbortController();
-      // read for the first time after the tool was torn down: it must say so
-      if (this.aborted) this.controller.abort();
-    }
-    return this.controller.signal;
-  }
-
-  abort(): void {
-    this.aborted = true;
-    this.controller?.abort();
-  }
-}

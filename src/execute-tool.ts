@@ -11,9 +11,9 @@ import {
   tap,
   timer,
 } from 'rxjs';
-import { LazyAbort } from './abort-signal.js';
+import { ToolCallContext } from './tool-call-context.js';
 import { describeFailure, kindOf, toToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
-import type { Tool, ToolCall, ToolContext, ToolOutput, ToolResultMessage, ToolReturn } from './types.js';
+import type { Tool, ToolCall, ToolOutput, ToolResultMessage, ToolReturn } from './types.js';
 
 /** Progress of a running tool: every value of an Observable tool but its last (R14). */
 export interface ToolUpdate {
@@ -48,13 +48,7 @@ export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = 
     const rejected = tool === undefined ? `unknown tool: ${call.name}` : checkInput(tool, call.input);
     if (rejected !== undefined) return finish(subscriber, done(toolErrorMessage(call, rejected)));
 
-    const signal = new LazyAbort();
-    const context: ToolContext = {
-      call,
-      get signal() {
-        return signal.signal;
-      },
-    };
+    const context = new ToolCallContext(call);
     let value: ToolReturn;
     try {
       value = tool!.handler(call.input, context);
@@ -63,11 +57,13 @@ export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = 
     }
     // a plain value: the result, without any stream machinery (most tools are synchronous)
     if (!isObservable(value) && !isPromiseLike(value)) return finish(subscriber, resultOf(call, value));
+    // a Promise without a deadline: straight into the subscriber, no stream layers while it runs
+    if (!isObservable(value) && timeoutMs === Infinity) return settle(value, call, context, subscriber);
 
-    return fromToolReturn(value)
+    return (isObservable(value) ? value : from(value))
       .pipe(
         // torn down before it finished (unsubscribe, abort, timeout): tell the handler
-        tap({ unsubscribe: () => signal.abort() }),
+        tap({ unsubscribe: () => context.abort() }),
         timeoutMs === Infinity ? identity : failAfter(timeoutMs),
         map(toToolOutput),
         progressThenResult(call),
@@ -75,6 +71,30 @@ export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = 
       )
       .subscribe(subscriber);
   });
+}
+
+/** A Promise tool: its value or its rejection is the result; unsubscribing before either aborts its signal. */
+function settle(promise: PromiseLike<unknown>, call: ToolCall, context: ToolCallContext, subscriber: Subscriber<ToolProgress>) {
+  let settled = false;
+  try {
+    promise.then(
+      (value) => {
+        settled = true;
+        finish(subscriber, resultOf(call, value));
+      },
+      (error: unknown) => {
+        settled = true;
+        finish(subscriber, failed(call, error));
+      },
+    );
+  } catch (error) {
+    // a thenable whose `then` throws
+    settled = true;
+    finish(subscriber, failed(call, error));
+  }
+  return () => {
+    if (!settled) context.abort();
+  };
 }
 
 function finish(subscriber: Subscriber<ToolProgress>, last: ToolDone): void {
@@ -115,11 +135,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto: object | null = Object.getPrototypeOf(value);
   return proto === null || Object.getPrototypeOf(proto) === null;
-}
-
-/** R14: a string, a `ToolOutput`, a Promise of either, or an Observable of either. */
-function fromToolReturn(value: Observable<unknown> | PromiseLike<unknown>): Observable<unknown> {
-  return isObservable(value) ? value : from(value);
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

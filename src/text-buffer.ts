@@ -17,6 +17,7 @@ export class TextBuffer {
   }
 
   toString(): string {
-    return this.chunks.join('') + this.pending.join('');
+    const tail = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
+    return this.chunks.length === 0 ? tail : this.chunks.join('') + tail;
   }
 }
