@@ -1,0 +1,528 @@
+'use strict';
+// `npm run bench`: runs every workload, each in a Node process of its own, prints the tables and
+// writes them to bench/results.md with the targets (met / missed) and, for each missed target, a
+// profile of rx-tool-loop on that workload.
+//
+//   node bench/run.js                   # everything (about 5 minutes on 2 cores)
+//   node bench/run.js --openai-agents   # also the OpenAI Agents SDK, in processes of its own
+//   node bench/run.js --only=W1,W3      # some workloads; prints, does not write results.md
+//   node bench/run.js --quick           # small sizes, a smoke test; does not write results.md
+//   node bench/run.js --no-profile      # no profiles of missed targets
+//   RX_TOOL_LOOP_DIST=path/to/dist node bench/run.js --out=/tmp/candidate.md
+//                                       # a candidate build of the library (results.md untouched)
+const { spawn, spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const BENCH = __dirname;
+const ROOT = path.resolve(BENCH, '..');
+const args = process.argv.slice(2);
+const has = (name) => args.includes(`--${name}`);
+const only = args.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
+const QUICK = has('quick');
+const OPENAI = has('openai-agents');
+const PROFILE = !has('no-profile');
+const OUT = args.find((arg) => arg.startsWith('--out='))?.slice('--out='.length);
+// results.md is for full runs of the root's build; a candidate build (RX_TOOL_LOOP_DIST) or a partial
+// run writes only where --out says
+const WRITE = OUT ? path.resolve(OUT) : !QUICK && !only && !process.env.RX_TOOL_LOOP_DIST ? path.join(BENCH, 'results.md') : undefined;
+
+const WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5'].filter((w) => !only || only.includes(w));
+const OPENAI_WORKLOADS = ['W1', 'W1b', 'W3'].filter((w) => WORKLOADS.includes(w));
+const OPENAI_CONTENDERS = 'openai-agents-run,openai-agents-stream';
+// W1's fast contenders run in this many processes in all, their repetitions pooled: the per-turn
+// median of one process moves by up to ±30% from one process to the next (JIT and GC timing)
+const W1_PROCESSES = QUICK ? 1 : 3;
+const W1_FAST = 'floor,rx-expand,rx-tool-loop,pi-runAgentLoop,pi-agentLoop,ai-generateText';
+const PEERS = ['@mariozechner/pi-agent-core', '@mariozechner/pi-ai', 'ai', '@openai/agents'];
+
+const LABELS = {
+  floor: 'hand-written async-generator loop (floor)',
+  'rx-expand': 'minimal RxJS expand loop (reference)',
+  'rx-tool-loop': '**rx-tool-loop** (runEventedToolLoop + ToolRegistry)',
+  'pi-runAgentLoop': 'Pi agent core runAgentLoop (callback)',
+  'pi-agentLoop': 'Pi agent core agentLoop (EventStream)',
+  'ai-generateText': 'AI SDK generateText',
+  'ai-streamText': 'AI SDK streamText (fullStream)',
+  'openai-agents-run': 'OpenAI Agents SDK run()',
+  'openai-agents-stream': 'OpenAI Agents SDK run({ stream: true })',
+};
+const PEER_CONTENDERS = ['pi-runAgentLoop', 'pi-agentLoop', 'ai-generateText', 'ai-streamText', 'openai-agents-run', 'openai-agents-stream'];
+
+function log(line = '') {
+  process.stderr.write(`${line}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// environment
+
+function preflight() {
+  require('./lib/paths.js'); // throws when the library is not built
+  for (const peer of ['@mariozechner/pi-agent-core', 'ai']) {
+    if (!fs.existsSync(path.join(BENCH, 'node_modules', peer, 'package.json'))) {
+      throw new Error(`bench: ${peer} is not installed: run \`npm ci --prefix bench\` at the root first`);
+    }
+  }
+}
+
+function readVersion(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')).version;
+  } catch {
+    return undefined;
+  }
+}
+
+function git(...gitArgs) {
+  const out = spawnSync('git', ['-C', ROOT, ...gitArgs], { encoding: 'utf8' });
+  return out.status === 0 ? out.stdout.trim() : undefined;
+}
+
+function environment() {
+  const { DIST, ENTRY } = require('./lib/paths.js');
+  const rxjsPath = require.resolve('rxjs/package.json', { paths: [DIST] });
+  const commit = git('rev-parse', '--short', 'HEAD');
+  const dirty = git('status', '--porcelain', '--', 'src');
+  const cpus = os.cpus();
+  return {
+    date: new Date().toISOString(),
+    entry: path.relative(ROOT, ENTRY),
+    node: process.version,
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    cpus: `${cpus.length} × ${cpus[0]?.model?.trim() ?? 'unknown CPU'}`,
+    library: readVersion(path.join(ROOT, 'package.json')),
+    commit: process.env.RX_TOOL_LOOP_DIST
+      ? `RX_TOOL_LOOP_DIST=${path.relative(ROOT, DIST)}`
+      : commit
+        ? `${commit}${dirty ? ' + uncommitted changes in src/' : ''}`
+        : 'unknown',
+    rxjs: `${readVersion(rxjsPath)} (${path.relative(ROOT, path.dirname(rxjsPath))})`,
+    peers: Object.fromEntries(PEERS.map((peer) => [peer, readVersion(path.join(BENCH, 'node_modules', peer, 'package.json')) ?? 'not installed'])),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// running the workloads
+
+function runWorkload(workload, extra = []) {
+  return new Promise((resolve) => {
+    const childArgs = ['--expose-gc', path.join(BENCH, 'workload.js'), workload, ...extra, ...(QUICK ? ['--quick'] : [])];
+    const started = Date.now();
+    const load = os.loadavg()[0];
+    const child = spawn(process.execPath, childArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => process.stderr.write(chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 8 * 60_000);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const line = stdout.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
+      const meta = { seconds: Math.round((Date.now() - started) / 1000), loadBefore: load, loadAfter: os.loadavg()[0] };
+      if (code !== 0 || !line) {
+        const how = signal ? `was killed (${signal})` : `ended with code ${code}`;
+        resolve({ workload, error: `the ${workload} process ${how}${line ? '' : ' without printing its result'}`, ...meta });
+      } else {
+        resolve({ ...JSON.parse(line.slice('BENCH_RESULT '.length)), ...meta });
+      }
+    });
+  });
+}
+
+function statsOf(samples) {
+  const sorted = samples.slice().sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { median, min: sorted[0], max: sorted[sorted.length - 1], n: sorted.length, samples };
+}
+
+/** Pools the repetitions of W1's extra timing processes into the main one's. */
+function pool(main, extra) {
+  if (!extra || extra.error) return;
+  for (const [name, t] of Object.entries(extra.timing)) {
+    const m = main.timing[name];
+    if (!m || m.error || t.error) {
+      if (t.error && m && !m.error) main.timing[name] = t;
+      continue;
+    }
+    const perProcess = (m.perProcess ?? [m.median]).concat(t.median);
+    main.timing[name] = {
+      ...statsOf(m.samples.concat(t.samples)),
+      cpu: statsOf(m.cpu.samples.concat(t.cpu.samples)),
+      synchronous: m.synchronous && t.synchronous,
+      perProcess,
+    };
+  }
+}
+
+/** Adds the OpenAI Agents SDK rows (run in their own process) to the main results. */
+function merge(main, extra) {
+  if (!extra || extra.error) return;
+  for (const key of ['timing', 'heap', 'bigHeap', 'results']) {
+    if (extra[key]) main[key] = { ...main[key], ...extra[key] };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// formatting
+
+const fmt = (value, digits = 2) => (value === undefined || Number.isNaN(value) ? '–' : value.toFixed(digits));
+const int = (value) => (value === undefined ? '–' : Math.round(value).toLocaleString('en-US'));
+const kib = (bytes) => `${(bytes / 1024).toFixed(1)} KiB`;
+const mib = (bytes) => `${(bytes / 1048576).toFixed(1)} MiB`;
+const spread = (s, f = fmt) => `${f(s.median)} (${f(s.min)} – ${f(s.max)})`;
+const label = (name) => LABELS[name] ?? name;
+
+/** A markdown table: the first column left-aligned, the others right-aligned unless `left`. */
+function table(header, rows, left = false) {
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((h, i) => (i === 0 || left ? ' --- ' : ' ---: ')).join('|')}|`];
+  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
+  return lines.join('\n');
+}
+
+function failed(result) {
+  return `failed: ${result.error}`;
+}
+
+function w1Table(r) {
+  const floor = r.timing.floor?.median;
+  const heapCell = (h) => (h ? (h.error ? failed(h) : `${kib(h.median)} (${kib(h.min)} – ${kib(h.max)})`) : '–');
+  const rows = Object.entries(r.timing).map(([name, t]) => {
+    if (t.error) return [label(name), failed(t), '', '', '', '', ''];
+    return [
+      label(name),
+      fmt(t.median),
+      `${fmt(t.min)} – ${fmt(t.max)}`,
+      (t.perProcess ?? [t.median]).map((m) => fmt(m)).join(', '),
+      floor ? `${fmt(t.median / floor, 1)}×` : '–',
+      heapCell(r.heap?.[name]),
+      heapCell(r.bigHeap?.[name]),
+    ];
+  });
+  const big = r.bigHeapSpec?.conversations ?? 1000;
+  return table(
+    ['contender', 'µs per turn (median)', 'min – max', 'median of each process', '× floor', 'live heap per paused conversation, 100 paused', `the same, ${int(big)} paused`],
+    rows,
+  );
+}
+
+function w1bTable(r) {
+  const rows = Object.entries(r.results).map(([name, x]) =>
+    x.error ? [label(name), failed(x), '', '', ''] : [label(name), String(x.conversations), spread(x.ten), spread(x.forty), `${fmt(x.growth)}×`],
+  );
+  return table(['contender', 'conversations', 'µs/turn at 10 turns', 'µs/turn at 40 turns', '40 / 10'], rows);
+}
+
+function w2Table(r) {
+  const rows = Object.entries(r.timing).map(([name, t]) => {
+    if (t.error) return [label(name), failed(t), '', '', ''];
+    const h = r.heap[name];
+    const deltas = t.scaled?.deltas ?? r.spec.deltas;
+    return [
+      label(name),
+      int(deltas),
+      spread(t, int),
+      h ? (h.error ? failed(h) : `${fmt(h.retained.median)}× (${fmt(h.retained.min)} – ${fmt(h.retained.max)})`) : '–',
+      h && !h.error ? `${fmt(h.peak.median)}×` : '–',
+    ];
+  });
+  return table(['contender', 'deltas', 'deltas per second (min – max)', 'heap growth ÷ text size', 'peak (sampled) ÷ text size'], rows);
+}
+
+function w3Table(r) {
+  const rows = Object.entries(r.timing).map(([name, t]) => (t.error ? [label(name), failed(t)] : [label(name), spread(t, (v) => fmt(v, 1))]));
+  return table(['contender', 'wall ms (min – max)'], rows);
+}
+
+function w4Table(r) {
+  const turns = r.spec.turns;
+  const rows = Object.entries(r.timing).map(([name, t]) => {
+    const stack = r.stack[name];
+    const frames = stack?.probes ? Object.entries(stack.probes).map(([turn, p]) => `${turn}: ${p.frames}`).join(', ') : '–';
+    const flat = !stack ? '–' : stack.error ? `no: ${stack.error}` : stack.flat ? 'yes' : 'no';
+    if (t.error) return [label(name), failed(t), '', frames, flat];
+    return [label(name), spread(t, (v) => fmt(v, 0)), t.synchronous ? 'yes' : 'no', frames, flat];
+  });
+  return [
+    table(['contender', `total ms for ${int(turns)} turns (min – max)`, 'completes synchronously', 'stack frames in the provider, by turn', 'flat'], rows),
+    '',
+    'Free stack depth (frames a probe could still recurse) inside the provider: ' +
+      Object.entries(r.stack)
+        .filter(([, s]) => s.probes && s.probes[turns])
+        .map(([name, s]) => `${name} ${s.probes[2]?.free} at turn 2, ${s.probes[turns].free} at turn ${turns}`)
+        .join('; ') +
+      '.',
+  ].join('\n');
+}
+
+function w5Table(r) {
+  const rows = [[label('rx-tool-loop'), int(r.loops), int(r.turns), int(r.events), spread(r.time, (v) => fmt(v, 0)), spread(r.peak, mib), String(r.failureCount)]];
+  const out = [table(['contender', 'loops', 'turns (last rep)', 'events (last rep)', 'total ms (min – max)', 'peak heap above baseline', 'invariant failures'], rows)];
+  if (r.failureCount > 0) out.push('', 'First failures:', '', ...r.failures.map((f) => `- ${f}`));
+  return out.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// targets
+
+function targets(results) {
+  const list = [];
+  const add = (workload, target, measured, met, profile) => list.push({ workload, target, measured, met, profile });
+  const W1 = results.W1;
+  if (W1 && !W1.error) {
+    const t = W1.timing;
+    const us = (name) => (t[name] && !t[name].error ? t[name].median : undefined);
+    const ours = us('rx-tool-loop');
+    const floor = us('floor');
+    if (ours === undefined) add('W1', 'rx-tool-loop runs', failed(t['rx-tool-loop'] ?? { error: 'missing' }), false, ['cpu', 'W1']);
+    else {
+      add('W1', 'rx-tool-loop ≤ 4× the floor', `${fmt(ours / floor, 1)}× (${fmt(ours)} µs vs ${fmt(floor)} µs)`, ours <= 4 * floor, ['cpu', 'W1']);
+      const peers = PEER_CONTENDERS.filter((name) => us(name) !== undefined);
+      const fastest = peers.reduce((a, b) => (us(a) <= us(b) ? a : b), peers[0]);
+      add('W1', 'faster than every entry point of every peer', fastest ? `fastest peer: ${fastest} ${fmt(us(fastest))} µs` : 'no peer ran', fastest !== undefined && ours < us(fastest), ['cpu', 'W1']);
+      if (us('pi-agentLoop') !== undefined) {
+        add('W1', '≥ 3× faster than Pi agentLoop', `${fmt(us('pi-agentLoop') / ours, 1)}× (${fmt(us('pi-agentLoop'))} µs)`, us('pi-agentLoop') >= 3 * ours, ['cpu', 'W1']);
+      }
+      if (us('ai-generateText') !== undefined) {
+        add('W1', '≥ 10× faster than AI SDK generateText', `${fmt(us('ai-generateText') / ours, 1)}× (${fmt(us('ai-generateText'))} µs)`, us('ai-generateText') >= 10 * ours, ['cpu', 'W1']);
+      }
+    }
+    // the per-conversation heap from 1,000 paused conversations when measured (100 give the same
+    // mean, but a few KiB of noise per conversation), else from 100
+    const heapOf = (name) => {
+      const h = W1.bigHeap?.[name] && !W1.bigHeap[name].error ? W1.bigHeap[name] : W1.heap[name];
+      return h && !h.error ? h.median : undefined;
+    };
+    const pis = ['pi-runAgentLoop', 'pi-agentLoop'].filter((name) => heapOf(name) !== undefined);
+    if (heapOf('rx-tool-loop') !== undefined && pis.length > 0) {
+      const pi = pis.reduce((a, b) => (heapOf(a) <= heapOf(b) ? a : b));
+      const paused = W1.bigHeap?.['rx-tool-loop'] ? int(W1.bigHeapSpec.conversations) : '100';
+      add('W1', 'live heap per in-flight conversation ≤ Pi’s (the smaller of its two entry points)', `${kib(heapOf('rx-tool-loop'))} vs ${kib(heapOf(pi))} (${pi}; ${paused} paused)`, heapOf('rx-tool-loop') <= heapOf(pi), ['heap', 'W1']);
+    }
+  }
+  const W1b = results.W1b;
+  if (W1b && !W1b.error) {
+    const x = W1b.results['rx-tool-loop'];
+    if (x && !x.error) add('W1b', 'per-turn cost at 40 turns ≤ 1.3× that at 10', `${fmt(x.growth)}× (${fmt(x.ten.median)} → ${fmt(x.forty.median)} µs)`, x.growth <= 1.3, ['cpu', 'W1b']);
+    else add('W1b', 'rx-tool-loop runs', failed(x ?? { error: 'missing' }), false, ['cpu', 'W1b']);
+  }
+  const W2 = results.W2;
+  if (W2 && !W2.error) {
+    const t = W2.timing['rx-tool-loop'];
+    const h = W2.heap['rx-tool-loop'];
+    if (t && !t.error) add('W2', '≥ 2,000,000 deltas per second', `${int(t.median)} /s`, t.median >= 2_000_000, ['cpu', 'W2']);
+    else add('W2', 'rx-tool-loop runs', failed(t ?? { error: 'missing' }), false, ['cpu', 'W2']);
+    if (h && !h.error) add('W2', 'heap growth ≤ 3× the text size', `${fmt(h.retained.median)}× of ${mib(h.textBytes)}`, h.retained.median <= 3, ['heap', 'W2']);
+  }
+  const W3 = results.W3;
+  if (W3 && !W3.error) {
+    const t = W3.timing['rx-tool-loop'];
+    if (t && !t.error) add('W3', '8 parallel 50 ms tools: the turn ≤ 60 ms', `${fmt(t.median, 1)} ms`, t.median <= 60, ['cpu', 'W3']);
+    else add('W3', 'rx-tool-loop runs', failed(t ?? { error: 'missing' }), false, ['cpu', 'W3']);
+  }
+  const W4 = results.W4;
+  if (W4 && !W4.error) {
+    const t = W4.timing['rx-tool-loop'];
+    const s = W4.stack['rx-tool-loop'];
+    const turns = W4.spec.turns;
+    if (t && !t.error) add('W4', `${int(turns)} synchronous turns < 1 s`, `${fmt(t.median, 0)} ms${t.synchronous ? ', synchronous' : ', NOT synchronous'}`, t.median < 1000 && t.synchronous, ['cpu', 'W4']);
+    else add('W4', 'rx-tool-loop runs', failed(t ?? { error: 'missing' }), false, ['cpu', 'W4']);
+    if (s) add('W4', 'flat stack', s.error ? failed(s) : `${s.probes[2]?.frames} frames at turn 2, ${s.probes[turns]?.frames} at turn ${int(turns)}`, s.flat === true, ['cpu', 'W4']);
+  }
+  const W5 = results.W5;
+  if (W5 && !W5.error) {
+    add('W5', `${int(W5.loops)} concurrent loops complete, every loop’s invariants hold`, `${fmt(W5.time.median, 0)} ms, peak heap +${mib(W5.peak.median)}, ${W5.failureCount} failures`, W5.failureCount === 0, ['cpu', 'W5']);
+  }
+  for (const w of WORKLOADS) if (results[w]?.error) add(w, 'the workload runs', results[w].error, false, undefined);
+  return list;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the report
+
+function methodText(env) {
+  return `## Method
+
+- Every workload runs in a Node process of its own (\`node --expose-gc bench/workload.js W…\`), one after
+  the other. Within a process the contenders run **in blocks**, in the order of the tables: a gc(), a
+  warm-up, then every timed repetition of one contender, then the next contender. There is no gc()
+  inside a block (a forced gc() between repetitions deoptimises RxJS code and makes it look 5–6×
+  slower). The AI SDK runs last, because its garbage slows whoever runs after it. Heap measurements,
+  which need gc(), come after all the timing blocks of the process.
+- Reported: the median of the repetitions, with min and max. W1: every contender but the AI SDK's
+  streamText runs in ${W1_PROCESSES} processes (5 warm-ups + 21 repetitions in each), and their repetitions
+  are pooled: the median of one process moves by up to ±30% from one process to the next (JIT and GC
+  timing), the table shows each; streamText runs in the first process only (1 + 5). W1b: 3 warm-ups,
+  then 15 repetitions alternating 10 and 40 turns (generateText 9, streamText 5). W2: 1 + 5 (heap: 3).
+  W3: 2 + 7. W4: 1 + 5. W5: 1 + 5.
+- Every contender checks, after every run, that it made T model calls and T−1 tool executions (×
+  calls per turn) and delivered every delta (count and characters); a contender that fails is
+  reported as failed and not timed.
+- The fake instant model plays the same script for everyone, in each contender's native format,
+  making fresh event objects on every call: per turn 5 text deltas (4-character tokens), then on
+  turns 1 … T−1 one call of \`echo\` (synchronous: returns its input's text) and stop reason toolUse;
+  turn T stops. rx-tool-loop and the RxJS reference get a cold Observable that emits synchronously;
+  the floor a synchronous generator; Pi a pi-ai \`AssistantMessageEventStream\` from the injected
+  \`streamFn\` (one partial message updated in place, as pi-ai's providers do); the AI SDK a
+  \`MockLanguageModelV4\` whose \`doGenerate\` / \`doStream\` answer
+  (\`convertArrayToReadableStream\`), with the tool declared with \`jsonSchema()\` and
+  \`stopWhen: isStepCount(T)\`.
+- **W1** 200 conversations × 10 turns, one conversation after the other (every contender has one
+  conversation in flight, whether it is synchronous or not). Live heap: 100 conversations started
+  at once, all paused at the tool call of turn 5 (the tool returns a pending Promise); heap used
+  after gc() minus before, ÷ 100; 1 warm-up + 5 repetitions. The same with 1,000 paused
+  conversations (not for streamText, too slow): V8's heap moves by a few hundred KB from one
+  measurement to the next (bytecode, feedback vectors, code), which is a few KiB per conversation
+  at 100 and a few hundred bytes at 1,000; the target uses the 1,000 figure.
+- **W1b** the same at 10 and at 40 turns, in one block per contender (20 conversations for the AI
+  SDK's streamText and the OpenAI Agents SDK, whose turns take milliseconds).
+- **W2** one turn of 1,000,000 text deltas (the AI SDK's streamText: 10,000, see below). Heap growth:
+  heap used after gc() while the final messages are still held, minus before, ÷ the text size (one
+  byte per character); the peak is sampled by the fake model every 65,536 deltas.
+- **W3** one reply with 8 tool calls, each a 50 ms timer, then an instant final turn: wall time of the
+  whole loop.
+- **W4** ${QUICK ? 'a few thousand' : '10,000'} synchronous turns in one loop. Stack: inside the provider, the
+  number of frames of \`new Error().stack\` (with \`Error.stackTraceLimit = Infinity\`) and the depth a
+  recursion probe can still reach, at turns 1, 2, 10, 100, 1,000 and the last; flat = no more than 10
+  frames more at the last turn than at turn 2. A run that stops without completing or failing (the
+  RxJS reference, not stack-safe, can overflow inside a Promise callback and leave its Promise
+  pending) is caught at the next macrotask and reported as failed. The last row, for information:
+  rx-tool-loop with a provider that reads \`input.messages\` on every turn, as a real one does.
+- **W5** 1,000 concurrent loops (maxTurns 10), each with its own seeded plan of 1–12 turns, 1–8
+  deltas and 1–3 calls per turn (10% of calls to a tool that rejects, ~5% to an unknown tool);
+  every provider event and every tool result is a macrotask or timer away. Checked for every loop:
+  it completes without error; exactly one loop_end, last; the expected end reason (maxTurns or
+  stop); one provider call per turn; the history is user, then per turn the assistant message
+  (text whole, its calls) and one result per call in call order, with the right content and
+  isError; loop_end's messages are the last turn_end's; the caller's array is untouched.
+- One rxjs instance: the bench takes rxjs from where the library's build resolves it (the root's
+  node_modules, the library's peer) and checks at start that the library's Observables are
+  instances of that rxjs; bench/node_modules has no rxjs.
+- Library build: ${env.commit}.
+
+### Peer versions and adaptations
+
+- \`@mariozechner/pi-agent-core\` ${env.peers['@mariozechner/pi-agent-core']} (with \`@mariozechner/pi-ai\` ${env.peers['@mariozechner/pi-ai']}):
+  \`runAgentLoop(prompts, context, config, emit, signal, streamFn)\` and \`agentLoop(…)\` (an
+  EventStream read with \`for await\`), \`convertToLlm\` the identity, the tool's \`parameters\` a
+  TypeBox object, \`execute\` returns synchronously when the tool does. Pi has no turn cap: the
+  script ends at T. In W2 the stream function pushes 1,024 events per macrotask: pushing all
+  1,000,000 before the loop reads makes EventStream's \`queue.shift()\` quadratic (80,000 deltas
+  then take 3.7 s).
+- \`ai\` ${env.peers.ai}: the mock is \`MockLanguageModelV4\` (\`ai/test\`), the usage and finish reason in
+  the v4 shapes, the stop condition \`isStepCount\` (the v7 name of \`stepCountIs\`, still exported).
+  The mock stores every call's options; the fake model empties those arrays so the mock's
+  bookkeeping is not counted as the SDK's heap. \`ai\` 7 declares \`engines: node >= 22\`; it runs on
+  Node 20 (npm warns). generateText streams nothing: its deltas count as delivered when every
+  step's text is whole. In W2 streamText gets 10,000 deltas from a pull stream, not 1,000,000: Node
+  20's web streams dequeue with \`Array#shift\` and the SDK's internal streams queue the parts, so its
+  rate falls as the stream grows (about 13,000 deltas/s at 10,000, 1,000,000 would take ~80 s a
+  repetition).
+- \`@openai/agents\` ${env.peers['@openai/agents']}: ${OPENAI ? 'run (W1, W1b, W3) in processes of their own, with a fake `Model` (getResponse / getStreamedResponse), tracing off; its ratios are to the floor of the main W1 process.' : 'installed, not run (pass `--openai-agents`: it needs a process of its own, as its AsyncLocalStorage slows every other contender).'}
+`;
+}
+
+function profileText(profiles) {
+  if (profiles.length === 0) return '';
+  const { print } = require('./profile.js');
+  const out = ['## Profiles of the missed targets', ''];
+  out.push('Made by `node bench/profile.js cpu|heap W…` (rx-tool-loop alone on the workload). Library lines are');
+  out.push('lines of the build (src/ lines when the build has source maps).', '');
+  for (const p of profiles) {
+    out.push(`### ${p.kind} ${p.workload}`, '', '```text', p.error ? `profile failed: ${p.error}` : print(p), '```', '');
+  }
+  return out.join('\n');
+}
+
+function findingsText() {
+  const file = path.join(BENCH, 'findings.md');
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
+}
+
+function report(env, results, list, profiles) {
+  const out = [];
+  out.push('# rx-tool-loop benchmarks', '');
+  out.push(`Written by \`npm run bench\` (bench/run.js) on ${env.date}.`, '');
+  out.push(`- Node ${env.node}, ${env.platform}, ${env.cpus}`);
+  out.push(`- rx-tool-loop ${env.library} from ${env.entry} (build of ${env.commit}); rxjs ${env.rxjs}, one instance`);
+  out.push(`- peers: ${Object.entries(env.peers).map(([name, v]) => `\`${name}\` ${v}`).join(', ')}`);
+  const loads = WORKLOADS.map((w) => results[w]).filter(Boolean);
+  out.push(
+    `- load average (1 min) before each workload: ${loads.map((r) => `${r.workload} ${fmt(r.loadBefore, 1)}`).join(', ')}` +
+      (loads.some((r) => r.loadBefore > 1.5) ? ' — the machine was busy with other work: expect noise' : ''),
+  );
+  out.push(`- time: ${loads.map((r) => `${r.workload} ${r.seconds} s`).join(', ')}`, '');
+  out.push('## Targets (medians, block order)', '');
+  out.push(table(['workload', 'target', 'measured', ''], list.map((t) => [t.workload, t.target, t.measured, t.met ? 'met' : '**missed**']), true), '');
+  const section = (w, title, render) => {
+    const r = results[w];
+    if (!r) return;
+    out.push(`## ${w}: ${title}`, '');
+    out.push(r.error ? `Failed: ${r.error}` : render(r), '');
+  };
+  section('W1', 'per-turn overhead (200 conversations × 10 turns)', w1Table);
+  section('W1b', 'growth with the history (10 vs 40 turns)', w1bTable);
+  section('W2', 'streaming (one turn of 1,000,000 text deltas)', w2Table);
+  section('W3', 'parallel tools (8 tool calls of 50 ms in one reply)', w3Table);
+  section('W4', 'depth (10,000 synchronous turns in one loop)', w4Table);
+  section('W5', 'many loops (1,000 concurrent loops, asynchronous providers and tools)', w5Table);
+  const findings = findingsText();
+  if (findings) out.push(findings, '');
+  const prof = profileText(profiles);
+  if (prof) out.push(prof);
+  out.push(methodText(env));
+  return `${out.join('\n').trim()}\n`;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  preflight();
+  const env = environment();
+  log(`rx-tool-loop bench: Node ${env.node}, ${env.cpus}, library ${env.commit}`);
+  const results = {};
+  for (const workload of WORKLOADS) {
+    log(`\n== ${workload}`);
+    results[workload] = await runWorkload(workload);
+    if (workload === 'W1' && !results.W1.error) {
+      for (let i = 1; i < W1_PROCESSES; i++) {
+        log(`\n== W1: timing only, process ${i + 1} of ${W1_PROCESSES}`);
+        pool(results.W1, await runWorkload('W1', ['--timing-only', `--contenders=${W1_FAST}`]));
+      }
+    }
+    if (OPENAI && OPENAI_WORKLOADS.includes(workload) && !results[workload].error) {
+      log(`\n== ${workload}: OpenAI Agents SDK (process of its own)`);
+      merge(results[workload], await runWorkload(workload, [`--contenders=${OPENAI_CONTENDERS}`]));
+    }
+  }
+  const list = targets(results);
+  const profiles = [];
+  if (PROFILE && !QUICK) {
+    const { profile } = require('./profile.js');
+    const wanted = [...new Set(list.filter((t) => !t.met && t.profile).map((t) => t.profile.join(' ')))];
+    for (const key of wanted) {
+      const [kind, workload] = key.split(' ');
+      log(`\n== profile: ${kind} ${workload}`);
+      try {
+        profiles.push(profile(kind, workload));
+      } catch (error) {
+        profiles.push({ kind, workload, error: error.message });
+      }
+    }
+  }
+  const text = report(env, results, list, profiles);
+  process.stdout.write(`\n${text}`);
+  if (WRITE) {
+    fs.writeFileSync(WRITE, text);
+    log(`\nwritten: ${path.relative(process.cwd(), WRITE)}`);
+  } else {
+    log('\n(partial, quick or candidate-build run: bench/results.md not written; --out=FILE writes one)');
+  }
+  const missed = list.filter((t) => !t.met).length;
+  log(`${list.length - missed} targets met, ${missed} missed`);
+}
+
+main().catch((error) => {
+  log(error?.stack ?? String(error));
+  process.exit(1);
+});

@@ -1,0 +1,566 @@
+'use strict';
+// One workload in this process: `node --expose-gc bench/workload.js W1 [--contenders=a,b] [--interleaved] [--quick]`.
+// run.js starts one such process per workload and reads the line `BENCH_RESULT {json}` it prints.
+//
+// Timing: contenders run in blocks (all of one contender's repetitions, then the next contender's),
+// each block preceded by a gc() and a warm-up; there is no gc() inside a block (a forced gc()
+// between repetitions deoptimises RxJS code). Heap measurements (which need gc()) come after every
+// timing block of the process. `--interleaved` runs the repetitions round-robin instead (to see how
+// one contender's garbage slows the next); the reported numbers use blocks.
+const { lib, rxjs, checkOneRxjs, now, stats, gc, heapUsed, until } = require('./lib/env.js');
+const S = require('./lib/script.js');
+const { contender } = require('./lib/contenders.js');
+
+const args = process.argv.slice(2);
+const workload = args.find((arg) => !arg.startsWith('--'));
+const flag = (name) => args.find((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
+const flagValue = (name) => flag(name)?.split('=')[1];
+const QUICK = flag('quick') !== undefined;
+const INTERLEAVED = flag('interleaved') !== undefined;
+const TIMING_ONLY = flag('timing-only') !== undefined;
+
+/** One run of `spec` by `who`: milliseconds, after checking every count. */
+async function once(who, spec) {
+  const counters = S.newCounters();
+  const echo = S.makeEcho(spec, counters);
+  const cpu = process.cpuUsage();
+  const start = now();
+  const pending = who.run(spec, counters, echo);
+  const synchronous = counters.ends === spec.conversations;
+  let finals;
+  try {
+    finals = await (spec.microtasksOnly ? orStalled(pending) : pending);
+  } catch (error) {
+    throw new Error(`${error?.message ?? error} (after ${counters.model} model calls)`);
+  }
+  const ms = now() - start;
+  const used = process.cpuUsage(cpu);
+  S.checkCounts(spec, counters);
+  // cpuMs: CPU time of the whole process (the GC's helper threads included): less sensitive than
+  // the wall clock to other processes on the machine
+  return { ms, cpuMs: (used.user + used.system) / 1000, synchronous, finals };
+}
+
+/**
+ * For a run that uses only microtasks (W4: synchronous providers and tools): it has settled by the
+ * time the next macrotask runs, or it never will. A loop that overflows the stack inside a Promise
+ * callback can leave its Promise pending forever, and the process would then end quietly with code 0.
+ */
+function orStalled(pending) {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    pending.then(
+      (value) => {
+        settled = true;
+        resolve(value);
+      },
+      (error) => {
+        settled = true;
+        reject(error);
+      },
+    );
+    setImmediate(() => {
+      if (!settled) reject(new Error('the run stopped: it neither completed nor failed, and has nothing pending'));
+    });
+  });
+}
+
+/** Warm-up then timed repetitions, in one block; the value of each repetition is `perRep(ms)`. */
+async function block(who, spec, { warmup, reps, perRep }) {
+  gc();
+  for (let i = 0; i < warmup; i++) await once(who, spec);
+  const samples = [];
+  const cpu = [];
+  let synchronous = true;
+  for (let i = 0; i < reps; i++) {
+    const { ms, cpuMs, synchronous: sync } = await once(who, spec);
+    synchronous &&= sync;
+    samples.push(perRep(ms, spec));
+    cpu.push(perRep(cpuMs, spec));
+  }
+  return { ...stats(samples), cpu: stats(cpu), synchronous };
+}
+
+/** The options (and spec) of `who`: the slowest peers may run fewer or smaller repetitions. */
+function optionsFor(who, spec, options) {
+  if (!SLOW.has(who.name) || !options.slow) return { spec, options };
+  const { spec: smaller, ...fewer } = options.slow;
+  return { spec: { ...spec, ...smaller }, options: { ...options, ...fewer }, scaled: smaller };
+}
+
+/** Times every contender on `spec`, in blocks (or round-robin with --interleaved). */
+async function timeAll(names, spec, options) {
+  const results = {};
+  const contenders = [];
+  for (const name of names) {
+    try {
+      const who = contender(name);
+      await who.load();
+      contenders.push(who);
+    } catch (error) {
+      results[name] = { error: `could not load: ${error.message}` };
+    }
+  }
+  if (!INTERLEAVED) {
+    for (const who of contenders) {
+      log(`  ${who.name}…`);
+      try {
+        const mine = optionsFor(who, spec, options);
+        results[who.name] = await block(who, mine.spec, mine.options);
+        if (mine.scaled) results[who.name].scaled = mine.scaled;
+      } catch (error) {
+        results[who.name] = { error: String(error?.message ?? error) };
+      }
+      log(`  ${who.name}: ${describe(results[who.name])}`);
+    }
+    return results;
+  }
+  const samples = new Map(contenders.map((who) => [who.name, []]));
+  for (const who of contenders) for (let i = 0; i < options.warmup; i++) await once(who, optionsFor(who, spec, options).spec).catch(() => {});
+  for (let i = 0; i < options.reps; i++) {
+    for (const who of contenders) {
+      if (results[who.name]) continue;
+      try {
+        const mine = optionsFor(who, spec, options).spec;
+        samples.get(who.name).push(options.perRep((await once(who, mine)).ms, mine));
+      } catch (error) {
+        results[who.name] = { error: String(error?.message ?? error) };
+      }
+    }
+  }
+  for (const who of contenders) results[who.name] ??= stats(samples.get(who.name));
+  return results;
+}
+
+function describe(result) {
+  return result.error ? `FAILED ${result.error}` : `median ${result.median.toFixed(2)} (min ${result.min.toFixed(2)}, max ${result.max.toFixed(2)})`;
+}
+
+function log(line) {
+  process.stderr.write(`${line}\n`);
+}
+
+function names(defaults) {
+  const chosen = flagValue('contenders');
+  return chosen ? chosen.split(',') : defaults;
+}
+
+// the slowest peers (milliseconds per turn) get fewer repetitions, to keep the bench in its budget
+const SLOW = new Set(['ai-streamText', 'openai-agents-run', 'openai-agents-stream']);
+
+const W1_CONTENDERS = ['floor', 'rx-expand', 'rx-tool-loop', 'pi-runAgentLoop', 'pi-agentLoop', 'ai-generateText', 'ai-streamText'];
+
+// ---------------------------------------------------------------------------------------------
+// W1: per-turn overhead, and the live heap of a conversation paused at a tool call
+
+async function inFlightHeap(who, spec) {
+  const counters = S.newCounters();
+  const echo = S.makeEcho(spec, counters);
+  gc();
+  const before = heapUsed();
+  const done = who.run(spec, counters, echo);
+  await until(() => echo.pending.length === spec.conversations);
+  gc();
+  const after = heapUsed();
+  echo.release();
+  await done;
+  S.checkCounts(spec, counters);
+  return (after - before) / spec.conversations;
+}
+
+async function w1() {
+  const spec = { conversations: QUICK ? 20 : 200, turns: 10, deltas: 5, calls: 1, sequential: true };
+  const turns = spec.conversations * spec.turns;
+  const contenders = names(W1_CONTENDERS);
+  log(`W1: ${spec.conversations} conversations x ${spec.turns} turns (one after the other), µs per turn`);
+  // a repetition of the fast contenders takes 10-50 ms: many of them, for a median that other
+  // processes on the machine do not move much
+  const timing = await timeAll(contenders, spec, { warmup: 5, reps: QUICK ? 5 : 21, slow: { warmup: 1, reps: 5 }, perRep: (ms) => (ms * 1000) / turns });
+
+  // live heap per paused conversation, with 100 paused conversations (as the issue says) and with
+  // 1,000: V8's heap moves by a few hundred KB from one measurement to the next (bytecode, feedback,
+  // code), a few KiB per conversation at 100, a few hundred bytes at 1,000
+  const heapSpec = { conversations: 100, turns: 10, deltas: 5, calls: 1, pauseAtTurn: 5 };
+  const bigHeapSpec = { ...heapSpec, conversations: QUICK ? 200 : 1000 };
+  if (TIMING_ONLY) return { spec, heapSpec, bigHeapSpec, timing, heap: {}, bigHeap: {} };
+  log(`W1 heap: ${heapSpec.conversations} and ${bigHeapSpec.conversations} conversations paused at the tool call of turn ${heapSpec.pauseAtTurn}, bytes per conversation`);
+  const heap = {};
+  const bigHeap = {};
+  for (const name of contenders) {
+    if (timing[name]?.error) continue;
+    const who = contender(name);
+    for (const [spec1, into] of [
+      [heapSpec, heap],
+      [bigHeapSpec, bigHeap],
+    ]) {
+      if (into === bigHeap && SLOW.has(name)) continue; // too slow to bring 1,000 conversations to turn 5
+      try {
+        await inFlightHeap(who, spec1); // warm
+        const samples = [];
+        for (let i = 0; i < 5; i++) samples.push(await inFlightHeap(who, spec1));
+        into[name] = stats(samples);
+      } catch (error) {
+        into[name] = { error: String(error?.message ?? error) };
+      }
+      log(`  ${name}, ${spec1.conversations} paused: ${describe(into[name])}`);
+    }
+  }
+  return { spec, heapSpec, bigHeapSpec, timing, heap, bigHeap };
+}
+
+// ---------------------------------------------------------------------------------------------
+// W1b: per-turn cost at 40 turns against 10, in the same process and block
+
+async function w1b() {
+  const contenders = names(W1_CONTENDERS);
+  log('W1b: 200 conversations (20 for the slowest peers) x 10 and x 40 turns (one after the other), µs per turn');
+  const results = {};
+  for (const name of contenders) {
+    try {
+      const who = contender(name);
+      await who.load();
+      const slow = SLOW.has(name);
+      const conversations = QUICK || slow ? 20 : 200;
+      const reps = QUICK || slow ? 5 : name === 'ai-generateText' ? 9 : 15;
+      const short = { conversations, turns: 10, deltas: 5, calls: 1, sequential: true };
+      const long = { conversations, turns: 40, deltas: 5, calls: 1, sequential: true };
+      const perTurn = (ms, spec) => (ms * 1000) / (spec.conversations * spec.turns);
+      // one block per contender: warm both lengths, then alternate them, so that neither gets a
+      // better-warmed JIT than the other
+      gc();
+      for (let i = 0; i < 2; i++) await once(who, short);
+      await once(who, long);
+      const tens = [];
+      const forties = [];
+      const tensCpu = [];
+      const fortiesCpu = [];
+      for (let i = 0; i < reps; i++) {
+        const a = await once(who, short);
+        tens.push(perTurn(a.ms, short));
+        tensCpu.push(perTurn(a.cpuMs, short));
+        const b = await once(who, long);
+        forties.push(perTurn(b.ms, long));
+        fortiesCpu.push(perTurn(b.cpuMs, long));
+      }
+      const ten = { ...stats(tens), cpu: stats(tensCpu) };
+      const forty = { ...stats(forties), cpu: stats(fortiesCpu) };
+      results[name] = { conversations, ten, forty, growth: forty.median / ten.median };
+      log(`  ${name}: 10 turns ${describe(ten)}; 40 turns ${describe(forty)}; x${results[name].growth.toFixed(2)}`);
+    } catch (error) {
+      results[name] = { error: String(error?.message ?? error) };
+      log(`  ${name}: FAILED ${results[name].error}`);
+    }
+  }
+  return { results };
+}
+
+// ---------------------------------------------------------------------------------------------
+// W2: one turn of 1,000,000 text deltas
+
+/**
+ * One streaming run: the heap it leaves while its final messages are still held, and the largest
+ * heap sampled during the stream (every 65,536 deltas), both above the heap before. A function of
+ * its own, so that nothing of a previous run is still referenced when "before" is read.
+ */
+async function streamHeap(who, spec) {
+  const counters = S.newCounters();
+  const echo = S.makeEcho(spec, counters);
+  gc();
+  const before = heapUsed();
+  let peak = before;
+  const finals = await who.run({ ...spec, sample: () => (peak = Math.max(peak, heapUsed())) }, counters, echo);
+  gc();
+  const after = heapUsed();
+  S.checkCounts(spec, counters);
+  const textBytes = S.turnText(spec).length; // one byte per character: the deltas are ASCII
+  if (!JSON.stringify(finals[0]).includes(S.turnText({ deltas: 64 }))) throw new Error('the final messages do not hold the text');
+  return { retained: after - before, peak: Math.max(peak, after) - before, textBytes };
+}
+
+async function w2() {
+  const spec = { conversations: 1, turns: 1, deltas: QUICK ? 100_000 : 1_000_000, calls: 0 };
+  const contenders = names(['floor', 'rx-expand', 'rx-tool-loop', 'pi-runAgentLoop', 'pi-agentLoop', 'ai-streamText']);
+  log(`W2: one turn of ${spec.deltas} text deltas, deltas per second`);
+  // AI SDK streamText: 10,000 deltas (it slows down as the stream grows: 1,000,000 take ~80 s a
+  // repetition; Node 20's web streams dequeue with Array#shift and the SDK's streams queue the parts)
+  const slow = { warmup: 1, reps: 5, spec: { deltas: 10_000 } };
+  const timing = await timeAll(contenders, spec, { warmup: 1, reps: 5, slow, perRep: (ms, mine) => mine.deltas / (ms / 1000) });
+  const heap = {};
+  for (const name of contenders) {
+    if (timing[name]?.error) continue;
+    try {
+      const who = contender(name);
+      const mySpec = optionsFor(who, spec, { slow }).spec;
+      const samples = [];
+      for (let i = 0; i < 3; i++) samples.push(await streamHeap(who, mySpec));
+      const textBytes = samples[0].textBytes;
+      heap[name] = { textBytes, retained: stats(samples.map((s) => s.retained / textBytes)), peak: stats(samples.map((s) => s.peak / textBytes)) };
+      log(`  ${name}: heap growth x${heap[name].retained.median.toFixed(2)} of the text (peak sampled x${heap[name].peak.median.toFixed(2)})`);
+    } catch (error) {
+      heap[name] = { error: String(error?.message ?? error) };
+      log(`  ${name}: heap FAILED ${heap[name].error}`);
+    }
+  }
+  return { spec, timing, heap };
+}
+
+// ---------------------------------------------------------------------------------------------
+// W3: one reply with 8 tool calls, each a 50 ms timer
+
+async function w3() {
+  const spec = { conversations: 1, turns: 2, deltas: 5, calls: 8, toolDelayMs: 50 };
+  const contenders = names(W1_CONTENDERS);
+  log('W3: 8 tool calls of 50 ms in one reply (then an instant final turn), wall ms');
+  const timing = await timeAll(contenders, spec, { warmup: 2, reps: 7, perRep: (ms) => ms });
+  return { spec, timing };
+}
+
+// ---------------------------------------------------------------------------------------------
+// W4: 10,000 synchronous turns in one loop; the stack must not grow
+
+function freeStackDepth() {
+  let depth = 0;
+  const dive = () => {
+    depth++;
+    dive();
+  };
+  try {
+    dive();
+  } catch {
+    // RangeError: the stack is full
+  }
+  return depth;
+}
+
+async function w4() {
+  const turns = QUICK ? 2_000 : 10_000;
+  const spec = { conversations: 1, turns, deltas: 5, calls: 1, microtasksOnly: true };
+  const contenders = names(['floor', 'rx-expand', 'rx-tool-loop', 'pi-runAgentLoop']);
+  log(`W4: ${turns} synchronous turns in one loop, total ms`);
+  const timing = await timeAll(contenders, spec, { warmup: 1, reps: 5, perRep: (ms) => ms });
+  // for information: the same with a provider that reads the history it is given on every turn, as a
+  // real one does (a library that copies the history lazily pays for the copy here)
+  if (contenders.includes('rx-tool-loop')) {
+    const reading = { ...contender('rx-tool-loop'), name: 'rx-tool-loop (provider reads the history)' };
+    log(`  ${reading.name}…`);
+    try {
+      timing[reading.name] = await block(reading, { ...spec, readHistory: true }, { warmup: 1, reps: 5, perRep: (ms) => ms });
+    } catch (error) {
+      timing[reading.name] = { error: String(error?.message ?? error) };
+    }
+    log(`  ${reading.name}: ${describe(timing[reading.name])}`);
+  }
+  const probeTurns = [1, 2, 10, 100, 1000, turns];
+  const stack = {};
+  Error.stackTraceLimit = Infinity;
+  for (const name of contenders) {
+    const probes = {};
+    try {
+      const who = contender(name);
+      const probe = (turn) => {
+        if (probeTurns.includes(turn)) probes[turn] = { frames: new Error().stack.split('\n').length - 1, free: freeStackDepth() };
+      };
+      await once(who, { ...spec, probe });
+      stack[name] = { probes, flat: probes[turns].frames <= probes[2].frames + 10 };
+    } catch (error) {
+      stack[name] = { probes, error: String(error?.message ?? error) };
+    }
+    log(`  ${name}: stack ${JSON.stringify(stack[name])}`);
+  }
+  Error.stackTraceLimit = 10;
+  return { spec, timing, stack };
+}
+
+// ---------------------------------------------------------------------------------------------
+// W5: 1,000 concurrent loops with asynchronous providers and tools; every loop's invariants checked
+
+function mulberry32(seed) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const W5_MAX_TURNS = 10;
+
+/** The plan of each loop: per turn, its deltas and its calls (tool name per call); [] ends with `stop`. */
+function w5Plans(loops, seed) {
+  const random = mulberry32(seed);
+  const int = (lo, hi) => lo + Math.floor(random() * (hi - lo + 1));
+  return Array.from({ length: loops }, () => {
+    const turns = int(1, 12);
+    return Array.from({ length: turns }, (_, t) => ({
+      deltas: int(1, 8),
+      calls: t === turns - 1 ? [] : Array.from({ length: int(1, 3) }, () => (random() < 0.1 ? 'flaky' : random() < 0.05 ? 'missing' : 'echo')),
+      delayMs: int(0, 3),
+    }));
+  });
+}
+
+/** An asynchronous provider: each event a macrotask after the previous one. */
+function asyncProvider(plan, stats) {
+  let turn = 0;
+  return () =>
+    new rxjs.Observable((subscriber) => {
+      const t = turn++;
+      stats.calls++;
+      const step = plan[t];
+      const events = [{ type: 'message_start' }];
+      for (let i = 0; i < step.deltas; i++) events.push({ type: 'text_delta', text: S.delta(i) });
+      step.calls.forEach((name, k) => events.push({ type: 'tool_call', call: { id: `c${t}_${k}`, name, input: { text: `x${t}.${k}`, ms: step.delayMs + k } } }));
+      events.push({ type: 'message_end', stopReason: step.calls.length > 0 ? 'toolUse' : 'stop' });
+      let i = 0;
+      let handle = setImmediate(function tick() {
+        if (i < events.length) {
+          subscriber.next(events[i++]);
+          handle = setImmediate(tick);
+        } else {
+          subscriber.complete();
+        }
+      });
+      return () => clearImmediate(handle);
+    });
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function w5Registry() {
+  return new lib.ToolRegistry()
+    .register({ name: 'echo', description: 'echo', input: { text: 'text' }, handler: async (input) => (await sleep(input.ms), input.text) })
+    .register({
+      name: 'flaky',
+      description: 'always fails',
+      input: { text: 'text' },
+      handler: async (input) => {
+        await sleep(input.ms);
+        throw new Error(`flaky ${input.text}`);
+      },
+    });
+}
+
+/** Checks one loop's events and history; returns the problems found. */
+function w5Check(plan, events, completed, errored, providerCalls, input) {
+  const problems = [];
+  const expectTurns = Math.min(plan.length, W5_MAX_TURNS);
+  const ends = events.filter((event) => event.type === 'loop_end');
+  if (!completed) problems.push('did not complete');
+  if (errored) problems.push(`errored: ${errored}`);
+  if (ends.length !== 1) problems.push(`${ends.length} loop_end`);
+  if (events[events.length - 1]?.type !== 'loop_end') problems.push('loop_end is not last');
+  if (providerCalls !== expectTurns) problems.push(`${providerCalls} provider calls, expected ${expectTurns}`);
+  if (input.length !== 1) problems.push('the caller’s messages were mutated');
+  const end = ends[0];
+  const expectReason = plan.length > W5_MAX_TURNS ? 'maxTurns' : 'stop';
+  if (end && end.reason !== expectReason) problems.push(`loop_end reason ${end.reason}, expected ${expectReason}`);
+  const turnEnds = events.filter((event) => event.type === 'turn_end');
+  if (turnEnds.length !== expectTurns) problems.push(`${turnEnds.length} turn_end, expected ${expectTurns}`);
+  const lastTurnEnd = turnEnds[turnEnds.length - 1];
+  if (end && lastTurnEnd && (end.messages.length !== lastTurnEnd.messages.length || end.messages.some((m, i) => m !== lastTurnEnd.messages[i]))) {
+    problems.push('loop_end messages differ from the last turn_end');
+  }
+  // R4: user, then per turn the assistant and one result per call, in call order
+  const history = end?.messages ?? [];
+  if (history[0]?.role !== 'user') problems.push('history does not start with the user message');
+  let i = 1;
+  for (let t = 0; t < expectTurns && problems.length === 0; t++) {
+    const assistant = history[i++];
+    const calls = plan[t].calls;
+    if (assistant?.role !== 'assistant') problems.push(`turn ${t + 1}: no assistant message`);
+    else if ((assistant.toolCalls?.length ?? 0) !== calls.length) problems.push(`turn ${t + 1}: ${assistant.toolCalls?.length ?? 0} tool calls, expected ${calls.length}`);
+    else if (assistant.content !== S.turnText({ deltas: plan[t].deltas })) problems.push(`turn ${t + 1}: text lost`);
+    for (let k = 0; k < calls.length && problems.length === 0; k++) {
+      const result = history[i++];
+      if (result?.role !== 'toolResult' || result.toolCallId !== `c${t}_${k}`) problems.push(`turn ${t + 1}: result ${k} missing or out of order`);
+      else if (calls[k] === 'echo' && (result.isError || result.content !== `x${t}.${k}`)) problems.push(`turn ${t + 1}: wrong echo result`);
+      else if (calls[k] === 'flaky' && (!result.isError || !result.content.startsWith('error: '))) problems.push(`turn ${t + 1}: flaky result is not an error`);
+      else if (calls[k] === 'missing' && (!result.isError || result.content !== 'unknown tool: missing')) problems.push(`turn ${t + 1}: unknown tool result wrong`);
+    }
+  }
+  if (problems.length === 0 && i !== history.length) problems.push(`history has ${history.length} messages, expected ${i}`);
+  const results = events.filter((event) => event.type === 'tool_result').length;
+  const callsMade = plan.slice(0, expectTurns).reduce((sum, step) => sum + step.calls.length, 0);
+  if (results !== callsMade) problems.push(`${results} tool_result events, expected ${callsMade}`);
+  return problems;
+}
+
+async function w5Once(loops, seed) {
+  const plans = w5Plans(loops, seed);
+  const registry = w5Registry();
+  gc();
+  const before = heapUsed();
+  let peak = before;
+  const sampler = setInterval(() => (peak = Math.max(peak, heapUsed())), 5);
+  const start = now();
+  const outcomes = await Promise.all(
+    plans.map(
+      (plan) =>
+        new Promise((resolve) => {
+          const events = [];
+          const counts = { calls: 0 };
+          const input = [{ role: 'user', content: 'hi' }];
+          lib
+            .runEventedToolLoop({ provider: asyncProvider(plan, counts), registry, messages: input, maxTurns: W5_MAX_TURNS })
+            .subscribe({
+              next: (event) => events.push(event),
+              error: (error) => resolve({ plan, events, completed: false, errored: String(error), counts, input }),
+              complete: () => resolve({ plan, events, completed: true, errored: undefined, counts, input }),
+            });
+        }),
+    ),
+  );
+  const ms = now() - start;
+  clearInterval(sampler);
+  peak = Math.max(peak, heapUsed());
+  const failures = [];
+  for (const [index, o] of outcomes.entries()) {
+    const problems = w5Check(o.plan, o.events, o.completed, o.errored, o.counts.calls, o.input);
+    if (problems.length > 0) failures.push(`loop ${index}: ${problems.join('; ')}`);
+  }
+  const turns = outcomes.reduce((sum, o) => sum + o.counts.calls, 0);
+  const events = outcomes.reduce((sum, o) => sum + o.events.length, 0);
+  return { ms, peakBytes: peak - before, failures, turns, events };
+}
+
+async function w5() {
+  const loops = QUICK ? 200 : 1000;
+  log(`W5: ${loops} concurrent loops, asynchronous providers and tools, rx-tool-loop`);
+  await w5Once(loops, 1); // warm-up
+  const times = [];
+  const peaks = [];
+  let failures = [];
+  let turns = 0;
+  let events = 0;
+  for (let rep = 0; rep < 5; rep++) {
+    const result = await w5Once(loops, 100 + rep);
+    times.push(result.ms);
+    peaks.push(result.peakBytes);
+    failures = failures.concat(result.failures.map((line) => `rep ${rep + 1}, ${line}`));
+    turns = result.turns;
+    events = result.events;
+  }
+  const out = { loops, maxTurns: W5_MAX_TURNS, turns, events, time: stats(times), peak: stats(peaks), failures: failures.slice(0, 20), failureCount: failures.length };
+  log(`  rx-tool-loop: ${describe(out.time)} ms, peak heap +${(out.peak.median / 1048576).toFixed(1)} MiB, ${out.failureCount} invariant failures`);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const WORKLOADS = { W1: w1, W1b: w1b, W2: w2, W3: w3, W4: w4, W5: w5 };
+
+async function main() {
+  checkOneRxjs();
+  const run = WORKLOADS[workload];
+  if (!run) throw new Error(`bench: unknown workload ${workload} (have: ${Object.keys(WORKLOADS).join(', ')})`);
+  const result = await run();
+  process.stdout.write(`BENCH_RESULT ${JSON.stringify({ workload, interleaved: INTERLEAVED, quick: QUICK, ...result })}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    process.stderr.write(`${error?.stack ?? error}\n`);
+    process.exit(1);
+  },
+);
