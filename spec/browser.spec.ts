@@ -1,0 +1,89 @@
+/**
+ * The library runs where there is no Node: its built files import nothing but each other and rxjs,
+ * and the s04 scenario runs in a bare `vm` context whose only globals are what a browser has too.
+ * Needs `npm run build` first (`npm test` does it).
+ */
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { createContext, runInContext } from 'node:vm';
+
+const root = join(__dirname, '..');
+const dist = join(root, 'dist');
+
+function files(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? files(join(folder, entry.name)) : entry.name.endsWith('.js') ? [join(folder, entry.name)] : [],
+  );
+}
+
+function specifiers(source: string): string[] {
+  const found = [...source.matchAll(/(?:from\s*|import\s*\(\s*|require\s*\(\s*|^import\s+)['"]([^'"]+)['"]/gm)];
+  return found.map((match) => match[1]!);
+}
+
+beforeAll(() => {
+  if (!existsSync(join(dist, 'esm/index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+});
+
+describe('the built library in a browser', () => {
+  it.each(['esm', 'cjs'])('dist/%s imports only its own files and rxjs: no Node built-in', (format) => {
+    const all = files(join(dist, format)).flatMap((file) => specifiers(readFileSync(file, 'utf8')));
+    expect(all.length).toBeGreaterThan(10);
+    const foreign = all.filter((specifier) => !specifier.startsWith('./') && !specifier.startsWith('../') && specifier !== 'rxjs');
+    expect(foreign).toEqual([]);
+    expect(all.filter((specifier) => specifier.startsWith('node:') || builtinModules.includes(specifier))).toEqual([]);
+  });
+
+  it('runs the s04 scenario in a vm context without require, process or any Node global', () => {
+    // what a browser page has: no require, no process, no Buffer
+    const context = createContext({
+      AbortController,
+      AbortSignal,
+      Event,
+      EventTarget,
+      TextDecoder,
+      TextEncoder,
+      structuredClone,
+      setTimeout,
+      clearTimeout,
+      setInterval,
+      clearInterval,
+      queueMicrotask,
+      console,
+    });
+    // a module loader for the page: relative files and packages only, never a built-in
+    const cache = new Map<string, { exports: unknown }>();
+    const load = (file: string): unknown => {
+      const cached = cache.get(file);
+      if (cached) return cached.exports;
+      const module = { exports: {} as unknown };
+      cache.set(file, module);
+      const wrapper = runInContext(`(function (exports, require, module) {${readFileSync(file, 'utf8')}\n})`, context, { filename: file }) as (
+        exports: unknown,
+        require: (specifier: string) => unknown,
+        module: { exports: unknown },
+      ) => void;
+      const requireFrom = (specifier: string): unknown => {
+        if (specifier.startsWith('node:') || builtinModules.includes(specifier)) throw new Error(`${file} requires the Node built-in ${specifier}`);
+        const target = specifier.startsWith('.') ? require.resolve(resolve(dirname(file), specifier)) : require.resolve(specifier, { paths: [root] });
+        return load(target);
+      };
+      wrapper(module.exports, requireFrom, module);
+      return module.exports;
+    };
+    const library = load(join(dist, 'cjs/index.js')) as typeof import('../src/index.js');
+    expect(runInContext('typeof require + typeof process + typeof Buffer', context)).toBe('undefinedundefinedundefined');
+
+    const registry = new library.ToolRegistry().register({ name: 'current_time', description: '', input: {}, handler: () => '2026-01-01T00:00:00Z' });
+    const provider = library.scriptedProvider([
+      [{ type: 'message_start' }, { type: 'tool_call', call: { id: 'c1', name: 'current_time', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }],
+      (input) => [{ type: 'message_start' }, { type: 'text_delta', text: `工具结果是：${input.messages[2]?.content}` }, { type: 'message_end', stopReason: 'stop' }],
+    ]);
+    const lines: string[] = [];
+    library.runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: '现在几点？' }] }).subscribe((event) => {
+      if (event.type === 'loop_end') lines.push(event.assistant.content, event.messages.map((m) => m.role).join(' -> '));
+    });
+    expect(lines).toEqual(['工具结果是：2026-01-01T00:00:00Z', 'user -> assistant -> toolResult -> assistant']);
+  });
+});

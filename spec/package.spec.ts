@@ -1,0 +1,94 @@
+/**
+ * The package as users get it: `npm pack`, installed into a fresh project next to the project's own
+ * rxjs, then used from CommonJS, from ESM and from TypeScript (against the installed .d.ts, with
+ * `skipLibCheck: false`). Needs `npm run build` first (`npm test` does it).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+jest.setTimeout(180_000);
+
+const root = join(__dirname, '..');
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const rxjsVersion = (JSON.parse(readFileSync(join(root, 'node_modules/rxjs/package.json'), 'utf8')) as { version: string }).version;
+let project = '';
+
+const s04 = (load: string) => `${load}
+const registry = new ToolRegistry().register({ name: 'current_time', description: 'the time', input: {}, handler: () => '2026-01-01T00:00:00Z' });
+const provider = scriptedProvider([
+  [{ type: 'message_start' }, { type: 'tool_call', call: { id: 'c1', name: 'current_time', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }],
+  (input) => [{ type: 'message_start' }, { type: 'text_delta', text: 'it is ' + input.messages[2].content }, { type: 'message_end', stopReason: 'stop' }],
+]);
+const loop = runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: '现在几点？' }] });
+if (!(loop instanceof Observable)) throw new Error('two copies of rxjs: the loop is not an Observable of the app');
+loop.subscribe((event) => {
+  if (event.type === 'loop_end') console.log(event.assistant.content + ' | ' + event.messages.map((m) => m.role).join(' -> '));
+});
+`;
+
+const consumerTs = `import { Observable, filter } from 'rxjs';
+import { LoopEvent, Provider, ProviderEvent, Tool, ToolRegistry, runEventedToolLoop, MAX_TURNS } from 'rx-tool-loop';
+
+const tool: Tool = { name: 'echo', description: 'echo', input: { text: 'what' }, handler: (input: Record<string, string>) => input.text ?? '' };
+const provider: Provider = () => new Observable<ProviderEvent>((s) => { s.next({ type: 'message_start' }); s.next({ type: 'message_end', stopReason: 'stop' }); s.complete(); });
+const events: Observable<LoopEvent> = runEventedToolLoop({ provider, registry: new ToolRegistry().register(tool), messages: [], maxTurns: MAX_TURNS });
+events.pipe(filter((e): e is Extract<LoopEvent, { type: 'loop_end' }> => e.type === 'loop_end')).subscribe((e) => console.log(e.reason));
+`;
+
+const expected = 'it is 2026-01-01T00:00:00Z | user -> assistant -> toolResult -> assistant\n';
+
+beforeAll(() => {
+  if (!existsSync(join(root, 'dist/cjs/index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  project = mkdtempSync(join(tmpdir(), 'rx-tool-loop-consumer-'));
+  const [packed] = JSON.parse(
+    execFileSync(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', project], { cwd: root, encoding: 'utf8' }),
+  ) as { filename: string }[];
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }));
+  execFileSync(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', join(project, packed!.filename), `rxjs@${rxjsVersion}`], {
+    cwd: project,
+    stdio: 'pipe',
+  });
+});
+
+afterAll(() => {
+  if (project !== '') rmSync(project, { recursive: true, force: true });
+});
+
+describe('the installed package', () => {
+  it('holds dist and README only, with rxjs as a peer (one copy: the app\'s)', () => {
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/rx-tool-loop/package.json'), 'utf8')) as Record<string, unknown>;
+    expect(manifest.peerDependencies).toEqual({ rxjs: expect.stringMatching(/^\^7\.8/) });
+    expect(manifest.dependencies).toBeUndefined();
+    expect(existsSync(join(project, 'node_modules/rx-tool-loop/node_modules'))).toBe(false);
+    expect(existsSync(join(project, 'node_modules/rx-tool-loop/src'))).toBe(false);
+  });
+
+  it('runs the s04 scenario from CommonJS (require)', () => {
+    const script = s04("const { Observable } = require('rxjs');\nconst { ToolRegistry, runEventedToolLoop, scriptedProvider } = require('rx-tool-loop');");
+    writeFileSync(join(project, 'consumer.cjs'), script);
+    expect(execFileSync(process.execPath, ['consumer.cjs'], { cwd: project, encoding: 'utf8' })).toBe(expected);
+  });
+
+  it('runs the s04 scenario from ES modules (import)', () => {
+    const script = s04("import { Observable } from 'rxjs';\nimport { ToolRegistry, runEventedToolLoop, scriptedProvider } from 'rx-tool-loop';");
+    writeFileSync(join(project, 'consumer.mjs'), script);
+    expect(execFileSync(process.execPath, ['consumer.mjs'], { cwd: project, encoding: 'utf8' })).toBe(expected);
+  });
+
+  it.each([
+    ['nodenext (CommonJS consumer)', 'nodenext', 'nodenext', 'consumer.cts'],
+    ['nodenext (ESM consumer)', 'nodenext', 'nodenext', 'consumer.mts'],
+    ['bundler', 'esnext', 'bundler', 'consumer.ts'],
+  ])('type-checks a TypeScript consumer, %s, against the installed .d.ts with skipLibCheck false', (_label, module, resolution, file) => {
+    writeFileSync(join(project, file), consumerTs);
+    const config = {
+      compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, module, moduleResolution: resolution, target: 'ES2022', lib: ['ES2022', 'DOM'], types: [] },
+      files: [file],
+    };
+    writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(config));
+    const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
+    expect(() => execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8', stdio: 'pipe' })).not.toThrow();
+  });
+});
