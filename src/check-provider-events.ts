@@ -22,6 +22,11 @@ const STOP_REASONS: ReadonlySet<string> = new Set<StopReason>(['stop', 'toolUse'
  * provider:  -s-t|
  * checked:   -s-t#              "provider completed without message_end"
  * ```
+ *
+ * ```ts
+ * // test a provider of your own the way the loop will read it
+ * myProvider(input).pipe(checkProviderEvents()).subscribe({ error: (e) => console.error(e.message) });
+ * ```
  */
 export function checkProviderEvents(): MonoTypeOperatorFunction<ProviderEvent> {
   return (source) =>

@@ -3,7 +3,13 @@ import { LoopSettings, runTurn } from './run-turn.js';
 import type { TurnOutcome } from './turn-draft.js';
 import type { AgentMessage, AssistantMessage, LoopEndReason, LoopEvent, LoopOptions } from './types.js';
 
-/** The default turn cap, as in the series. */
+/**
+ * The default turn cap, as in the series: at most 8 provider calls per loop.
+ *
+ * ```ts
+ * runEventedToolLoop({ provider, registry, messages, maxTurns: MAX_TURNS * 2 });
+ * ```
+ */
 export const MAX_TURNS = 8;
 
 /**

@@ -11,11 +11,13 @@ export interface ToolCall {
   input: Record<string, unknown>;
 }
 
+/** What the user said. */
 export interface UserMessage {
   role: 'user';
   content: string;
 }
 
+/** One model reply: its text, the calls it requested, and why it ended. */
 export interface AssistantMessage {
   role: 'assistant';
   content: string;
@@ -26,6 +28,10 @@ export interface AssistantMessage {
   errorMessage?: string;
 }
 
+/**
+ * The result of one call, as the model reads it on its next turn. `isError` results are how failures
+ * reach the model (R9): `unknown tool: NAME`, `error: MESSAGE`, `error: aborted`.
+ */
 export interface ToolResultMessage {
   role: 'toolResult';
   toolCallId: string;
@@ -36,6 +42,10 @@ export interface ToolResultMessage {
   details?: unknown;
 }
 
+/**
+ * One entry of the history. A valid history has each assistant message's calls followed, directly, by
+ * one result each, in call order (R4): `user -> assistant -> toolResult -> assistant`.
+ */
 export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
 /** What a provider emits for one model call: `message_start`, deltas and calls, `message_end`. */
@@ -52,6 +62,7 @@ export interface ToolSpec {
   input: Record<string, string>;
 }
 
+/** What a provider is called with: the history so far and the tools it may ask for. */
 export interface ProviderInput {
   messages: readonly AgentMessage[];
   tools: readonly ToolSpec[];
@@ -63,6 +74,7 @@ export interface ProviderInput {
  */
 export type Provider = (input: ProviderInput) => Observable<ProviderEvent>;
 
+/** What a tool may return instead of a plain string. */
 export interface ToolOutput {
   content: string;
   isError?: boolean;
@@ -71,6 +83,7 @@ export interface ToolOutput {
   details?: unknown;
 }
 
+/** The second argument of every handler. */
 export interface ToolContext {
   call: ToolCall;
   /** Aborts when the tool is torn down: unsubscribe, `options.signal`, or a timeout. */
@@ -84,6 +97,13 @@ export type ToolReturn =
   | PromiseLike<string | ToolOutput>
   | Observable<string | ToolOutput>;
 
+/**
+ * A tool: its spec and its handler. Written as in the series, it registers unchanged (R13):
+ *
+ * ```ts
+ * const echo: Tool = { name: 'echo', description: 'Echoes text', input: { text: 'what to echo' }, handler: (input) => input.text };
+ * ```
+ */
 export interface Tool extends ToolSpec {
   // A method (bivariant parameters), so that a handler written as in the series,
   // `(input: Record<string, string>) => string`, still compiles.
@@ -91,8 +111,13 @@ export interface Tool extends ToolSpec {
   handler(input: Record<string, any>, context: ToolContext): ToolReturn;
 }
 
+/** Why the loop ended: the last stop reason, the cap (`maxTurns`), or the tools (`terminated`). */
 export type LoopEndReason = StopReason | 'maxTurns' | 'terminated';
 
+/**
+ * What the loop emits, in order: per turn `turn_start`, the provider's events as they arrive, tool
+ * progress and results (in completion order), `turn_end`; finally one `loop_end`.
+ */
 export type LoopEvent =
   | { type: 'turn_start'; turn: number }
   | ProviderEvent
@@ -110,6 +135,7 @@ export type LoopEvent =
 /** Picks one member of {@link LoopEvent} by its `type`. */
 export type LoopEventOf<T extends LoopEvent['type']> = Extract<LoopEvent, { type: T }>;
 
+/** The options of {@link runEventedToolLoop}. */
 export interface LoopOptions {
   provider: Provider;
   registry: ToolRegistry;
