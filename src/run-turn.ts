@@ -96,8 +96,7 @@ export function runTurn(
     };
 
     const teardown = () => {
-      streaming = false;
-      provider?.unsubscribe();
+      stopStreaming();
       tools.stop();
       loop.signal?.removeEventListener('abort', onAbort);
     };

@@ -1,4 +1,4 @@
-import type { AgentMessage, Provider, ProviderEvent, ProviderInput, StopReason, ToolCall } from '../types.js';
+import type { AgentMessage, Provider, ProviderEvent, ProviderInput, ToolCall } from '../types.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
 import type { SseEvent } from './sse.js';
 import { HttpProviderOptions, WireError, WireTranslator, httpSettings, messageOf, streamRequest } from './transport.js';
