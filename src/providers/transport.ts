@@ -1,5 +1,6 @@
 import { Observable } from 'rxjs';
 import type { ProviderEvent } from '../types.js';
+import { errorText } from '../tool-result.js';
 import { SseEvent, readServerSentEvents } from './sse.js';
 
 /** What the providers call to send a request: the global `fetch`, or any function shaped like it. */
@@ -235,21 +236,14 @@ export function messageOf(text: string): string | undefined {
 /** An error's message and its causes: `fetch failed (connect ECONNREFUSED 127.0.0.1:9)`. */
 function describe(error: unknown): string {
   // read by shape, not `instanceof Error`: fetch's errors may come from another realm (a test VM, an iframe)
-  let text = messageText(error);
+  let text = errorText(error);
   let cause = causeOf(error);
   for (let depth = 0; cause !== undefined && depth < 3; depth++) {
     const errors: unknown = (cause as { errors?: unknown }).errors;
-    text += ` (${Array.isArray(errors) && errors.length > 0 ? errors.map(messageText).join('; ') : messageText(cause)})`;
+    text += ` (${Array.isArray(errors) && errors.length > 0 ? errors.map(errorText).join('; ') : errorText(cause)})`;
     cause = causeOf(cause);
   }
   return text;
-}
-
-function messageText(error: unknown): string {
-  if (typeof error !== 'object' || error === null) return String(error);
-  const { message, code, name } = error as { message?: unknown; code?: unknown; name?: unknown };
-  for (const text of [message, code, name]) if (typeof text === 'string' && text !== '') return text;
-  return String(error);
 }
 
 function causeOf(error: unknown): unknown {
