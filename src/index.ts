@@ -18,13 +18,13 @@ export type {
   ToolSpec,
   UserMessage,
 } from './types.js';
-export { MAX_TURNS, runEventedToolLoop } from './run-evented-tool-loop.js';
-export { ToolRegistry } from './tool-registry.js';
-export { scriptedProvider } from './scripted-provider.js';
-export type { ScriptedProvider, ScriptedTurn } from './scripted-provider.js';
-export { checkProviderEvents, ProviderProtocolError } from './check-provider-events.js';
+export { MAX_TURNS, runEventedToolLoop } from './loop/run-evented-tool-loop.js';
+export { ToolRegistry } from './tools/tool-registry.js';
+export { scriptedProvider } from './providers/scripted-provider.js';
+export type { ScriptedProvider, ScriptedTurn } from './providers/scripted-provider.js';
+export { checkProviderEvents, ProviderProtocolError } from './providers/check-provider-events.js';
 export { openAIChatProvider } from './providers/openai.js';
 export type { OpenAIChatProviderOptions } from './providers/openai.js';
 export { anthropicProvider } from './providers/anthropic.js';
 export type { AnthropicProviderOptions } from './providers/anthropic.js';
-export type { FetchLike, HttpProviderOptions } from './providers/transport.js';
+export type { FetchLike, HttpProviderOptions } from './providers/http/transport.js';

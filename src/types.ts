@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import type { ToolRegistry } from './tool-registry.js';
+import type { ToolRegistry } from './tools/tool-registry.js';
 
 /** Why an assistant message ended. `length` and `aborted` extend the series. */
 export type StopReason = 'stop' | 'toolUse' | 'length' | 'error' | 'aborted';

@@ -26,7 +26,7 @@ describe('defects found by the properties', () => {
    * `options.signal`, timeout) gets a fresh signal that is not aborted, and goes on working. Typical:
    * `async (input, { signal }) => { await step1(); return fetch(url, { signal }) }` destructures late
    * enough inside an async function, or `await x; if (context.signal.aborted) return`.
-   * Cause: src/abort-signal.ts `LazyAbort.abort()` does nothing when no controller exists yet, and the
+   * Cause: src/util/abort-signal.ts `LazyAbort.abort()` does nothing when no controller exists yet, and the
    * getter then makes a new, live one.
    */
   it('D1: a tool that reads context.signal only after a timeout finds it aborted', async () => {
@@ -71,10 +71,10 @@ describe('defects found by the properties', () => {
    *   after the consumer left);
    * - `options.signal` aborts (or the consumer unsubscribes) from inside the provider function: the turn
    *   ends, `loop_end` is emitted, and then the provider's Observable is subscribed (and torn down at once).
-   * Cause: src/run-turn.ts never asks whether the consumer is still there after `deliver(turn_start)` or
+   * Cause: src/loop/run-turn.ts never asks whether the consumer is still there after `deliver(turn_start)` or
    * after `loop.provider(...)` returns (inside `defer`, which subscribes at once); for turn 1 even
    * `subscriber.closed` is still false, because the loop's own subscription to `runTurn(1).pipe(expand(…))`
-   * has not been returned yet when the consumer unsubscribes (src/run-evented-tool-loop.ts).
+   * has not been returned yet when the consumer unsubscribes (src/loop/run-evented-tool-loop.ts).
    */
   it('D2: take(1) on the loop (only turn_start) never calls the provider', () => {
     const provider = jest.fn(scriptedProvider([answerTurn('hi')]));
@@ -136,8 +136,8 @@ describe('defects found by the properties', () => {
    * `tool_result` for the same call, after `loop_end`, contradicting the history. It shows from turn 2 on
    * when the turn before ended asynchronously (turn 2 then runs inside turn 1's last `next`, so the loop
    * has not completed yet when the late result comes).
-   * Cause: src/tool-queue.ts `stop()` cannot tear down a tool that is still inside its subscribe (its
-   * subscription is not in `running` yet), and src/run-turn.ts passes its progress on after the turn
+   * Cause: src/tools/tool-queue.ts `stop()` cannot tear down a tool that is still inside its subscribe (its
+   * subscription is not in `running` yet), and src/loop/run-turn.ts passes its progress on after the turn
    * has ended. Fix: ignore a tool's progress once the turn has ended (`if (ended) return` first thing in
    * the ToolQueue `progress` callback) / once the queue was stopped.
    */
@@ -175,7 +175,7 @@ describe('defects found by the properties', () => {
   /**
    * D3 (R12, R17). Found by spec/properties/hostile.spec.ts ("100,000 synchronous provider events").
    * In sequential mode (or under maxConcurrency), calls that arrive while a tool is still running wait in
-   * src/tool-queue.ts. When that tool finishes, `complete` calls `drain()`, which starts the next call; a
+   * src/tools/tool-queue.ts. When that tool finishes, `complete` calls `drain()`, which starts the next call; a
    * synchronous tool completes inside `start`, whose `complete` calls `drain()` again: one level of
    * recursion per waiting synchronous call (unknown tools and invalid inputs are synchronous too). At
    * about 1,000 waiting calls the stack overflows: the RangeError escapes from the timer or Promise
@@ -196,7 +196,7 @@ describe('defects found by the properties', () => {
   });
 
   /**
-   * D4 (R17, performance; shows only once D3 is fixed). The queue of waiting calls in src/tool-queue.ts
+   * D4 (R17, performance; shows only once D3 is fixed). The queue of waiting calls in src/tools/tool-queue.ts
    * is an array emptied with `shift()`, which V8 makes O(n) on large arrays: with D3 fixed, 100,000 queued
    * calls take about 7 s instead of 0.5 s (measured with a head index instead of `shift()`): 25k 0.7 s,
    * 50k 1.6 s, 100k 7.4 s. A linear queue takes about 4× as long for 4× the calls.

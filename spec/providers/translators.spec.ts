@@ -1,21 +1,21 @@
-import { AnthropicStream, anthropicRequest } from '../../src/providers/anthropic.js';
+import { AnthropicTranslator, anthropicRequest } from '../../src/providers/anthropic.js';
 import { inputSchema, parseArguments, parseEventData } from '../../src/providers/json.js';
-import { OpenAIChatStream, openAIChatRequest } from '../../src/providers/openai.js';
-import { messageOf } from '../../src/providers/transport.js';
+import { OpenAIChatTranslator, openAIChatRequest } from '../../src/providers/openai.js';
+import { messageOf } from '../../src/providers/http/transport.js';
 import { end, text } from './conversation';
 
 // the examples in the doc comments, run
 
 describe('the translators, without HTTP', () => {
-  it('OpenAIChatStream', () => {
-    const stream = new OpenAIChatStream();
+  it('OpenAIChatTranslator', () => {
+    const stream = new OpenAIChatTranslator();
     expect(stream.next({ data: '{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}' })).toEqual([text('Hi')]);
     expect(stream.next({ data: '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}' })).toEqual([]);
     expect(stream.next({ data: '[DONE]' })).toEqual([end('stop')]);
   });
 
-  it('OpenAIChatStream: a new id at a known index is a new call; a call without id gets one', () => {
-    const stream = new OpenAIChatStream();
+  it('OpenAIChatTranslator: a new id at a known index is a new call; a call without id gets one', () => {
+    const stream = new OpenAIChatTranslator();
     const delta = (call: object) => ({ data: JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [call] } }] }) });
     stream.next(delta({ index: 0, id: 'a', function: { name: 'f', arguments: '{"x":' } }));
     stream.next(delta({ index: 0, function: { arguments: '"1"}' } }));
@@ -31,8 +31,8 @@ describe('the translators, without HTTP', () => {
     expect(stream.end()).toEqual([end('toolUse')]); // calls made: toolUse whatever finish_reason said
   });
 
-  it('AnthropicStream', () => {
-    const stream = new AnthropicStream();
+  it('AnthropicTranslator', () => {
+    const stream = new AnthropicTranslator();
     expect(
       stream.next({ event: 'content_block_delta', data: '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}' }),
     ).toEqual([text('Hi')]);
@@ -40,8 +40,8 @@ describe('the translators, without HTTP', () => {
     expect(stream.next({ event: 'message_stop', data: '{"type":"message_stop"}' })).toEqual([end('stop')]);
   });
 
-  it('AnthropicStream: refusal is an error', () => {
-    const stream = new AnthropicStream();
+  it('AnthropicTranslator: refusal is an error', () => {
+    const stream = new AnthropicTranslator();
     stream.next({ data: '{"type":"message_delta","delta":{"stop_reason":"refusal"}}' });
     expect(stream.end()).toEqual([{ type: 'message_end', stopReason: 'error', errorMessage: 'stop_reason refusal: the model declined to answer' }]);
   });

@@ -1,7 +1,8 @@
 import type { AgentMessage, Provider, ProviderEvent, ProviderInput } from '../types.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
-import type { SseEvent } from './sse.js';
-import { HttpProviderOptions, WireError, WireTranslator, httpSettings, streamRequest } from './transport.js';
+import { isPlainObject } from '../util/values.js';
+import type { SseEvent } from './http/sse.js';
+import { HttpProviderOptions, WireError, WireTranslator, httpSettings, streamRequest } from './http/transport.js';
 
 /** Options of {@link anthropicProvider}. `baseURL` excludes the version: default `https://api.anthropic.com`. */
 export interface AnthropicProviderOptions extends HttpProviderOptions {
@@ -34,7 +35,7 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
   return (input: ProviderInput) =>
     streamRequest(
       () => settings.request('/v1/messages', own, anthropicRequest(model, maxTokens, system, input)),
-      () => new AnthropicStream(),
+      () => new AnthropicTranslator(),
     );
 }
 
@@ -124,14 +125,14 @@ interface PendingToolUse {
  * event fails the call.
  *
  * ```ts
- * const stream = new AnthropicStream();
+ * const stream = new AnthropicTranslator();
  * stream.next({ event: 'content_block_delta', data: '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}' });
  * // [text_delta 'Hi']
  * stream.next({ event: 'message_delta', data: '{"type":"message_delta","delta":{"stop_reason":"end_turn"}}' }); // []
  * stream.next({ event: 'message_stop', data: '{"type":"message_stop"}' });                                     // [message_end 'stop']
  * ```
  */
-export class AnthropicStream implements WireTranslator {
+export class AnthropicTranslator implements WireTranslator {
   private readonly toolUses = new Map<number, PendingToolUse>();
   private calls = 0;
   private stopReason: string | undefined;
@@ -195,12 +196,8 @@ export class AnthropicStream implements WireTranslator {
     if (toolUse === undefined) return []; // a text block, or one this adapter does not use
     this.toolUses.delete(index);
     const { id, name, json, input } = toolUse;
-    const parsed = json === '' && isObject(input) ? input : parseArguments(json, name, id);
+    const parsed = json === '' && isPlainObject(input) ? input : parseArguments(json, name, id);
     this.calls++;
     return [{ type: 'tool_call', call: { id, name, input: parsed } }];
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

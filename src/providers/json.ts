@@ -1,5 +1,6 @@
+import { isPlainObject } from '../util/values.js';
 import type { ToolSpec } from '../types.js';
-import { WireError } from './transport.js';
+import { WireError } from './http/transport.js';
 
 /** A tool's inputs as the JSON Schema object the APIs expect: every listed input a required string (P2). */
 export interface InputSchema {
@@ -40,7 +41,7 @@ export function parseArguments(json: string, name: string, id: string): Record<s
   } catch (error) {
     throw new WireError(`invalid JSON in the arguments of tool call ${name} (${id}): ${(error as Error).message}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+  if (!isPlainObject(value)) {
     throw new WireError(`the arguments of tool call ${name} (${id}) are not a JSON object: ${json.slice(0, 200)}`);
   }
   return value as Record<string, unknown>;

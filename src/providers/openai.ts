@@ -1,7 +1,7 @@
 import type { AgentMessage, Provider, ProviderEvent, ProviderInput, ToolCall } from '../types.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
-import type { SseEvent } from './sse.js';
-import { HttpProviderOptions, WireError, WireTranslator, httpSettings, messageOf, streamRequest } from './transport.js';
+import type { SseEvent } from './http/sse.js';
+import { HttpProviderOptions, WireError, WireTranslator, httpSettings, messageOf, streamRequest } from './http/transport.js';
 
 /** Options of {@link openAIChatProvider}. `baseURL` includes the version: default `https://api.openai.com/v1`. */
 export type OpenAIChatProviderOptions = HttpProviderOptions;
@@ -26,7 +26,7 @@ export function openAIChatProvider(options: OpenAIChatProviderOptions): Provider
   return (input: ProviderInput) =>
     streamRequest(
       () => settings.request('/chat/completions', auth, openAIChatRequest(model, system, input)),
-      () => new OpenAIChatStream(),
+      () => new OpenAIChatTranslator(),
     );
 }
 
@@ -104,13 +104,13 @@ interface ChatChunk {
  * that brought a `finish_reason`. Usage-only chunks (`choices: []`) are skipped.
  *
  * ```ts
- * const stream = new OpenAIChatStream();
+ * const stream = new OpenAIChatTranslator();
  * stream.next({ data: '{"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}' }); // [text_delta 'Hi']
  * stream.next({ data: '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}' });             // []
  * stream.next({ data: '[DONE]' });                                                                 // [message_end 'stop']
  * ```
  */
-export class OpenAIChatStream implements WireTranslator {
+export class OpenAIChatTranslator implements WireTranslator {
   private readonly calls: PendingCall[] = [];
   private finishReason: string | undefined;
   private callsSent = false;

@@ -1,7 +1,7 @@
 import { Subscription } from 'rxjs';
 import { ToolProgress, executeTool } from './execute-tool.js';
 import type { ToolRegistry } from './tool-registry.js';
-import type { ToolCall } from './types.js';
+import type { ToolCall } from '../types.js';
 
 /** What a {@link ToolQueue} reports: progress of the call at `index` (its place in the turn's calls). */
 export interface ToolQueueEvents {

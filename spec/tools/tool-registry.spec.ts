@@ -1,8 +1,8 @@
 import { runInNewContext } from 'node:vm';
 import { Observable, lastValueFrom, of, throwError, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { ToolRegistry, ToolResultMessage } from '../src/index.js';
-import { callOf, collectSync, tool } from './support/events.js';
+import { ToolRegistry, ToolResultMessage } from '../../src/index.js';
+import { callOf, collectSync, tool } from '../support/events.js';
 
 const resultOf = (registry: ToolRegistry, name: string, input: unknown = {}): Promise<ToolResultMessage> =>
   lastValueFrom(registry.run({ id: 'c1', name, input: input as Record<string, unknown> }));

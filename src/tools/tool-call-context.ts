@@ -1,4 +1,4 @@
-import type { ToolCall, ToolContext } from './types.js';
+import type { ToolCall, ToolContext } from '../types.js';
 
 /**
  * The context a handler gets. Its `signal` is made only when the handler reads it: most tools never

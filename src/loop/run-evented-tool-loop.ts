@@ -1,7 +1,7 @@
 import { EMPTY, Observable, expand, ignoreElements, queueScheduler, subscribeOn } from 'rxjs';
 import { LoopSettings, runTurn } from './run-turn.js';
 import type { TurnOutcome } from './turn-draft.js';
-import type { AgentMessage, AssistantMessage, LoopEndReason, LoopEvent, LoopOptions } from './types.js';
+import type { AgentMessage, AssistantMessage, LoopEndReason, LoopEvent, LoopOptions } from '../types.js';
 
 /**
  * The default turn cap, as in the series: at most 8 provider calls per loop.

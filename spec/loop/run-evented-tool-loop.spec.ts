@@ -9,8 +9,8 @@ import {
   ToolRegistry,
   runEventedToolLoop,
   scriptedProvider,
-} from '../src/index.js';
-import { answerTurn, call, callOf, collectSync, end, loopEndOf, only, start, text, tool, toolTurn } from './support/events.js';
+} from '../../src/index.js';
+import { answerTurn, call, callOf, collectSync, end, loopEndOf, only, start, text, tool, toolTurn } from '../support/events.js';
 
 const ask = (content = 'hi'): AgentMessage[] => [{ role: 'user', content }];
 const testScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SseEvent, SseParser, readServerSentEvents } from '../../src/providers/sse.js';
-import { fixture } from './loopback-server';
+import { SseEvent, SseParser, readServerSentEvents } from '../../../src/providers/http/sse.js';
+import { fixture } from '../loopback-server';
 
 /** A body that delivers exactly these byte pieces. */
 function bodyOf(pieces: Uint8Array[]): ReadableStream<Uint8Array> {
@@ -59,7 +59,7 @@ describe('SseParser', () => {
 
   it('gives the same events for every fixture however the text is split in two', () => {
     for (const api of ['openai', 'anthropic']) {
-      for (const name of readdirSync(join(__dirname, '..', 'fixtures', api)).filter((file) => file.endsWith('.sse'))) {
+      for (const name of readdirSync(join(__dirname, '..', '..', 'fixtures', api)).filter((file) => file.endsWith('.sse'))) {
         const text = fixture(`${api}/${name}`).toString('utf8');
         const whole = parseAll(text);
         expect(whole.length).toBeGreaterThan(0);

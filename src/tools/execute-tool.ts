@@ -12,8 +12,9 @@ import {
   timer,
 } from 'rxjs';
 import { ToolCallContext } from './tool-call-context.js';
-import { describeFailure, kindOf, toToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
-import type { Tool, ToolCall, ToolOutput, ToolResultMessage, ToolReturn } from './types.js';
+import { isPlainObject, kindOf } from '../util/values.js';
+import { describeFailure, toToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
+import type { Tool, ToolCall, ToolOutput, ToolResultMessage, ToolReturn } from '../types.js';
 
 /** Progress of a running tool: every value of an Observable tool but its last (R14). */
 export interface ToolUpdate {
@@ -128,13 +129,6 @@ function checkInput(tool: Tool, input: unknown): string | undefined {
     }
   }
   return undefined;
-}
-
-/** A plain object from any realm (a vm context, an iframe, `structuredClone`): not null, an array or a class instance. */
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto: object | null = Object.getPrototypeOf(value);
-  return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

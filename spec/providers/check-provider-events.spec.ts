@@ -1,6 +1,6 @@
 import { TestScheduler } from 'rxjs/testing';
-import { ProviderEvent, ProviderProtocolError, checkProviderEvents } from '../src/index.js';
-import { call, end, start, text } from './support/events.js';
+import { ProviderEvent, ProviderProtocolError, checkProviderEvents } from '../../src/index.js';
+import { call, end, start, text } from '../support/events.js';
 
 const values = { s: start(), t: text('hi'), c: call('c1', 'read'), e: end('stop') };
 

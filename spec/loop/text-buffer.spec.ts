@@ -1,4 +1,4 @@
-import { TextBuffer } from '../src/text-buffer.js';
+import { TextBuffer } from '../../src/loop/text-buffer.js';
 
 describe('TextBuffer', () => {
   it.each([0, 1, 1023, 1024, 1025, 5000])('gives back %p deltas joined in order', (count) => {

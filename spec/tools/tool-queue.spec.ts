@@ -1,8 +1,8 @@
 import { Observable, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { ToolRegistry } from '../src/index.js';
-import { ToolQueue } from '../src/tool-queue.js';
-import { callOf, tool } from './support/events.js';
+import { ToolRegistry } from '../../src/index.js';
+import { ToolQueue } from '../../src/tools/tool-queue.js';
+import { callOf, tool } from '../support/events.js';
 
 describe('ToolQueue (R3)', () => {
   function setup(concurrency: number, work: Record<string, Observable<string>>) {

@@ -1,6 +1,7 @@
 import { Observable } from 'rxjs';
-import type { ProviderEvent } from '../types.js';
-import { errorText } from '../tool-result.js';
+import type { ProviderEvent } from '../../types.js';
+import { onAbort } from '../../util/abort-signal.js';
+import { errorText } from '../../util/values.js';
 import { SseEvent, readServerSentEvents } from './sse.js';
 
 /** What the providers call to send a request: the global `fetch`, or any function shaped like it. */
@@ -184,16 +185,16 @@ function backoff(attempt: number): number {
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stop = onAbort(signal, () => {
       clearTimeout(timer);
       reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
+    });
+    if (signal.aborted) return;
+    timer = setTimeout(() => {
+      stop();
       resolve();
     }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 

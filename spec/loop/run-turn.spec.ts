@@ -1,8 +1,8 @@
 import { Observable, of } from 'rxjs';
-import { LoopEvent, ProviderEvent, ToolRegistry } from '../src/index.js';
-import { LoopSettings, runTurn } from '../src/run-turn.js';
-import { TurnOutcome } from '../src/turn-draft.js';
-import { end, start, text } from './support/events.js';
+import { LoopEvent, ProviderEvent, ToolRegistry } from '../../src/index.js';
+import { LoopSettings, runTurn } from '../../src/loop/run-turn.js';
+import { TurnOutcome } from '../../src/loop/turn-draft.js';
+import { end, start, text } from '../support/events.js';
 
 function settings(provider: LoopSettings['provider'], signal?: AbortSignal): LoopSettings {
   return { provider, registry: new ToolRegistry(), maxTurns: 8, concurrency: Infinity, toolTimeoutMs: Infinity, signal };

@@ -1,5 +1,5 @@
 import { EMPTY, MonoTypeOperatorFunction, concat, defer, tap, throwError } from 'rxjs';
-import type { ProviderEvent, StopReason } from './types.js';
+import type { ProviderEvent, StopReason } from '../types.js';
 
 /** A provider broke the event protocol: the message says how. */
 export class ProviderProtocolError extends Error {

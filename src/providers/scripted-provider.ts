@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import type { Provider, ProviderEvent, ProviderInput } from './types.js';
+import type { Provider, ProviderEvent, ProviderInput } from '../types.js';
 
 /** One turn of a script: its events, or a function that makes them from what the model was sent. */
 export type ScriptedTurn = readonly ProviderEvent[] | ((input: ProviderInput) => readonly ProviderEvent[]);

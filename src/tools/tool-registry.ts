@@ -1,8 +1,8 @@
 import { Observable, defaultIfEmpty, defer, filter, map, takeUntil } from 'rxjs';
-import { fromAbortSignal } from './abort-signal.js';
+import { fromAbortSignal } from '../util/abort-signal.js';
 import { ToolDone, executeTool } from './execute-tool.js';
-import { toolErrorMessage } from './tool-result.js';
-import type { Tool, ToolCall, ToolResultMessage, ToolSpec } from './types.js';
+import { abortedResult } from './tool-result.js';
+import type { Tool, ToolCall, ToolResultMessage, ToolSpec } from '../types.js';
 
 /**
  * The tools a loop may run, by name. Lookups use own names only (a `Map`), so `__proto__` or
@@ -69,7 +69,7 @@ export class ToolRegistry {
         filter((progress): progress is ToolDone => progress.type === 'tool_done'),
         map((done) => done.message),
         takeUntil(fromAbortSignal(signal)),
-        defaultIfEmpty(toolErrorMessage(call, 'error: aborted')),
+        defaultIfEmpty(abortedResult(call)),
       ),
     );
   }

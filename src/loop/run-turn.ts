@@ -1,9 +1,9 @@
 import { Observable, Subscription, from } from 'rxjs';
-import { EventOrder, ProviderProtocolError } from './check-provider-events.js';
-import type { ToolRegistry } from './tool-registry.js';
-import { ToolQueue } from './tool-queue.js';
+import { EventOrder, ProviderProtocolError } from '../providers/check-provider-events.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import { ToolQueue } from '../tools/tool-queue.js';
 import { TurnDraft, TurnOutcome } from './turn-draft.js';
-import type { AgentMessage, LoopEvent, Provider, ProviderEvent } from './types.js';
+import type { AgentMessage, LoopEvent, Provider, ProviderEvent } from '../types.js';
 
 /** The loop's options, checked once per `runEventedToolLoop` call. */
 export interface LoopSettings {

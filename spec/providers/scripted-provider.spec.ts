@@ -1,6 +1,6 @@
 import { lastValueFrom, toArray } from 'rxjs';
-import { ProviderEvent, ProviderInput, scriptedProvider } from '../src/index.js';
-import { answerTurn, call, end, start, text } from './support/events.js';
+import { ProviderEvent, ProviderInput, scriptedProvider } from '../../src/index.js';
+import { answerTurn, call, end, start, text } from '../support/events.js';
 
 const input = (content: string): ProviderInput => ({ messages: [{ role: 'user', content }], tools: [] });
 

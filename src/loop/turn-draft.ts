@@ -1,7 +1,8 @@
-import { ProviderProtocolError } from './check-provider-events.js';
+import { ProviderProtocolError } from '../providers/check-provider-events.js';
 import { TextBuffer } from './text-buffer.js';
-import type { ToolDone } from './execute-tool.js';
-import { errorText, toolErrorMessage } from './tool-result.js';
+import type { ToolDone } from '../tools/execute-tool.js';
+import { abortedResult } from '../tools/tool-result.js';
+import { errorText } from '../util/values.js';
 import type {
   AgentMessage,
   AssistantMessage,
@@ -11,7 +12,7 @@ import type {
   StopReason,
   ToolCall,
   ToolResultMessage,
-} from './types.js';
+} from '../types.js';
 
 /** What the loop needs to know about a finished turn to decide whether to go on. */
 export interface TurnOutcome {
@@ -84,7 +85,7 @@ export class TurnDraft {
     const toolResults = this.calls.map((call, index) => {
       const done = this.results[index];
       if (done !== undefined) return done.message;
-      const message = toolErrorMessage(call, 'error: aborted');
+      const message = abortedResult(call);
       events.push({ type: 'tool_result', message });
       return message;
     });

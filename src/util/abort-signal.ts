@@ -1,0 +1,40 @@
+import { Observable } from 'rxjs';
+
+/**
+ * Calls `listener` once when `signal` aborts (at once if it already has) and returns what removes it,
+ * so that a long-lived signal collects no listeners. The one place the library listens to a signal.
+ *
+ * ```ts
+ * const stop = onAbort(signal, () => controller.abort());
+ * // … later, when the work is done
+ * stop();
+ * ```
+ */
+export function onAbort(signal: AbortSignal, listener: () => void): () => void {
+  if (signal.aborted) {
+    listener();
+    return noop;
+  }
+  signal.addEventListener('abort', listener, { once: true });
+  return () => signal.removeEventListener('abort', listener);
+}
+
+/**
+ * Emits once and completes when `signal` aborts, at once if it already has; never without a signal.
+ *
+ * ```text
+ * signal:        ----abort
+ * fromAbort:     ----(x|)
+ * ```
+ */
+export function fromAbortSignal(signal: AbortSignal | undefined): Observable<void> {
+  return new Observable<void>((subscriber) => {
+    if (!signal) return;
+    return onAbort(signal, () => {
+      subscriber.next();
+      subscriber.complete();
+    });
+  });
+}
+
+function noop(): void {}

@@ -1,0 +1,50 @@
+/**
+ * What a value is, asked once for the whole library: plain-object checks, a value's kind for an error
+ * message, and the text of anything thrown.
+ */
+
+/** A plain object from any realm (a vm context, an iframe, `structuredClone`): not null, an array or a class instance. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto: object | null = Object.getPrototypeOf(value);
+  return proto === null || Object.getPrototypeOf(proto) === null;
+}
+
+/** `null`, `an array`, `a string`, `a Map`…: what a value is, for an error message. */
+export function kindOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value !== 'object') return `a ${typeof value}`;
+  const name: unknown = Object.getPrototypeOf(value)?.constructor?.name;
+  return typeof name === 'string' && name !== 'Object' && name !== '' ? `a ${name}` : 'an object';
+}
+
+/** A value as an option's error message shows it: `"3", a string`; `null`; `[object Object], an object`. */
+export function shown(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  let text: string;
+  try {
+    text = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'function' ? 'a function' : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = String(value);
+  }
+  if (typeof value === 'function') return text;
+  if (text.length > 60) text = `${text.slice(0, 57)}...`;
+  return `${text}, ${kindOf(value)}`;
+}
+
+/** The text of anything thrown, rejected or sent as an Observable error. */
+export function errorText(error: unknown): string {
+  // by shape, not `instanceof`: errors from another realm (a vm context, jest's sandbox) count too
+  if (isErrorLike(error)) return error.message || error.name || 'unknown error';
+  if (typeof error === 'string') return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+function isErrorLike(value: unknown): value is { message: string; name?: string } {
+  return typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string';
+}
