@@ -4,7 +4,6 @@ export type {
   LoopEndReason,
   LoopEvent,
   LoopEventOf,
-  LoopOptions,
   Provider,
   ProviderEvent,
   ProviderInput,
@@ -18,7 +17,10 @@ export type {
   ToolSpec,
   UserMessage,
 } from './types.js';
-export { MAX_TURNS, runEventedToolLoop } from './loop/run-evented-tool-loop.js';
+export { runEventedToolLoop } from './loop/run-evented-tool-loop.js';
+export { MAX_TURNS } from './loop/loop-options.js';
+export type { LoopOptions } from './loop/loop-options.js';
+export { expandLast } from './loop/expand-last.js';
 export { ToolRegistry } from './tools/tool-registry.js';
 export { scriptedProvider } from './providers/scripted-provider.js';
 export type { ScriptedProvider, ScriptedTurn } from './providers/scripted-provider.js';

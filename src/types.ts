@@ -1,5 +1,4 @@
 import type { Observable } from 'rxjs';
-import type { ToolRegistry } from './tools/tool-registry.js';
 
 /** Why an assistant message ended. `length` and `aborted` extend the series. */
 export type StopReason = 'stop' | 'toolUse' | 'length' | 'error' | 'aborted';
@@ -134,21 +133,3 @@ export type LoopEvent =
 
 /** Picks one member of {@link LoopEvent} by its `type`. */
 export type LoopEventOf<T extends LoopEvent['type']> = Extract<LoopEvent, { type: T }>;
-
-/** The options of {@link runEventedToolLoop}. */
-export interface LoopOptions {
-  provider: Provider;
-  registry: ToolRegistry;
-  /** The conversation so far; never mutated. */
-  messages: readonly AgentMessage[];
-  /** At most this many turns, i.e. provider subscriptions (default {@link MAX_TURNS}). */
-  maxTurns?: number;
-  /** `'parallel'` (default) runs a turn's calls at once; `'sequential'` one at a time in call order. */
-  toolExecution?: 'parallel' | 'sequential';
-  /** Parallel mode: at most this many tools at once (default: no cap). */
-  maxConcurrency?: number;
-  /** Aborting ends the loop cleanly, with `loop_end` reason `'aborted'` (R11). */
-  signal?: AbortSignal;
-  /** A tool still running after this many ms fails (R16). Default: no limit. */
-  toolTimeoutMs?: number;
-}

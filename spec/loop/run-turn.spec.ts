@@ -1,21 +1,48 @@
-import { Observable, of } from 'rxjs';
+import { Observable, map, of } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
 import { LoopEvent, ProviderEvent, ToolRegistry } from '../../src/index.js';
-import { LoopSettings, runTurn } from '../../src/loop/run-turn.js';
-import { TurnOutcome } from '../../src/loop/turn-draft.js';
-import { end, start, text } from '../support/events.js';
+import type { LoopSettings } from '../../src/loop/loop-options.js';
+import { runTurn } from '../../src/loop/run-turn.js';
+import { outcomeOf } from '../../src/loop/turn-draft.js';
+import { call, end, start, text, tool } from '../support/events.js';
 
-function settings(provider: LoopSettings['provider'], signal?: AbortSignal): LoopSettings {
-  return { provider, registry: new ToolRegistry(), maxTurns: 8, concurrency: Infinity, toolTimeoutMs: Infinity, signal };
+function settings(provider: LoopSettings['provider'], options: Partial<LoopSettings> = {}): LoopSettings {
+  return {
+    provider,
+    registry: new ToolRegistry(),
+    messages: [],
+    maxTurns: 8,
+    concurrency: Infinity,
+    toolTimeoutMs: Infinity,
+    signal: undefined,
+    ...options,
+  };
 }
 
-function play(loop: LoopSettings): { events: LoopEvent[]; outcomes: TurnOutcome[] } {
+function play(loop: LoopSettings): LoopEvent[] {
   const events: LoopEvent[] = [];
-  const outcomes: TurnOutcome[] = [];
-  runTurn(1, [{ role: 'user', content: 'hi' }], loop, (event) => events.push(event)).subscribe((o) => outcomes.push(o));
-  return { events, outcomes };
+  runTurn(1, [{ role: 'user', content: 'hi' }], loop).subscribe((event) => events.push(event));
+  return events;
 }
 
 describe('runTurn', () => {
+  it('is an Observable of the turn: events as they come, turn_end last, then complete (R18)', () => {
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, expectObservable }) => {
+      const provider = cold('-s-c-----e|', { s: start(), c: call('c1', 'slow'), e: end('toolUse') });
+      const slow = cold('       ---(r|)', { r: 'done' });
+      const registry = new ToolRegistry().register(tool('slow', () => slow));
+      const turn = runTurn(1, [{ role: 'user', content: 'hi' }], settings(() => provider, { registry }));
+      expectObservable(turn.pipe(map(line))).toBe('Ts-c--r--e(E|)', {
+        T: 'turn_start 1',
+        s: 'message_start',
+        c: 'tool_call slow',
+        r: 'tool_result slow: done',
+        e: 'message_end',
+        E: 'turn_end 1: user, assistant, toolResult',
+      });
+    });
+  });
+
   it('stops listening to a synchronous provider at its first broken event', () => {
     let emittedAfter = 0;
     const provider = () =>
@@ -27,9 +54,9 @@ describe('runTurn', () => {
         subscriber.next(end('stop'));
         subscriber.complete();
       });
-    const { events, outcomes } = play(settings(provider));
+    const events = play(settings(provider));
     expect(events.map((e) => e.type)).toEqual(['turn_start', 'message_start', 'turn_end']);
-    expect(outcomes[0]!.assistant).toMatchObject({ content: '', stopReason: 'error', errorMessage: 'provider sent a second message_start' });
+    expect(lastTurnEnd(events).assistant).toMatchObject({ content: '', stopReason: 'error', errorMessage: 'provider sent a second message_start' });
     expect(emittedAfter).toBe(1); // the provider went on; nothing it sent after the fault was taken
   });
 
@@ -37,19 +64,43 @@ describe('runTurn', () => {
     const controller = new AbortController();
     controller.abort();
     const provider = jest.fn(() => of(start(), end('stop')));
-    const { events, outcomes } = play(settings(provider, controller.signal));
+    const events = play(settings(provider, { signal: controller.signal }));
     expect(provider).not.toHaveBeenCalled();
     expect(events.map((e) => e.type)).toEqual(['turn_start', 'turn_end']);
-    expect(outcomes[0]!.assistant.stopReason).toBe('aborted');
+    expect(lastTurnEnd(events).assistant.stopReason).toBe('aborted');
   });
 
-  it('emits the outcome after turn_end, with the loop own history', () => {
-    const { events, outcomes } = play(settings(() => of(start(), text('ok'), end('stop'))));
-    const turnEnd = events[events.length - 1]!;
-    expect(turnEnd.type).toBe('turn_end');
-    if (turnEnd.type !== 'turn_end') return;
-    expect(outcomes).toHaveLength(1);
-    expect(outcomes[0]!.history).toEqual(turnEnd.messages);
-    expect(outcomes[0]!.history).not.toBe(turnEnd.messages);
+  it('carries its outcome on turn_end, where no consumer sees it: the loop own history', () => {
+    const events = play(settings(() => of(start(), text('ok'), end('stop'))));
+    const turnEnd = lastTurnEnd(events);
+    const outcome = outcomeOf(turnEnd);
+    expect(outcome.history).toEqual(turnEnd.messages);
+    expect(outcome.history).not.toBe(turnEnd.messages);
+    // invisible to consumers: keys, spread, JSON and structuredClone see the public event only
+    expect(Object.keys(turnEnd)).toEqual(['type', 'turn', 'assistant', 'toolResults', 'messages']);
+    expect(structuredClone(turnEnd)).toStrictEqual({ ...turnEnd });
+    expect(() => outcomeOf({ ...turnEnd })).toThrow('a turn_end that no turn of this loop made');
   });
 });
+
+function lastTurnEnd(events: LoopEvent[]): Extract<LoopEvent, { type: 'turn_end' }> {
+  const last = events[events.length - 1];
+  if (last?.type !== 'turn_end') throw new Error(`the last event is ${last?.type}, not turn_end`);
+  return last;
+}
+
+/** A short line per event; the history as its roles. */
+function line(event: LoopEvent): string {
+  switch (event.type) {
+    case 'turn_start':
+      return `turn_start ${event.turn}`;
+    case 'tool_call':
+      return `tool_call ${event.call.name}`;
+    case 'tool_result':
+      return `tool_result ${event.message.toolName}: ${event.message.content}`;
+    case 'turn_end':
+      return `turn_end ${event.turn}: ${event.messages.map((m) => m.role).join(', ')}`;
+    default:
+      return event.type;
+  }
+}

@@ -12,7 +12,7 @@ describe('ToolQueue (R3)', () => {
     let idle = 0;
     const queue = new ToolQueue(registry, concurrency, Infinity, {
       progress: (index, progress) => {
-        if (progress.type === 'tool_done') finished.push(`${index}:${progress.message.content}`);
+        if (progress.type === 'settled') finished.push(`${index}:${progress.message.content}`);
       },
       idle: () => idle++,
     });

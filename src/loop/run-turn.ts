@@ -1,62 +1,47 @@
 import { Observable, Subscription, from } from 'rxjs';
 import { EventOrder, ProviderProtocolError } from '../providers/check-provider-events.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
 import { ToolQueue } from '../tools/tool-queue.js';
-import { TurnDraft, TurnOutcome } from './turn-draft.js';
-import type { AgentMessage, LoopEvent, Provider, ProviderEvent } from '../types.js';
-
-/** The loop's options, checked once per `runEventedToolLoop` call. */
-export interface LoopSettings {
-  provider: Provider;
-  registry: ToolRegistry;
-  maxTurns: number;
-  /** How many tools of a turn may run at once: 1 in sequential mode. */
-  concurrency: number;
-  toolTimeoutMs: number;
-  signal: AbortSignal | undefined;
-}
+import type { AgentMessage, LoopEvent, ProviderEvent } from '../types.js';
+import { onAbort } from '../util/abort-signal.js';
+import type { LoopSettings } from './loop-options.js';
+import { TurnDraft } from './turn-draft.js';
 
 /**
- * One turn. It hands its events to `emit` as they happen: `turn_start`, the events of one provider
- * call as they arrive (R2), the tools' progress and results — each tool started as soon as its
- * `tool_call` arrives (R3) — and, once the provider has finished and every tool has too, `turn_end`
- * with the history after the turn (R4, R5). Then it emits what the turn came to, for the loop to decide
- * whether to go on, and completes.
+ * One turn, as an Observable of the loop's events: `turn_start`, the events of one provider call as
+ * they arrive (R2), the tools' progress and results — each tool started as soon as its `tool_call`
+ * arrives (R3) — and, once the provider has finished and every tool has too, `turn_end` with the
+ * history after the turn (R4, R5). `turn_end` is its last value; then it completes.
  *
  * ```text
- * provider:   -s-c-----e|          s = message_start, c = tool_call, e = message_end(toolUse)
- * tool:          ---r|             (starts with c)
- * emit:      Ts-c---r--eE          T = turn_start, r = tool_result, E = turn_end
- * runTurn:   ----------(o|)        o = the turn's outcome
+ * provider:  -s-c-----e|           s = message_start, c = tool_call, e = message_end(toolUse)
+ * tool:         ---(r|)            starts with c
+ * runTurn:   Ts-c--r--e(E|)        T = turn_start, r = tool_result, E = turn_end (spec/loop/run-turn.spec.ts)
  * ```
  *
- * A provider that errors or breaks the event order ends the turn with stop reason `error`; the tools
- * it already asked for still finish (R10). The loop's `signal` stops the provider and every tool, and
- * the turn still ends, with stop reason `aborted` (R11). Unsubscribing tears everything down.
+ * A provider that errors or breaks the event order ends the turn with stop reason `error` (its
+ * subscription's `error` callback, below: the provider is not a stream of the turn's own, so there is
+ * nothing for `catchError` to replace); the tools it already asked for still finish (R10). The loop's
+ * `signal` stops the provider and every tool, and the turn still ends, with stop reason `aborted` (R11).
+ * Unsubscribing tears everything down.
  *
- * It is one hand-written Observable rather than a chain of operators, and its events go straight to
- * `emit` rather than down the loop's pipeline: an agent turn streams many small events, and every
- * layer between the provider and the consumer would cost each of them (see bench/).
+ * One hand-written Observable rather than a chain of operators: an agent turn streams many small
+ * events, and every operator between the provider and the consumer would cost each of them (bench/).
+ * `history` is the loop's own array: the turn appends its messages to it (see `TurnDraft`).
  */
-export function runTurn(
-  turn: number,
-  history: AgentMessage[],
-  loop: LoopSettings,
-  emit: (event: LoopEvent) => void,
-): Observable<TurnOutcome> {
-  return new Observable<TurnOutcome>((subscriber) => {
+export function runTurn(turn: number, history: AgentMessage[], loop: LoopSettings): Observable<LoopEvent> {
+  return new Observable<LoopEvent>((subscriber) => {
     const draft = new TurnDraft(turn, history);
     const order = new EventOrder();
     let streaming = true; // the provider has not finished yet
     let provider: Subscription | undefined;
 
-    // A consumer may abort while an event is being delivered to it (say, in a `tap`). The turn then
+    // A consumer may abort while an event is being delivered to it (in a `tap`, say). The turn then
     // ends once that delivery is over, so that its last events do not overtake the one in flight.
     let delivering = 0;
     let endWanted = false;
     const deliver = (event: LoopEvent) => {
       delivering++;
-      emit(event);
+      subscriber.next(event);
       if (--delivering === 0 && endWanted) end();
     };
 
@@ -68,9 +53,7 @@ export function runTurn(
         return;
       }
       ended = true; // an abort while turn_end is being delivered belongs to the loop, not to this turn
-      const { events, outcome } = draft.finish();
-      for (const event of events) emit(event);
-      subscriber.next(outcome);
+      for (const event of draft.finish()) subscriber.next(event);
       subscriber.complete();
     };
 
@@ -88,26 +71,24 @@ export function runTurn(
       idle: end,
     });
 
-    const onAbort = () => {
+    const abort = () => {
       draft.abort();
       stopStreaming();
       tools.stop();
       end();
     };
 
+    let stopListening: (() => void) | undefined;
     const teardown = () => {
       stopStreaming();
       tools.stop();
-      loop.signal?.removeEventListener('abort', onAbort);
+      stopListening?.();
     };
 
     deliver({ type: 'turn_start', turn });
     if (subscriber.closed) return teardown; // the consumer left at turn_start: no model call
-    if (loop.signal?.aborted) {
-      onAbort();
-      return teardown;
-    }
-    loop.signal?.addEventListener('abort', onAbort, { once: true });
+    if (loop.signal !== undefined) stopListening = onAbort(loop.signal, abort);
+    if (!streaming) return teardown; // aborted already: no model call
 
     let events: Observable<ProviderEvent>;
     try {

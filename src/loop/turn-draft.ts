@@ -1,6 +1,6 @@
 import { ProviderProtocolError } from '../providers/check-provider-events.js';
 import { TextBuffer } from './text-buffer.js';
-import type { ToolDone } from '../tools/execute-tool.js';
+import type { ToolSettled } from '../tools/execute-tool.js';
 import { abortedResult } from '../tools/tool-result.js';
 import { errorText } from '../util/values.js';
 import type {
@@ -25,6 +25,22 @@ export interface TurnOutcome {
   terminated: boolean;
 }
 
+/** The last event of every turn. */
+export type TurnEnd = LoopEventOf<'turn_end'>;
+
+/**
+ * The outcome rides on its `turn_end` under a key that no consumer sees: not enumerable, so
+ * `toEqual`, spreading, `structuredClone` and JSON all see the public event only.
+ */
+const OUTCOME = Symbol('rx-tool-loop turn outcome');
+
+/** What the turn that ended with `turnEnd` came to (the loop's projection reads it to decide). */
+export function outcomeOf(turnEnd: TurnEnd): TurnOutcome {
+  const outcome = (turnEnd as TurnEnd & { [OUTCOME]?: TurnOutcome })[OUTCOME];
+  if (outcome === undefined) throw new Error('rx-tool-loop: a turn_end that no turn of this loop made');
+  return outcome;
+}
+
 /**
  * What one turn has gathered so far — text, calls, results, how the message ended — and the
  * messages it makes at the end (R4): the history, then the assistant message, then one result per
@@ -33,7 +49,7 @@ export interface TurnOutcome {
 export class TurnDraft {
   private readonly text = new TextBuffer();
   private readonly calls: ToolCall[] = [];
-  private readonly results: (ToolDone | undefined)[] = [];
+  private readonly results: (ToolSettled | undefined)[] = [];
   private stopReason: StopReason = 'error';
   private errorMessage: string | undefined;
   private aborted = false;
@@ -70,8 +86,8 @@ export class TurnDraft {
   }
 
   /** The result of the `index`-th call of this turn. */
-  settle(index: number, done: ToolDone): void {
-    this.results[index] = done;
+  settle(index: number, settled: ToolSettled): void {
+    this.results[index] = settled;
   }
 
   /** R11: cancelled from outside; calls without a result get `error: aborted`. */
@@ -79,12 +95,15 @@ export class TurnDraft {
     this.aborted = true;
   }
 
-  /** The `tool_result` events of the calls the abort left without one, then `turn_end`. */
-  finish(): { events: LoopEvent[]; outcome: TurnOutcome } {
+  /**
+   * The `tool_result` events of the calls the abort left without one, then `turn_end` (the history
+   * after the turn, R4), which carries the turn's outcome for the loop (see {@link outcomeOf}).
+   */
+  finish(): LoopEvent[] {
     const events: LoopEvent[] = [];
     const toolResults = this.calls.map((call, index) => {
-      const done = this.results[index];
-      if (done !== undefined) return done.message;
+      const settled = this.results[index];
+      if (settled !== undefined) return settled.message;
       const message = abortedResult(call);
       events.push({ type: 'tool_result', message });
       return message;
@@ -99,15 +118,16 @@ export class TurnDraft {
       history,
       terminated: this.calls.length > 0 && this.calls.every((_, index) => this.results[index]?.terminate === true),
     };
-    const turnEnd: LoopEventOf<'turn_end'> = {
+    const turnEnd: TurnEnd = {
       type: 'turn_end',
       turn: this.turn,
       assistant,
       toolResults: toolResults.slice(),
       messages: history.slice(),
     };
+    Object.defineProperty(turnEnd, OUTCOME, { value: outcome });
     events.push(turnEnd);
-    return { events, outcome };
+    return events;
   }
 
   private assistant(): AssistantMessage {

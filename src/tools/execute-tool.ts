@@ -23,19 +23,22 @@ export interface ToolUpdate {
   content: string;
 }
 
-/** How a tool ended. `terminate` stays inside the loop: the model never sees it. */
-export interface ToolDone {
-  type: 'tool_done';
+/**
+ * How a call ended: its result message. Not a loop event (the loop emits the message as `tool_result`);
+ * `terminate` stays inside the loop, the model never sees it.
+ */
+export interface ToolSettled {
+  type: 'settled';
   message: ToolResultMessage;
   terminate: boolean;
 }
 
-export type ToolProgress = ToolUpdate | ToolDone;
+export type ToolProgress = ToolUpdate | ToolSettled;
 
 /**
  * Runs one call of `tool` (`undefined`: the model asked for a tool nobody registered). Cold: the
  * handler runs on subscribe; unsubscribing tears it down and aborts its `signal`. It never errors:
- * every failure becomes a `ToolDone` with `isError: true` (R9), so it ends with exactly one `ToolDone`.
+ * every failure becomes a `ToolSettled` with `isError: true` (R9), so it ends with exactly one `ToolSettled`.
  *
  * ```text
  * handler (Observable): --a--b--c|
@@ -98,12 +101,12 @@ function settle(promise: PromiseLike<unknown>, call: ToolCall, context: ToolCall
   };
 }
 
-function finish(subscriber: Subscriber<ToolProgress>, last: ToolDone): void {
+function finish(subscriber: Subscriber<ToolProgress>, last: ToolSettled): void {
   subscriber.next(last);
   subscriber.complete();
 }
 
-function resultOf(call: ToolCall, value: unknown): ToolDone {
+function resultOf(call: ToolCall, value: unknown): ToolSettled {
   try {
     const output = toToolOutput(value);
     return done(toolResultMessage(call, output), output.terminate === true);
@@ -112,12 +115,12 @@ function resultOf(call: ToolCall, value: unknown): ToolDone {
   }
 }
 
-function failed(call: ToolCall, error: unknown): ToolDone {
+function failed(call: ToolCall, error: unknown): ToolSettled {
   return done(toolErrorMessage(call, describeFailure(error)));
 }
 
-function done(message: ToolResultMessage, terminate = false): ToolDone {
-  return { type: 'tool_done', message, terminate };
+function done(message: ToolResultMessage, terminate = false): ToolSettled {
+  return { type: 'settled', message, terminate };
 }
 
 /** R9 and R17: the handler runs only on a plain-object input that has every listed key. */

@@ -1,6 +1,6 @@
 import { Subscription } from 'rxjs';
 import { ToolProgress, executeTool } from './execute-tool.js';
-import type { ToolRegistry } from './tool-registry.js';
+import type { ToolLookup } from './tool-registry.js';
 import type { ToolCall } from '../types.js';
 
 /** What a {@link ToolQueue} reports: progress of the call at `index` (its place in the turn's calls). */
@@ -32,7 +32,7 @@ export class ToolQueue {
   private stopped = false;
 
   constructor(
-    private readonly registry: ToolRegistry,
+    private readonly registry: ToolLookup,
     private readonly concurrency: number,
     private readonly timeoutMs: number,
     private readonly events: ToolQueueEvents,

@@ -1,8 +1,11 @@
 import { Observable, defaultIfEmpty, defer, filter, map, takeUntil } from 'rxjs';
 import { fromAbortSignal } from '../util/abort-signal.js';
-import { ToolDone, executeTool } from './execute-tool.js';
+import { ToolSettled, executeTool } from './execute-tool.js';
 import { abortedResult } from './tool-result.js';
 import type { Tool, ToolCall, ToolResultMessage, ToolSpec } from '../types.js';
+
+/** What the loop needs of a registry: the tool of a name, and the specs the model is told. */
+export type ToolLookup = Pick<ToolRegistry, 'get' | 'getSpecs'>;
 
 /**
  * The tools a loop may run, by name. Lookups use own names only (a `Map`), so `__proto__` or
@@ -66,7 +69,7 @@ export class ToolRegistry {
   run(call: ToolCall, signal?: AbortSignal): Observable<ToolResultMessage> {
     return defer(() =>
       executeTool(this.get(call.name), call).pipe(
-        filter((progress): progress is ToolDone => progress.type === 'tool_done'),
+        filter((progress): progress is ToolSettled => progress.type === 'settled'),
         map((done) => done.message),
         takeUntil(fromAbortSignal(signal)),
         defaultIfEmpty(abortedResult(call)),

@@ -19,16 +19,20 @@ export function kindOf(value: unknown): string {
   return typeof name === 'string' && name !== 'Object' && name !== '' ? `a ${name}` : 'an object';
 }
 
-/** A value as an option's error message shows it: `"3", a string`; `null`; `[object Object], an object`. */
+/** A value as an error message shows it, with its kind: `"3", a string`; `NaN, a number`; `null`; `{"a":1}, an object`. */
 export function shown(value: unknown): string {
   if (value === null || value === undefined) return String(value);
+  if (typeof value === 'function') return 'a function';
   let text: string;
-  try {
-    text = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'function' ? 'a function' : (JSON.stringify(value) ?? String(value));
-  } catch {
-    text = String(value);
+  if (typeof value === 'string') text = JSON.stringify(value);
+  else if (typeof value !== 'object') text = String(value);
+  else {
+    try {
+      text = JSON.stringify(value) ?? String(value);
+    } catch {
+      text = String(value);
+    }
   }
-  if (typeof value === 'function') return text;
   if (text.length > 60) text = `${text.slice(0, 57)}...`;
   return `${text}, ${kindOf(value)}`;
 }

@@ -1,0 +1,91 @@
+import { MonoTypeOperatorFunction, Observable, ObservableInput, SchedulerLike, Subscriber, from } from 'rxjs';
+
+/**
+ * Like `expand`, but one inner at a time, and the projection sees only each inner's **last** value.
+ * Every value of the source and of each inner passes straight through; when one completes, `project`
+ * gets its last value and returns the next inner, or `undefined` to complete. An inner that completes
+ * without a value completes the whole. Errors pass through.
+ *
+ * The agent loop is this operator over turns: each turn ends with its `turn_end`, and the projection
+ * reads it to decide — the next turn, or the end — without ever emitting anything itself.
+ *
+ * With a `scheduler`, each next inner is subscribed in a scheduled action instead of inside the
+ * previous inner's `complete`: on a queue-style scheduler, synchronous inners then run one after
+ * another on a flat stack instead of nesting (rxjs `expand` recurses and overflows after ~85
+ * synchronous turns of the loop).
+ *
+ * ```text
+ * source:     -a-b|
+ * inner (b):      -c-d|                 project(b) → inner 2
+ * inner (d):           -e|              project(d) → inner 3; project(e) → undefined
+ * result:     -a-b-c-d-e|
+ * ```
+ *
+ * ```ts
+ * // count down, one inner per step; the projection reads the last value only
+ * of(3).pipe(expandLast((n) => (n > 0 ? of(`${n}…`, n - 1) : undefined)));
+ * // 3, '3…', 2, '2…', 1, '1…', 0
+ * ```
+ */
+export function expandLast<T>(
+  project: (last: T, index: number) => ObservableInput<T> | undefined,
+  scheduler?: SchedulerLike,
+): MonoTypeOperatorFunction<T> {
+  return (source) =>
+    new Observable<T>((subscriber) => {
+      let index = 0;
+      const subscribeTo = (inner: Observable<T>) => {
+        inner.subscribe(
+          new LastValueSubscriber(subscriber, (last) => {
+            let next: ObservableInput<T> | undefined;
+            try {
+              next = project(last, index++);
+            } catch (error) {
+              return subscriber.error(error);
+            }
+            if (next === undefined) return subscriber.complete();
+            const nextInner = from(next);
+            if (scheduler === undefined) return subscribeTo(nextInner);
+            subscriber.add(
+              scheduler.schedule(function () {
+                this.unsubscribe(); // done with: leave `subscriber`, so that a long loop keeps no finished actions
+                subscribeTo(nextInner);
+              }),
+            );
+          }),
+        );
+      };
+      subscribeTo(source);
+    });
+}
+
+/**
+ * Passes values to `destination` and remembers the last; on complete hands it to `done` (or completes
+ * `destination` when there was none). Added to `destination`, so that unsubscribing the result tears
+ * down the running inner at once, even one that is still emitting synchronously.
+ */
+class LastValueSubscriber<T> extends Subscriber<T> {
+  private hasValue = false;
+  private last: T | undefined;
+
+  constructor(
+    destination: Subscriber<T>,
+    private readonly done: (last: T) => void,
+  ) {
+    super(destination);
+  }
+
+  protected override _next(value: T): void {
+    this.hasValue = true;
+    this.last = value;
+    this.destination.next(value);
+  }
+
+  protected override _complete(): void {
+    const { destination, hasValue, last } = this;
+    // leave `destination` before the next inner joins it: a long loop does not pile up finished turns
+    this.unsubscribe();
+    if (hasValue) this.done(last as T);
+    else destination.complete();
+  }
+}

@@ -1,0 +1,98 @@
+import type { ToolLookup, ToolRegistry } from '../tools/tool-registry.js';
+import type { AgentMessage, Provider } from '../types.js';
+import { shown } from '../util/values.js';
+
+/**
+ * The default turn cap, as in the series: at most 8 provider calls per loop.
+ *
+ * ```ts
+ * runEventedToolLoop({ provider, registry, messages, maxTurns: MAX_TURNS * 2 });
+ * ```
+ */
+export const MAX_TURNS = 8;
+
+/** The options of {@link runEventedToolLoop}. */
+export interface LoopOptions {
+  provider: Provider;
+  registry: ToolRegistry;
+  /** The conversation so far; never mutated. */
+  messages: readonly AgentMessage[];
+  /** At most this many turns, i.e. provider subscriptions (default {@link MAX_TURNS}). */
+  maxTurns?: number;
+  /** `'parallel'` (default) runs a turn's calls at once; `'sequential'` one at a time in call order. */
+  toolExecution?: 'parallel' | 'sequential';
+  /** Parallel mode: at most this many tools at once (default: no cap). */
+  maxConcurrency?: number;
+  /** Aborting ends the loop cleanly, with `loop_end` reason `'aborted'` (R11). */
+  signal?: AbortSignal;
+  /** A tool still running after this many ms fails (R16). Default: no limit. */
+  toolTimeoutMs?: number;
+}
+
+/** The loop's options, checked once per `runEventedToolLoop` call. */
+export interface LoopSettings {
+  provider: Provider;
+  registry: ToolLookup;
+  messages: readonly AgentMessage[];
+  maxTurns: number;
+  /** How many tools of a turn may run at once: 1 in sequential mode. */
+  concurrency: number;
+  toolTimeoutMs: number;
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * R8, R16, R20: every option is checked when `runEventedToolLoop` is called, so that nothing the
+ * caller passed can make the Observable error later. Messages name the option and show the value with
+ * its type: `maxTurns must be an integer >= 1 (got "3", a string)`.
+ */
+export function checkOptions(options: LoopOptions): LoopSettings {
+  if (typeof options !== 'object' || options === null) throw new TypeError(problem('options must be an object', options));
+  const { provider, registry, messages, maxTurns = MAX_TURNS, toolExecution = 'parallel' } = options;
+  const { maxConcurrency = Infinity, toolTimeoutMs = Infinity, signal } = options;
+  if (typeof provider !== 'function') throw new TypeError(problem('provider must be a function', provider));
+  if (typeof registry?.get !== 'function' || typeof registry.getSpecs !== 'function') {
+    throw new TypeError(problem('registry must be a ToolRegistry', registry));
+  }
+  if (!Array.isArray(messages)) throw new TypeError(problem('messages must be an array', messages));
+  if (!isInteger(maxTurns)) throw new RangeError(problem('maxTurns must be an integer >= 1', maxTurns));
+  if (!isCount(maxConcurrency)) throw new RangeError(problem('maxConcurrency must be an integer >= 1 or Infinity', maxConcurrency));
+  if (!isCount(toolTimeoutMs)) throw new RangeError(problem('toolTimeoutMs must be an integer >= 1 or Infinity', toolTimeoutMs));
+  if (toolExecution !== 'parallel' && toolExecution !== 'sequential') {
+    throw new RangeError(problem("toolExecution must be 'parallel' or 'sequential'", toolExecution));
+  }
+  if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(problem('signal must be an AbortSignal', signal));
+  return {
+    provider,
+    registry,
+    messages,
+    maxTurns,
+    concurrency: toolExecution === 'sequential' ? 1 : maxConcurrency,
+    toolTimeoutMs,
+    signal,
+  };
+}
+
+function problem(what: string, value: unknown): string {
+  return `runEventedToolLoop: ${what} (got ${shown(value)})`;
+}
+
+function isInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1;
+}
+
+function isCount(value: unknown): value is number {
+  return value === Infinity || isInteger(value);
+}
+
+/** By shape, so that a signal from another realm (a vm context, an iframe, jsdom) counts. */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  const signal = value as Partial<AbortSignal> | null;
+  return (
+    typeof signal === 'object' &&
+    signal !== null &&
+    typeof signal.aborted === 'boolean' &&
+    typeof signal.addEventListener === 'function' &&
+    typeof signal.removeEventListener === 'function'
+  );
+}
