@@ -61,7 +61,7 @@ describe('expandLast', () => {
 
   it('errors pass through; an error thrown by the projection is the result error', () => {
     testScheduler().run(({ cold, expectObservable }) => {
-      expectObservable(cold('-a#').pipe(expandLast(() => EMPTY))).toBe('-a#');
+      expectObservable(cold('-a#').pipe(expandLast<string>(() => EMPTY))).toBe('-a#');
       const boom = new Error('boom');
       const project = () => {
         throw boom;
