@@ -57,7 +57,9 @@ afterAll(() => {
 });
 
 describe('the installed package', () => {
-  it('holds dist and README only, with rxjs as a peer (one copy: the app\'s)', () => {
+  it('holds dist, README and CONTRACT only, with rxjs as a peer (one copy: the app\'s)', () => {
+    const installed = join(project, 'node_modules/rx-tool-loop');
+    expect(readFileSync(join(installed, 'CONTRACT.md'), 'utf8')).toBe(readFileSync(join(root, 'CONTRACT.md'), 'utf8'));
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules/rx-tool-loop/package.json'), 'utf8')) as Record<string, unknown>;
     expect(manifest.peerDependencies).toEqual({ rxjs: expect.stringMatching(/^\^7\.8/) });
     expect(manifest.dependencies).toBeUndefined();

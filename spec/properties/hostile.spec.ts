@@ -1,5 +1,5 @@
 /**
- * Hostile input, end to end through the loop (DESIGN R17, R12): Object.prototype names as tool names,
+ * Hostile input, end to end through the loop (R17, R12): Object.prototype names as tool names,
  * inputs that are not plain objects, 10 MB payloads, extra fields on events, 100,000 synchronous
  * provider events. (spec/tool-registry.spec.ts covers the registry on its own.)
  */

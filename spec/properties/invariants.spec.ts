@@ -1,5 +1,5 @@
 /**
- * Property-based fault and cancellation suite (issue 5): the promises of DESIGN.md, checked on
+ * Property-based fault and cancellation suite (issue 5): the rules of CONTRACT.md, checked on
  * generated scenarios (spec/properties/support/scenario.ts). Each property runs RUNS scenarios
  * (default 1,000; `PROPERTY_RUNS=N` to change; `PROPERTY_SEED=S PROPERTY_PATH=P` with the seed and path
  * fast-check printed replays a failure at once, with `-t` to pick the property).
@@ -98,7 +98,7 @@ describe('properties of the evented tool loop (generated scenarios)', () => {
     );
   });
 
-  it('matches the reference model of DESIGN.md: results, history, loop_end reason, turns (virtual time, no cancellation)', () => {
+  it('matches the reference model of CONTRACT.md: results, history, loop_end reason, turns (virtual time, no cancellation)', () => {
     fc.assert(
       fc.property(scenarioArb({ mode: 'virtual', cancel: false }), (scenario) => {
         const record = runVirtual(scenario);

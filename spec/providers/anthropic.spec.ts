@@ -18,6 +18,7 @@ const provider = (options: Partial<AnthropicProviderOptions> = {}) =>
 
 const stream = (name: string, extra: Reply = {}): Reply => ({ body: fixture(`anthropic/${name}`), ...extra });
 
+// P5: recorded streams replayed in the exact wire format by a server on loopback; P3: how they read
 describe('anthropicProvider: recorded streams', () => {
   const cases: [string, ProviderEvent[], Reply][] = [
     ['text.sse', [start, text('Hello'), text('! 现在是'), text('北京时间'), text('中午 🕛。'), end('stop')], {}],
@@ -63,6 +64,7 @@ describe('anthropicProvider: recorded streams', () => {
   });
 });
 
+// P2: the history and the tools in the API's own format
 describe('anthropicProvider: the request', () => {
   it('posts the history, the system prompt and the tools in the Messages format', async () => {
     server.reply(stream('text.sse'));
@@ -166,6 +168,7 @@ describe('anthropicProvider: the request', () => {
   });
 });
 
+// P4: errors are messages, retries only before anything was emitted, no key in any text
 describe('anthropicProvider: errors and retries', () => {
   it('retries a 529 Overloaded with retry-after: 0, then streams the answer', async () => {
     server.reply({ status: 529, headers: { 'retry-after': '0' }, body: fixture('anthropic/error-529.json') }, stream('text.sse'));
@@ -200,6 +203,7 @@ describe('anthropicProvider: errors and retries', () => {
   });
 });
 
+// P1: one request per subscription, none before it; unsubscribing aborts it
 describe('anthropicProvider: cold, live and cancellable', () => {
   it('sends nothing before subscribe, and one request per subscription', async () => {
     server.reply(stream('text.sse'), stream('text.sse'));

@@ -59,6 +59,7 @@ const expectedRun = [
   'loop_end: stop | user -> assistant -> toolResult -> assistant',
 ];
 
+// P2: a round trip through the loop makes a request the API accepts; P4 and R11 over a real connection
 describe('runEventedToolLoop over HTTP', () => {
   it('OpenAI: turn 2 sends the call and its result back in the Chat Completions format', async () => {
     server.reply({ body: fixture('openai/s04-tool-call.sse') }, { body: fixture('openai/s04-answer.sse') });

@@ -18,6 +18,7 @@ const provider = (options: Partial<OpenAIChatProviderOptions> = {}) =>
 
 const stream = (name: string, extra: Reply = {}): Reply => ({ body: fixture(`openai/${name}`), ...extra });
 
+// P5: recorded streams replayed in the exact wire format by a server on loopback; P3: how they read
 describe('openAIChatProvider: recorded streams', () => {
   const cases: [string, ProviderEvent[], Reply?][] = [
     ['text.sse', [start, text('Hello'), text('! 现在是'), text('北京时间'), text('中午 🕛。'), end('stop')]],
@@ -66,6 +67,7 @@ describe('openAIChatProvider: recorded streams', () => {
   });
 });
 
+// P2: the history and the tools in the API's own format
 describe('openAIChatProvider: the request', () => {
   it('posts the history, the system prompt and the tools in the Chat Completions format', async () => {
     server.reply(stream('text.sse'));
@@ -175,6 +177,7 @@ describe('openAIChatProvider: the request', () => {
   });
 });
 
+// P4: errors are messages, retries only before anything was emitted, no key in any text
 describe('openAIChatProvider: errors and retries', () => {
   it('retries a 429 with retry-after: 0, then streams the answer', async () => {
     server.reply({ status: 429, headers: { 'retry-after': '0' }, body: fixture('openai/error-429.json') }, stream('text.sse'));
@@ -259,6 +262,7 @@ describe('openAIChatProvider: errors and retries', () => {
   });
 });
 
+// P1: one request per subscription, none before it; unsubscribing aborts it
 describe('openAIChatProvider: cold, live and cancellable', () => {
   it('sends nothing before subscribe, and one request per subscription', async () => {
     server.reply(stream('text.sse'), stream('text.sse'));

@@ -1,5 +1,5 @@
 /**
- * The invariants of DESIGN.md as checks on a {@link RunRecord}. Each throws an Error that says what
+ * The invariants of CONTRACT.md as checks on a {@link RunRecord}. Each throws an Error that says what
  * broke; the properties in `spec/properties/*.spec.ts` call them on generated scenarios.
  */
 import type { AgentMessage, LoopEvent, LoopEventOf, ToolCall } from '../../../src/index.js';
@@ -45,7 +45,7 @@ function eventsOf<T extends LoopEvent['type']>(record: RunRecord, type: T): Loop
 }
 
 // ---------------------------------------------------------------------------------------------
-// P1 never errors; exactly one loop_end, last
+// never errors; exactly one loop_end, last (R7, R9, R10)
 
 export function checkEnds(record: RunRecord): void {
   if (record.error !== undefined) fail(`the loop errored: ${String(record.error)}\n${trace(record)}`);
@@ -98,7 +98,7 @@ export function checkEnds(record: RunRecord): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// P2 every messages handed out is provider-valid
+// every messages handed out is provider-valid (R4, R11)
 
 /** Each assistant's calls are followed, directly, by exactly one result each, in call order; no result without its call. */
 export function providerValidity(messages: readonly AgentMessage[]): string | undefined {
@@ -167,7 +167,7 @@ export function checkValidHistories(record: RunRecord): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// P3 the cap
+// the cap (R8)
 
 export function checkCap(record: RunRecord): void {
   const maxTurns = record.scenario.maxTurns ?? DEFAULT_MAX_TURNS;
@@ -192,7 +192,7 @@ export function checkCap(record: RunRecord): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// P4 nothing left running
+// nothing left running (R11, R16)
 
 export function checkNoLeaks(record: RunRecord): void {
   if (record.hung) fail(`the loop never ended\n${trace(record)}`);
@@ -212,7 +212,7 @@ export function checkNoLeaks(record: RunRecord): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// P5 the caller's messages
+// the caller's messages (R1)
 
 export function checkCallerUntouched(record: RunRecord): void {
   if (record.callerMessages.length !== record.callerElements.length) fail(`the caller's messages array changed length`);
@@ -233,7 +233,7 @@ export function comparable(record: RunRecord, withTimes: boolean): unknown {
 }
 
 // ---------------------------------------------------------------------------------------------
-// P6 the text
+// the text (R2, R4, R10)
 
 const PROVIDER_TYPES = new Set(['message_start', 'text_delta', 'tool_call', 'message_end']);
 
@@ -287,7 +287,7 @@ export function checkText(record: RunRecord): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// P8 the caller's signal
+// the caller's signal (R11)
 
 export function checkAbort(record: RunRecord): void {
   if (record.abortedAfter === undefined) return;

@@ -1,5 +1,5 @@
 /**
- * What DESIGN.md says a scenario must produce, computed without rxjs: the reference model for the
+ * What CONTRACT.md says a scenario must produce, computed without rxjs: the reference model for the
  * model-based property. It covers scenarios without cancellation whose timing cannot race (virtual
  * time, where tool durations are even and timeouts odd, so they never tie).
  */

@@ -2,7 +2,7 @@
  * Generated scenarios for the property suite: what the provider sends on each turn (with optional
  * faults), what each tool does when it is called, the loop's options and a cancellation. A scenario is
  * plain data; `spec/properties/support/harness.ts` plays it, `spec/properties/support/model.ts` says
- * what the rules (DESIGN.md) expect of it, and `describeScenario` prints it when a property fails.
+ * what the rules (CONTRACT.md) expect of it, and `describeScenario` prints it when a property fails.
  */
 import fc from 'fast-check';
 import type { AgentMessage, StopReason, ToolCall } from '../../../src/index.js';
@@ -49,7 +49,7 @@ export interface CallSpec {
 export type Step = { delay: number; kind: 'text'; text: string } | { delay: number; kind: 'call'; call: CallSpec };
 
 /**
- * Provider faults (DESIGN R10). `at` is clipped to the turn's event count, so it shrinks towards the start.
+ * Provider faults (R10). `at` is clipped to the turn's event count, so it shrinks towards the start.
  * - error: the Observable errors instead of sending its `at`-th event;
  * - noEnd: it completes without `message_end`;
  * - beforeStart / afterEnd / secondStart: an event out of order;

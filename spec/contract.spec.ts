@@ -1,0 +1,130 @@
+/**
+ * The repository owns its contract: CONTRACT.md states the rules, and the code and the specs cite them
+ * by number. This spec checks that the two agree and that nothing points outside the repository.
+ *
+ * - No file git knows (tracked, or new and not ignored) names the brief the project was built from, or
+ *   a path that leaves the repository: an absolute home or work folder, or a relative `../…` path that
+ *   climbs above the root from where its file lives.
+ * - Every rule number cited in src/, spec/, marbles/, examples/ and README.md is defined in CONTRACT.md,
+ *   and every rule CONTRACT.md defines is cited by at least one spec or marble file (ranges such as
+ *   "R1–R17" prove nothing and do not count as citations).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+
+const root = resolve(__dirname, '..');
+const self = relative(root, __filename).split(sep).join('/');
+
+/** The files git knows about: tracked, plus new ones that are not ignored (so a file is checked before its first commit). */
+function gitFiles(): string[] {
+  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' });
+  const files = [...new Set(out.split('\0').filter((file) => file !== ''))];
+  // a file deleted in the working tree but not yet in the index is no longer part of the repository
+  return files.filter((file) => existsSync(join(root, file)) && statSync(join(root, file)).isFile()).sort();
+}
+
+function read(file: string): string {
+  return readFileSync(join(root, file), 'utf8');
+}
+
+const files = gitFiles();
+
+describe('the repository points at nothing outside itself', () => {
+  // written so that this file does not match its own patterns
+  const brief = /\bd[e]sign\.md\b/i;
+  const sharedFolder = /\.\.\/s[h]ared\b/;
+  const absolute = /(?:^|[\s'"`(=:])(\/(?:w[o]rk|h[o]me|r[o]ot|U[s]ers)\/[^\s'"`)]*)/m;
+  const climbing = /(?:^|[^\w.\/-])((?:\.\.\/)+)/g;
+
+  it('finds the files to check', () => {
+    expect(files).toContain('CONTRACT.md');
+    expect(files).toContain('README.md');
+    expect(files).toContain(self);
+  });
+
+  it('no file names the brief, a shared folder beside the repository, or an absolute path on this machine', () => {
+    const found: string[] = [];
+    for (const file of files) {
+      const lines = read(file).split('\n');
+      lines.forEach((line, index) => {
+        const hit = brief.exec(line)?.[0] ?? sharedFolder.exec(line)?.[0] ?? absolute.exec(line)?.[1];
+        if (hit !== undefined) found.push(`${file}:${index + 1}: ${hit}`);
+      });
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('no relative path climbs above the repository root from the file that holds it', () => {
+    const found: string[] = [];
+    for (const file of files) {
+      const lines = read(file).split('\n');
+      lines.forEach((line, index) => {
+        for (const match of line.matchAll(climbing)) {
+          const target = resolve(root, dirname(file), match[1]!);
+          const inside = target === root || target.startsWith(root + sep);
+          if (!inside) found.push(`${file}:${index + 1}: ${match[1]} leaves the repository`);
+        }
+      });
+    }
+    expect(found).toEqual([]);
+  });
+});
+
+describe('CONTRACT.md and the rule numbers cited in the repository agree', () => {
+  const contract = read('CONTRACT.md');
+  /** A rule is defined by a list item that opens with its number in bold: `- **R4 The history …**`. */
+  const defined = [...contract.matchAll(/^- \*\*([RP]\d+)\b/gm)].map((match) => match[1]!);
+  const definedSet = new Set(defined);
+
+  const rule = /\b([RP])(\d+)\b/g;
+  const range = /\b([RP])(\d+)\s*[–-]\s*([RP])(\d+)\b/g;
+  const isSource = (file: string) => /\.(ts|md|js|mjs|cjs)$/.test(file);
+  const citing = files.filter(
+    (file) => isSource(file) && (file === 'README.md' || /^(src|spec|marbles|examples)\//.test(file)) && file !== self,
+  );
+
+  /** The rule numbers a text cites, each with the line it is on; a range counts only as its two ends. */
+  function citations(text: string): { rule: string; line: number; inRange: boolean }[] {
+    const found: { rule: string; line: number; inRange: boolean }[] = [];
+    text.split('\n').forEach((line, index) => {
+      const ranged = new Set<number>();
+      for (const match of line.matchAll(range)) {
+        const start = match.index;
+        found.push({ rule: `${match[1]}${match[2]}`, line: index + 1, inRange: true });
+        found.push({ rule: `${match[3]}${match[4]}`, line: index + 1, inRange: true });
+        for (let i = start; i < start + match[0].length; i++) ranged.add(i);
+      }
+      for (const match of line.matchAll(rule)) {
+        if (!ranged.has(match.index)) found.push({ rule: `${match[1]}${match[2]}`, line: index + 1, inRange: false });
+      }
+    });
+    return found;
+  }
+
+  const cited = citing.flatMap((file) => citations(read(file)).map((citation) => ({ file, ...citation })));
+
+  it('defines each rule once, numbered without gaps from 1', () => {
+    expect(defined.length).toBeGreaterThan(0);
+    expect(defined.length).toBe(definedSet.size);
+    for (const letter of ['R', 'P']) {
+      const numbers = defined.filter((id) => id[0] === letter).map((id) => Number(id.slice(1)));
+      expect(numbers).toEqual(numbers.map((_, index) => index + 1));
+    }
+  });
+
+  it('defines every rule number that src/, spec/, marbles/, examples/ or README.md cites', () => {
+    const undefinedRules = cited
+      .filter(({ rule: id }) => !definedSet.has(id))
+      .map(({ file, line, rule: id }) => `${file}:${line}: ${id} is not defined in CONTRACT.md`);
+    expect(undefinedRules).toEqual([]);
+  });
+
+  it('has every rule it defines cited by at least one spec or marble file', () => {
+    const proven = new Set(
+      cited.filter(({ file, inRange }) => !inRange && /^(spec|marbles)\/.*\.ts$/.test(file)).map(({ rule: id }) => id),
+    );
+    const uncited = defined.filter((id) => !proven.has(id));
+    expect(uncited).toEqual([]);
+  });
+});
