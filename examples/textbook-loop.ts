@@ -16,7 +16,7 @@
  *   event of the one before, so the call stack grows with every turn until it overflows (in turn 134
  *   in the spec, on Node 20), and the loop stops without `loop_end`, error or completion: rxjs catches
  *   the `RangeError`, has no stack left to deliver it, and drops it. The library subscribes each next
- *   turn from a trampoline (a queue scheduler): still synchronous, but a flat stack.
+ *   turn from a trampoline of its own (`Trampoline`, a queue scheduler per loop): still synchronous, but a flat stack.
  * - R4, the history. `toArray()` collects the results in completion order; the library keeps one slot
  *   per call, so each result follows its request (call order), as every provider API requires.
  * - R10, R11, failures and cancellation. A provider that errors errors the whole loop, and there is no
