@@ -5,5 +5,10 @@ module.exports = {
   testMatch: ['**/*.spec.ts', '**/*.marble.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   // sources import './x.js' (ESM-ready); jest resolves the .ts file
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    // tests written as users write them import the package by its name
+    '^rx-tool-loop$': '<rootDir>/src/index.ts',
+    '^rx-tool-loop/testing$': '<rootDir>/src/testing/index.ts',
+  },
 };

@@ -1,0 +1,66 @@
+import { of, toArray } from 'rxjs';
+import type { AgentMessage, LoopEvent } from 'rx-tool-loop';
+import { call, describeEvent, described, end, loopLegend, start, text } from 'rx-tool-loop/testing';
+
+const history: AgentMessage[] = [
+  { role: 'user', content: 'go' },
+  {
+    role: 'assistant',
+    content: 'hm',
+    stopReason: 'toolUse',
+    toolCalls: [
+      { id: 'slow', name: 'slow', input: {} },
+      { id: 'fast', name: 'fast', input: {} },
+    ],
+  },
+  { role: 'toolResult', toolCallId: 'slow', toolName: 'slow', content: 'S', isError: false },
+  { role: 'toolResult', toolCallId: 'fast', toolName: 'fast', content: 'F', isError: false },
+];
+
+describe('describeEvent (T2)', () => {
+  it.each<[LoopEvent, string]>([
+    [{ type: 'turn_start', turn: 1 }, 'turn_start 1'],
+    [start, 'message_start'],
+    [text('hi'), 'text_delta hi'],
+    [call('slow'), 'tool_call slow'],
+    [{ type: 'tool_update', toolCallId: 'slow', content: '50%' }, 'tool_update slow: 50%'],
+    [{ type: 'tool_result', message: { role: 'toolResult', toolCallId: 'slow', toolName: 'slow', content: 'S', isError: false } }, 'tool_result slow: S'],
+    [
+      { type: 'tool_result', message: { role: 'toolResult', toolCallId: 'slow', toolName: 'slow', content: 'error: boom', isError: true } },
+      'tool_result slow: error: boom (isError)',
+    ],
+    [end('toolUse'), 'message_end toolUse'],
+    [end('error', { errorMessage: 'overloaded' }), 'message_end error'],
+    [
+      { type: 'turn_end', turn: 1, assistant: history[1] as Extract<AgentMessage, { role: 'assistant' }>, toolResults: [], messages: history },
+      'turn_end 1 (toolUse): user, assistant "hm"[slow,fast], toolResult slow, toolResult fast',
+    ],
+    [
+      {
+        type: 'turn_end',
+        turn: 2,
+        assistant: { role: 'assistant', content: '', stopReason: 'error', errorMessage: 'overloaded' },
+        toolResults: [],
+        messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: '', stopReason: 'error', errorMessage: 'overloaded' }],
+      },
+      'turn_end 2 (error: overloaded): user, assistant',
+    ],
+    [{ type: 'loop_end', reason: 'stop', assistant: { role: 'assistant', content: '', stopReason: 'stop' }, messages: [] }, 'loop_end stop'],
+  ])('%j reads %p', (event, line) => {
+    expect(describeEvent(event)).toBe(line);
+  });
+
+  it('described maps a run to its lines', async () => {
+    const lines = await new Promise<string[]>((resolve) => of<LoopEvent>(start, text('a')).pipe(described, toArray()).subscribe(resolve));
+    expect(lines).toEqual(['message_start', 'text_delta a']);
+  });
+
+  it('loopLegend describes the provider letters and adds the loop letters, which win', () => {
+    expect(loopLegend({ s: start, e: end('stop'), L: text('x') }, { 1: 'turn_start 1', L: 'loop_end stop' })).toEqual({
+      s: 'message_start',
+      e: 'message_end stop',
+      1: 'turn_start 1',
+      L: 'loop_end stop',
+    });
+  });
+});

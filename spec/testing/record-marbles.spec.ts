@@ -1,0 +1,94 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { Observable, concatMap, delay, from, lastValueFrom, of, timer } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { runEventedToolLoop, type ProviderEvent } from 'rx-tool-loop';
+import { call, end, marbleProvider, marbleTools, recordMarbles, start, text } from 'rx-tool-loop/testing';
+
+const root = join(__dirname, '..', '..');
+
+describe('recordMarbles (T3)', () => {
+  it('inside TestScheduler.run: one character a virtual frame, one letter a description', () => {
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, expectObservable }) => {
+      const events = { s: start, c: call('weather'), u: end('toolUse'), t: text('sunny'), e: end('stop') };
+      const provider = marbleProvider(cold('-s-c-u|', events), cold('-----s-t-e|', events));
+      const registry = marbleTools({ weather: cold('-----(R|)', { R: 'sunny' }) });
+      const run = runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'weather?' }] });
+      const recording = recordMarbles(run);
+      expectObservable(recording, '^').toBe('------------------(r|)', {
+        r: expect.objectContaining({
+          diagram: '1s-c-e--(RE2)s-t-u(FL|)',
+          values: {
+            1: 'turn_start 1',
+            s: 'message_start',
+            c: 'tool_call weather',
+            e: 'message_end toolUse',
+            R: 'tool_result weather: sunny',
+            E: 'turn_end 1 (toolUse): user, assistant[weather], toolResult weather',
+            2: 'turn_start 2',
+            t: 'text_delta sunny',
+            u: 'message_end stop',
+            F: 'turn_end 2 (stop): user, assistant[weather], toolResult weather, assistant "sunny"',
+            L: 'loop_end stop',
+          },
+        }) as unknown as string,
+      });
+    });
+  });
+
+  it('is cold: each subscription records a run of its own', async () => {
+    let calls = 0;
+    const run = runEventedToolLoop({
+      provider: () => {
+        calls++;
+        return of<ProviderEvent>(start, end('stop'));
+      },
+      registry: marbleTools({}),
+      messages: [],
+    });
+    const recording = recordMarbles(run);
+    expect(calls).toBe(0);
+    await lastValueFrom(recording);
+    await lastValueFrom(recording);
+    expect(calls).toBe(2);
+  });
+
+  it('refuses a frameMs that is not a positive number', () => {
+    expect(() => recordMarbles(of(), { frameMs: 0 })).toThrow(new RangeError('recordMarbles: frameMs must be a number > 0 (got 0)'));
+  });
+
+  it('a real-time run: its generated test replays it and passes when written to a file and run by jest', async () => {
+    // every event 40 ms after the one before (4 frames of 10 ms): far enough apart that timer jitter does not move a frame
+    const paced = (...events: ProviderEvent[]): Observable<ProviderEvent> => from(events).pipe(concatMap((event) => of(event).pipe(delay(40))));
+    let turn = 0;
+    const provider = () => {
+      turn++;
+      return turn === 1
+        ? paced(start, text('Checking. '), call('weather', { city: 'Paris' }, 'c1'), call('clock', {}, 'c2'), end('toolUse'))
+        : paced(start, text('Sunny at noon.'), end('stop'));
+    };
+    const registry = marbleTools({
+      weather: () => timer(100).pipe(concatMap(() => of('sunny'))),
+      clock: () => timer(20).pipe(concatMap(() => of({ content: 'no clock here', isError: true }))),
+    });
+    const { diagram, test } = await lastValueFrom(recordMarbles(runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'weather?' }] })));
+    expect(diagram).toMatch(/^1-+s-+t-+c-+a.*\(uFL\|\)$/);
+
+    const folder = mkdtempSync(join(root, 'spec', 'testing', 'recorded-'));
+    try {
+      writeFileSync(join(folder, 'recorded.spec.ts'), test);
+      // jest exits non-zero when the test fails, and execFileSync throws with its output
+      execFileSync(process.execPath, [join(root, 'node_modules/jest/bin/jest.js'), '--ci', relative(root, folder)], {
+        cwd: root,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+    } catch (error) {
+      const { stdout, stderr, message } = error as { stdout?: string; stderr?: string; message: string };
+      throw new Error(`the recorded test failed:\n${test}\n${stdout ?? ''}${stderr ?? message}`);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+});

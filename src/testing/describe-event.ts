@@ -1,0 +1,91 @@
+import { OperatorFunction, map } from 'rxjs';
+import type { AgentMessage, AssistantMessage, LoopEvent, ProviderEvent } from '../types.js';
+
+/**
+ * One short, stable line per event (T2) — the words of the project's marble diagrams:
+ *
+ * | event | line |
+ * |---|---|
+ * | `turn_start` | `turn_start 1` |
+ * | `message_start`, `message_end` | `message_start`, `message_end toolUse` (the stop reason only) |
+ * | `text_delta` | `text_delta hi` |
+ * | `tool_call` | `tool_call slow` |
+ * | `tool_update` | `tool_update slow: 50%` |
+ * | `tool_result` | `tool_result slow: S`, `tool_result slow: error: boom (isError)` |
+ * | `turn_end` | `turn_end 1 (toolUse): user, assistant "hm"[slow,fast], toolResult slow, toolResult fast` |
+ * | `loop_end` | `loop_end stop` |
+ *
+ * A failed turn shows its error: `turn_end 2 (error: overloaded): …`.
+ */
+export function describeEvent(event: LoopEvent): string {
+  switch (event.type) {
+    case 'turn_start':
+      return `turn_start ${event.turn}`;
+    case 'message_start':
+      return 'message_start';
+    case 'text_delta':
+      return `text_delta ${event.text}`;
+    case 'tool_call':
+      return `tool_call ${event.call.name}`;
+    case 'message_end':
+      return `message_end ${event.stopReason}`;
+    case 'tool_update':
+      return `tool_update ${event.toolCallId}: ${event.content}`;
+    case 'tool_result':
+      return `tool_result ${event.message.toolName}: ${event.message.content}${event.message.isError ? ' (isError)' : ''}`;
+    case 'turn_end':
+      return `turn_end ${event.turn} (${why(event.assistant)}): ${event.messages.map(brief).join(', ')}`;
+    case 'loop_end':
+      return `loop_end ${event.reason}`;
+    default:
+      return unknownEvent(event);
+  }
+}
+
+/**
+ * The loop's events as {@link describeEvent} lines: the values of a marble expectation.
+ *
+ * ```ts
+ * expectObservable(runEventedToolLoop(options).pipe(described)).toBe('1s-e(EL|)', legend);
+ * ```
+ */
+export const described: OperatorFunction<LoopEvent, string> = map(describeEvent);
+
+/**
+ * The legend of a loop line: the provider's letters, described as the loop re-emits them, plus the
+ * loop's own letters (which win where a letter is in both).
+ *
+ * ```ts
+ * const events = { s: start, e: end('stop') };
+ * loopLegend(events, { 1: 'turn_start 1', L: 'loop_end stop' });
+ * // { s: 'message_start', e: 'message_end stop', 1: 'turn_start 1', L: 'loop_end stop' }
+ * ```
+ */
+export function loopLegend(providerValues: Record<string, ProviderEvent>, loopValues: Record<string, string>): Record<string, string> {
+  const legend: Record<string, string> = {};
+  for (const [letter, event] of Object.entries(providerValues)) legend[letter] = describeEvent(event);
+  return Object.assign(legend, loopValues);
+}
+
+function why({ stopReason, errorMessage }: AssistantMessage): string {
+  return errorMessage === undefined ? stopReason : `${stopReason}: ${errorMessage}`;
+}
+
+/** `user`, `assistant "text"[tool,tool]`, `toolResult tool`: the shape of the history. */
+function brief(message: AgentMessage): string {
+  switch (message.role) {
+    case 'user':
+      return 'user';
+    case 'assistant': {
+      const content = message.content === '' ? '' : ` "${message.content}"`;
+      const calls = message.toolCalls === undefined ? '' : `[${message.toolCalls.map((c) => c.name).join(',')}]`;
+      return `assistant${content}${calls}`;
+    }
+    case 'toolResult':
+      return `toolResult ${message.toolName}`;
+  }
+}
+
+function unknownEvent(event: never): string {
+  return `unknown event ${JSON.stringify((event as { type?: unknown }).type)}`;
+}

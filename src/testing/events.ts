@@ -1,0 +1,34 @@
+import type { ProviderEvent, StopReason } from '../types.js';
+
+/**
+ * Provider events by name, so that a test's legend reads like the turn it plays. One source of these
+ * events for everyone: the kit's users, the project's marbles and its specs.
+ *
+ * ```ts
+ * const events = { s: start, h: text('Let me check.'), c: call('weather', { city: 'Paris' }), u: end('toolUse') };
+ * const turn1 = cold('-s-h-c-u|', events);
+ * ```
+ */
+export const start: ProviderEvent = Object.freeze({ type: 'message_start' });
+
+/** A `text_delta`. */
+export function text(t: string): ProviderEvent {
+  return { type: 'text_delta', text: t };
+}
+
+/** A `tool_call` of the tool `name`; its id is the name unless given, so that one call per tool needs none. */
+export function call(name: string, input: Record<string, unknown> = {}, id: string = name): ProviderEvent {
+  return { type: 'tool_call', call: { id, name, input } };
+}
+
+/** What `end` may add to `message_end`. */
+export interface EndExtra {
+  errorMessage?: string;
+}
+
+/** A `message_end` with its stop reason (and an `errorMessage`, for `error`). */
+export function end(reason: StopReason, extra: EndExtra = {}): ProviderEvent {
+  return extra.errorMessage === undefined
+    ? { type: 'message_end', stopReason: reason }
+    : { type: 'message_end', stopReason: reason, errorMessage: extra.errorMessage };
+}
