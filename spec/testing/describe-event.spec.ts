@@ -51,7 +51,7 @@ describe('describeEvent (T2)', () => {
   });
 
   it('described maps a run to its lines', async () => {
-    const lines = await new Promise<string[]>((resolve) => of<LoopEvent>(start, text('a')).pipe(described, toArray()).subscribe(resolve));
+    const lines = await new Promise<string[]>((resolve) => of(start, text("a")).pipe(described, toArray()).subscribe(resolve));
     expect(lines).toEqual(['message_start', 'text_delta a']);
   });
 

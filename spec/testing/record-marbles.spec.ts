@@ -42,7 +42,7 @@ describe('recordMarbles (T3)', () => {
     const run = runEventedToolLoop({
       provider: () => {
         calls++;
-        return of<ProviderEvent>(start, end('stop'));
+        return of(start, end('stop'));
       },
       registry: marbleTools({}),
       messages: [],
