@@ -31,8 +31,14 @@ describe('the built library in a browser', () => {
     const imports = files(join(dist, format)).flatMap((file) => specifiers(readFileSync(file, 'utf8')).map((specifier) => ({ file, specifier })));
     const all = imports.map(({ specifier }) => specifier);
     expect(all.length).toBeGreaterThan(10);
+    // the recorder's text of a test file names the package too: that is a string, not an import
+    const recorderText = (file: string, specifier: string) => file.endsWith('testing/record-marbles.js') && /^rx-tool-loop(\/testing)?$/.test(specifier);
     const allowed = (file: string, specifier: string) =>
-      specifier.startsWith('./') || specifier.startsWith('../') || specifier === 'rxjs' || (specifier === 'rxjs/testing' && file.includes(`${format}/testing/`));
+      specifier.startsWith('./') ||
+      specifier.startsWith('../') ||
+      specifier === 'rxjs' ||
+      (specifier === 'rxjs/testing' && file.includes(`${format}/testing/`)) ||
+      recorderText(file, specifier);
     const foreign = imports.filter(({ file, specifier }) => !allowed(file, specifier)).map(({ file, specifier }) => `${file}: ${specifier}`);
     expect(foreign).toEqual([]);
     expect(all.filter((specifier) => specifier.startsWith('node:') || builtinModules.includes(specifier))).toEqual([]);
