@@ -1,7 +1,7 @@
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/spec', '<rootDir>/marbles'],
+  roots: ['<rootDir>/spec', '<rootDir>/marbles', '<rootDir>/examples'],
   testMatch: ['**/*.spec.ts', '**/*.marble.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
   // sources import './x.js' (ESM-ready); jest resolves the .ts file
