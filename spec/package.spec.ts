@@ -37,6 +37,48 @@ const events: Observable<LoopEvent> = runEventedToolLoop({ provider, registry: n
 events.pipe(filter((e): e is Extract<LoopEvent, { type: 'loop_end' }> => e.type === 'loop_end')).subscribe((e) => console.log(e.reason));
 `;
 
+// a marble test written with rx-tool-loop/testing, run by plain node: TestScheduler with node's assert
+const marbleTest = (load: string) => `${load}
+const events = { s: start, c: call('weather'), u: end('toolUse'), t: text('sunny'), e: end('stop') };
+const legend = loopLegend(events, {
+  1: 'turn_start 1', R: 'tool_result weather: sunny', 2: 'turn_start 2', L: 'loop_end stop',
+  E: 'turn_end 1 (toolUse): user, assistant[weather], toolResult weather',
+  F: 'turn_end 2 (stop): user, assistant[weather], toolResult weather, assistant "sunny"',
+});
+new TestScheduler((actual, expected) => assert.deepStrictEqual(actual, expected)).run((helpers) => {
+  const { cold, expectObservable } = helpers;
+  const provider = marbleProvider(cold('-s-c-u|', events), cold('-----s-t-e|', events));
+  const registry = marbleTools({ weather: cold('-----(R|)', { R: 'sunny' }) });
+  const run = runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'weather?' }] });
+  expectObservable(run.pipe(described)).toBe('1s-c-u--(RE2)s-t-e(FL|)', legend);
+});
+let message = '';
+new TestScheduler(() => undefined).run((helpers) => {
+  const provider = marbleProvider(helpers.cold('-s-e|', { s: start, e: end('stop') }));
+  try {
+    expectLoop(helpers, runEventedToolLoop({ provider, registry: marbleTools({}), messages: [] })).toBe('1s-e|', legend);
+  } catch (error) {
+    message = error.message.split('\\n')[2];
+  }
+});
+console.log('marble test passed;' + message);
+`;
+const marbleExpected = 'marble test passed;  actual:   1s-e(GL|)\n';
+
+const consumerTestingTs = `import { TestScheduler } from 'rxjs/testing';
+import { runEventedToolLoop, type ProviderEvent } from 'rx-tool-loop';
+import { call, described, end, expectLoop, loopLegend, marbleProvider, marbleTools, recordMarbles, start, text, type MarbleRecording } from 'rx-tool-loop/testing';
+
+const events: Record<string, ProviderEvent> = { s: start, c: call('weather', { city: 'Paris' }), t: text('hi'), e: end('stop', { errorMessage: 'x' }) };
+new TestScheduler(() => undefined).run((helpers) => {
+  const provider = marbleProvider(helpers.cold('-s-e|', events));
+  const run = runEventedToolLoop({ provider, registry: marbleTools({ weather: 'sunny', clock: () => '12:00' }), messages: [] });
+  expectLoop(helpers, run).toBe('1s-e|', loopLegend(events, { 1: 'turn_start 1' }));
+  recordMarbles(run.pipe()).subscribe((recording: MarbleRecording) => recording.diagram.length + provider.inputs.length);
+  run.pipe(described).subscribe((line: string) => line.length);
+});
+`;
+
 const expected = 'it is 2026-01-01T00:00:00Z | user -> assistant -> toolResult -> assistant\n';
 
 beforeAll(() => {
@@ -79,15 +121,29 @@ describe('the installed package', () => {
     expect(execFileSync(process.execPath, ['consumer.mjs'], { cwd: project, encoding: 'utf8' })).toBe(expected);
   });
 
+  it('runs a marble test written with rx-tool-loop/testing from CommonJS (require)', () => {
+    const load = "const assert = require('node:assert');\nconst { TestScheduler } = require('rxjs/testing');\nconst { runEventedToolLoop } = require('rx-tool-loop');\nconst { call, described, end, expectLoop, loopLegend, marbleProvider, marbleTools, start, text } = require('rx-tool-loop/testing');";
+    writeFileSync(join(project, 'marbles.cjs'), marbleTest(load));
+    expect(execFileSync(process.execPath, ['marbles.cjs'], { cwd: project, encoding: 'utf8' })).toBe(marbleExpected);
+  });
+
+  it('runs a marble test written with rx-tool-loop/testing from ES modules (import)', () => {
+    const load = "import assert from 'node:assert';\nimport { TestScheduler } from 'rxjs/testing';\nimport { runEventedToolLoop } from 'rx-tool-loop';\nimport { call, described, end, expectLoop, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';";
+    writeFileSync(join(project, 'marbles.mjs'), marbleTest(load));
+    expect(execFileSync(process.execPath, ['marbles.mjs'], { cwd: project, encoding: 'utf8' })).toBe(marbleExpected);
+  });
+
   it.each([
     ['nodenext (CommonJS consumer)', 'nodenext', 'nodenext', 'consumer.cts'],
     ['nodenext (ESM consumer)', 'nodenext', 'nodenext', 'consumer.mts'],
     ['bundler', 'esnext', 'bundler', 'consumer.ts'],
-  ])('type-checks a TypeScript consumer, %s, against the installed .d.ts with skipLibCheck false', (_label, module, resolution, file) => {
+  ])('type-checks a TypeScript consumer of both entries, %s, against the installed .d.ts with skipLibCheck false', (_label, module, resolution, file) => {
     writeFileSync(join(project, file), consumerTs);
+    const testing = file.replace('consumer', 'testing-consumer');
+    writeFileSync(join(project, testing), consumerTestingTs);
     const config = {
       compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, module, moduleResolution: resolution, target: 'ES2022', lib: ['ES2022', 'DOM'], types: [] },
-      files: [file],
+      files: [file, testing],
     };
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(config));
     const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
