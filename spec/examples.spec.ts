@@ -14,7 +14,7 @@ describe('examples/prompts-in-events-out', () => {
     const stop = new Subject<void>();
     const hanging = new Subject<never>();
     let turn = 0;
-    const script = scriptedProvider([toolTurn(call('c1', 'current_time')), answerTurn('It is now.'), answerTurn('You are welcome.')]);
+    const script = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('It is now.'), answerTurn('You are welcome.')]);
     const provider = (input: ProviderInput) => (++turn <= 3 ? script(input) : hanging);
 
     const events: LoopEvent[] = [];
@@ -55,7 +55,7 @@ describe('examples/chat-epic', () => {
   it('maps loop events to actions, and a new prompt cancels the running loop (switchMap)', async () => {
 
     const hanging = new Subject<never>();
-    const script = scriptedProvider([toolTurn(call('c1', 'current_time')), answerTurn('It is noon.')]);
+    const script = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('It is noon.')]);
     let calls = 0;
     const provider = (input: ProviderInput) => (++calls === 1 ? hanging : script(input));
     const registry = new ToolRegistry().register({ name: 'current_time', description: '', input: {}, handler: () => '12:00' });
@@ -82,7 +82,7 @@ describe('examples/chat-epic', () => {
 
 describe('examples/conversation-service', () => {
   it('keeps the conversation in a BehaviorSubject updated from turn_end and loop_end', async () => {
-    const provider = scriptedProvider([toolTurn(call('c1', 'current_time')), answerTurn('Noon.')]);
+    const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('Noon.')]);
     const registry = new ToolRegistry().register({ name: 'current_time', description: '', input: {}, handler: () => '12:00' });
     const service = new ConversationService(provider, registry);
     const statuses: string[] = [];

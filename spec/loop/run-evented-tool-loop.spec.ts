@@ -46,11 +46,11 @@ function describeMessage(message: AgentMessage): string {
 }
 
 const ev = {
-  s: start(),
+  s: start,
   t: text('hi'),
-  a: call('a1', 'a'),
-  b: call('b1', 'b'),
-  c: call('c1', 'c'),
+  a: call('a', {}, 'a1'),
+  b: call('b', {}, 'b1'),
+  c: call('c', {}, 'c1'),
   u: end('toolUse'),
   e: end('stop'),
 };
@@ -73,7 +73,7 @@ describe('runEventedToolLoop', () => {
 
     it('runs an independent loop for each subscription', () => {
       let turn = 0;
-      const provider: Provider = () => scriptedProvider([turn++ % 2 === 0 ? toolTurn(call('c1', 'echo', { text: 'x' })) : answerTurn('done')])({ messages: [], tools: [] });
+      const provider: Provider = () => scriptedProvider([turn++ % 2 === 0 ? toolTurn(call('echo', { text: 'x' }, 'c1')) : answerTurn('done')])({ messages: [], tools: [] });
       const registry = new ToolRegistry().register(tool('echo', (input: Record<string, string>) => input.text!, { text: 't' }));
       const loop = runEventedToolLoop({ provider, registry, messages: ask() });
       const first = loopEndOf(collectSync(loop).values);
@@ -87,7 +87,7 @@ describe('runEventedToolLoop', () => {
       const messages: AgentMessage[] = [{ role: 'user', content: 'q' }];
       const snapshot = structuredClone(messages);
       Object.freeze(messages[0]);
-      const provider = scriptedProvider([toolTurn(call('c1', 'now')), answerTurn('done')]);
+      const provider = scriptedProvider([toolTurn(call('now', {}, 'c1')), answerTurn('done')]);
       const registry = new ToolRegistry().register(tool('now', () => 'noon'));
       const events = collectSync(runEventedToolLoop({ provider, registry, messages: Object.freeze(messages) as AgentMessage[] })).values;
       expect(messages).toEqual(snapshot);
@@ -101,7 +101,7 @@ describe('runEventedToolLoop', () => {
     });
 
     it('a consumer that edits a handed-out history does not change what the model sees next', () => {
-      const provider = scriptedProvider([toolTurn(call('c1', 'now')), answerTurn('done')]);
+      const provider = scriptedProvider([toolTurn(call('now', {}, 'c1')), answerTurn('done')]);
       const registry = new ToolRegistry().register(tool('now', () => 'noon'));
       runEventedToolLoop({ provider, registry, messages: ask() }).subscribe((event) => {
         if (event.type === 'turn_end') (event.messages as AgentMessage[]).push({ role: 'user', content: 'injected' });
@@ -112,7 +112,7 @@ describe('runEventedToolLoop', () => {
 
   describe('R2 one provider call per turn', () => {
     it('emits turn_start, then calls the provider once with the history so far and the specs', () => {
-      const provider = scriptedProvider([toolTurn(call('c1', 'now')), answerTurn('done')]);
+      const provider = scriptedProvider([toolTurn(call('now', {}, 'c1')), answerTurn('done')]);
       const registry = new ToolRegistry().register(tool('now', () => 'noon'));
       const events = collectSync(runEventedToolLoop({ provider, registry, messages: ask('time?') })).values;
       expect(events.map((e) => e.type)).toEqual([
@@ -220,7 +220,7 @@ describe('runEventedToolLoop', () => {
   describe('R4 history is always provider-valid', () => {
     it('keeps the assistant message (joined text, calls in arrival order) and one result per call, in call order', async () => {
       const provider = scriptedProvider([
-        [start(), text('Let me '), text('check.'), call('c1', 'slow', { n: 1 }), call('c2', 'fast'), end('toolUse')],
+        [start, text('Let me '), text('check.'), call('slow', { n: 1 }, 'c1'), call('fast', {}, 'c2'), end('toolUse')],
         answerTurn('done'),
       ]);
       const registry = new ToolRegistry()
@@ -272,43 +272,43 @@ describe('runEventedToolLoop', () => {
 
     it('stops when the stop reason is not toolUse', () => {
       for (const reason of ['stop', 'length', 'error'] as const) {
-        const { calls, end: loopEnd } = run([[start(), text('x'), end(reason)], answerTurn('never')], registry);
+        const { calls, end: loopEnd } = run([[start, text('x'), end(reason)], answerTurn('never')], registry);
         expect([calls, loopEnd.reason]).toEqual([1, reason]);
       }
     });
 
     it('stops when toolUse came without any tool call', () => {
-      const { calls, end: loopEnd } = run([[start(), end('toolUse')], answerTurn('never')], registry);
+      const { calls, end: loopEnd } = run([[start, end('toolUse')], answerTurn('never')], registry);
       expect([calls, loopEnd.reason]).toEqual([1, 'toolUse']);
     });
 
     it('runs the calls of a turn that stopped with stop, keeps their results, and does not go on', () => {
-      const { calls, end: loopEnd } = run([[start(), call('c1', 'echo'), end('stop')], answerTurn('never')], registry);
+      const { calls, end: loopEnd } = run([[start, call('echo', {}, 'c1'), end('stop')], answerTurn('never')], registry);
       expect(calls).toBe(1);
       expect(loopEnd.reason).toBe('stop');
       expect(loopEnd.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult']);
     });
 
     it('stops with terminated when every result of the turn asks to terminate', () => {
-      const { calls, end: loopEnd } = run([toolTurn(call('c1', 'finish'), call('c2', 'finish')), answerTurn('never')], registry);
+      const { calls, end: loopEnd } = run([toolTurn(call('finish', {}, 'c1'), call('finish', {}, 'c2')), answerTurn('never')], registry);
       expect([calls, loopEnd.reason]).toEqual([1, 'terminated']);
       expect(loopEnd.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'toolResult']);
     });
 
     it('goes on when only some results ask to terminate', () => {
-      const { calls, end: loopEnd } = run([toolTurn(call('c1', 'finish'), call('c2', 'echo')), answerTurn('done')], registry);
+      const { calls, end: loopEnd } = run([toolTurn(call('finish', {}, 'c1'), call('echo', {}, 'c2')), answerTurn('done')], registry);
       expect([calls, loopEnd.reason]).toEqual([2, 'stop']);
     });
 
     it('terminated wins when it coincides with the cap (R7)', () => {
-      const { calls, end: loopEnd } = run([toolTurn(call('c1', 'finish'))], registry, 1);
+      const { calls, end: loopEnd } = run([toolTurn(call('finish', {}, 'c1'))], registry, 1);
       expect([calls, loopEnd.reason]).toEqual([1, 'terminated']);
     });
   });
 
   describe('R7 exactly one end', () => {
     it('emits one loop_end, last, with the last turn_end messages, then completes', () => {
-      const provider = scriptedProvider([toolTurn(call('c1', 'echo')), answerTurn('done')]);
+      const provider = scriptedProvider([toolTurn(call('echo', {}, 'c1')), answerTurn('done')]);
       const registry = new ToolRegistry().register(tool('echo', () => 'echoed'));
       const { values, completed } = collectSync(runEventedToolLoop({ provider, registry, messages: ask() }));
       expect(completed).toBe(true);
@@ -365,7 +365,7 @@ describe('runEventedToolLoop', () => {
         const provider: Provider = () =>
           new Observable<ProviderEvent>((subscriber) => {
             subscriptions++;
-            for (const event of toolTurn(call(`c${subscriptions}`, 'echo'))) subscriber.next(event);
+            for (const event of toolTurn(call('echo', {}, `c${subscriptions}`))) subscriber.next(event);
             subscriber.complete();
           });
         const registry = new ToolRegistry().register(tool('echo', () => 'again'));
@@ -395,7 +395,7 @@ describe('runEventedToolLoop', () => {
 
   describe('R9 tool failures become results', () => {
     it('an unknown tool and a throwing tool become error results the model sees on its next turn', () => {
-      const provider = scriptedProvider([toolTurn(call('c1', 'nope'), call('c2', 'boom')), answerTurn('sorry')]);
+      const provider = scriptedProvider([toolTurn(call('nope', {}, 'c1'), call('boom', {}, 'c2')), answerTurn('sorry')]);
       const registry = new ToolRegistry().register(
         tool('boom', () => {
           throw new Error('kaput');
@@ -438,7 +438,7 @@ describe('runEventedToolLoop', () => {
 
     it('the assistant message says what happened', () => {
       const provider: Provider = () => new Observable<ProviderEvent>((s) => {
-        s.next(start());
+        s.next(start);
         s.next(text('partial'));
         s.error(new Error('connection reset'));
       });
@@ -451,11 +451,11 @@ describe('runEventedToolLoop', () => {
     });
 
     it.each([
-      ['completes without message_end', [start(), text('half')], 'provider completed without message_end', 'half'],
-      ['sends an event before message_start', [text('early'), start(), end('stop')], 'provider sent text_delta before message_start', ''],
-      ['sends an event after message_end', [start(), text('a'), end('stop'), text('late')], 'provider sent text_delta after message_end', 'a'],
-      ['sends a second message_start', [start(), text('a'), start(), end('stop')], 'provider sent a second message_start', 'a'],
-      ['sends an unknown event type', [start(), { type: 'reasoning' } as unknown as ProviderEvent, end('stop')], 'provider sent an unknown event type: "reasoning"', ''],
+      ['completes without message_end', [start, text('half')], 'provider completed without message_end', 'half'],
+      ['sends an event before message_start', [text('early'), start, end('stop')], 'provider sent text_delta before message_start', ''],
+      ['sends an event after message_end', [start, text('a'), end('stop'), text('late')], 'provider sent text_delta after message_end', 'a'],
+      ['sends a second message_start', [start, text('a'), start, end('stop')], 'provider sent a second message_start', 'a'],
+      ['sends an unknown event type', [start, { type: 'reasoning' } as unknown as ProviderEvent, end('stop')], 'provider sent an unknown event type: "reasoning"', ''],
     ])('a provider that %s ends the turn with an error', (_label, events, errorMessage, content) => {
       const { values, completed } = collectSync(runEventedToolLoop({ provider: () => of(...events), registry: new ToolRegistry(), messages: ask() }));
       expect(completed).toBe(true);
@@ -477,7 +477,7 @@ describe('runEventedToolLoop', () => {
     });
 
     it('a provider message_end with stop reason error keeps its errorMessage', () => {
-      const provider = scriptedProvider([[start(), end('error', 'overloaded')]]);
+      const provider = scriptedProvider([[start, end('error', { errorMessage: 'overloaded' })]]);
       const { values } = collectSync(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask() }));
       expect(loopEndOf(values).assistant).toEqual({ role: 'assistant', content: '', stopReason: 'error', errorMessage: 'overloaded' });
     });
@@ -508,7 +508,7 @@ describe('runEventedToolLoop', () => {
     it('options.signal mid-tool: aborted turn_end and loop_end, error: aborted for every call without a result', async () => {
       const controller = new AbortController();
       const signals: AbortSignal[] = [];
-      const provider = scriptedProvider([toolTurn(call('c1', 'quick'), call('c2', 'hang'), call('c3', 'hang')), answerTurn('never')]);
+      const provider = scriptedProvider([toolTurn(call('quick', {}, 'c1'), call('hang', {}, 'c2'), call('hang', {}, 'c3')), answerTurn('never')]);
       const registry = new ToolRegistry()
         .register(tool('quick', () => 'fine'))
         .register(
@@ -541,7 +541,7 @@ describe('runEventedToolLoop', () => {
       const run = collectSync(
         runEventedToolLoop({ provider: () => stream, registry: new ToolRegistry(), messages: ask(), signal: controller.signal }),
       );
-      stream.next(start());
+      stream.next(start);
       stream.next(text('half an'));
       expect(stream.observed).toBe(true);
       expect(run.completed).toBe(false);
@@ -556,7 +556,7 @@ describe('runEventedToolLoop', () => {
 
     it('options.signal between turns: no further provider call', () => {
       const controller = new AbortController();
-      const provider = scriptedProvider([toolTurn(call('c1', 'echo')), answerTurn('never')]);
+      const provider = scriptedProvider([toolTurn(call('echo', {}, 'c1')), answerTurn('never')]);
       const registry = new ToolRegistry().register(tool('echo', () => 'x'));
       const events: LoopEvent[] = [];
       runEventedToolLoop({ provider, registry, messages: ask(), signal: controller.signal }).subscribe((event) => {
@@ -576,7 +576,7 @@ describe('runEventedToolLoop', () => {
     it('an abort from inside an event\'s delivery lets that event arrive first', () => {
       const controller = new AbortController();
       const provider: Provider = () => new Observable<ProviderEvent>((s) => {
-        s.next(start());
+        s.next(start);
         s.next(text('hi'));
         s.next(text('never sent'));
       });
@@ -600,7 +600,7 @@ describe('runEventedToolLoop', () => {
       const stream = new Subject<ProviderEvent>();
       const events = collectSync(runEventedToolLoop({ provider: () => stream, registry: new ToolRegistry(), messages: ask() }).pipe(take(2))).values;
       expect(events.map((e) => e.type)).toEqual(['turn_start']);
-      stream.next(start());
+      stream.next(start);
       expect(stream.observed).toBe(false);
     });
   });
@@ -612,7 +612,7 @@ describe('runEventedToolLoop', () => {
       const provider: Provider = () =>
         new Observable<ProviderEvent>((subscriber) => {
           subscriptions++;
-          const events = subscriptions < turns ? toolTurn(call(`c${subscriptions}`, 'echo', { text: 'x' })) : answerTurn('done');
+          const events = subscriptions < turns ? toolTurn(call('echo', { text: 'x' }, `c${subscriptions}`)) : answerTurn('done');
           for (const event of events) subscriber.next(event);
           subscriber.complete();
         });
@@ -635,7 +635,7 @@ describe('runEventedToolLoop', () => {
       const deltas = 100_000;
       const provider: Provider = () =>
         new Observable<ProviderEvent>((subscriber) => {
-          subscriber.next(start());
+          subscriber.next(start);
           for (let i = 0; i < deltas; i++) subscriber.next(text('x'));
           subscriber.next(end('stop'));
           subscriber.complete();
@@ -687,7 +687,7 @@ describe('runEventedToolLoop', () => {
       jest.useFakeTimers();
       try {
         const registry = new ToolRegistry().register(tool('a', async () => 'done'));
-        const provider = scriptedProvider([toolTurn(call('c1', 'a'))]);
+        const provider = scriptedProvider([toolTurn(call('a', {}, 'c1'))]);
         const done = lastValueFrom(runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, toolTimeoutMs: 60_000 }));
         await jest.advanceTimersByTimeAsync(0);
         await expect(done).resolves.toMatchObject({ type: 'loop_end', reason: 'maxTurns' });

@@ -28,7 +28,7 @@ function play(loop: LoopSettings): LoopEvent[] {
 describe('runTurn', () => {
   it('is an Observable of the turn: events as they come, turn_end last, then complete (R18)', () => {
     new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, expectObservable }) => {
-      const provider = cold('-s-c-----e|', { s: start(), c: call('c1', 'slow'), e: end('toolUse') });
+      const provider = cold('-s-c-----e|', { s: start, c: call('slow', {}, 'c1'), e: end('toolUse') });
       const slow = cold('       ---(r|)', { r: 'done' });
       const registry = new ToolRegistry().register(tool('slow', () => slow));
       const turn = runTurn(1, [{ role: 'user', content: 'hi' }], settings(() => provider, { registry }));
@@ -47,8 +47,8 @@ describe('runTurn', () => {
     let emittedAfter = 0;
     const provider = () =>
       new Observable<ProviderEvent>((subscriber) => {
-        subscriber.next(start());
-        subscriber.next(start()); // a second message_start: the turn ends here
+        subscriber.next(start);
+        subscriber.next(start); // a second message_start: the turn ends here
         subscriber.next(text('late'));
         emittedAfter++;
         subscriber.next(end('stop'));
@@ -63,7 +63,7 @@ describe('runTurn', () => {
   it('does not call the provider when the signal is already aborted as the turn starts', () => {
     const controller = new AbortController();
     controller.abort();
-    const provider = jest.fn(() => of(start(), end('stop')));
+    const provider = jest.fn(() => of(start, end('stop')));
     const events = play(settings(provider, { signal: controller.signal }));
     expect(provider).not.toHaveBeenCalled();
     expect(events.map((e) => e.type)).toEqual(['turn_start', 'turn_end']);
@@ -71,7 +71,7 @@ describe('runTurn', () => {
   });
 
   it('carries its outcome on turn_end, where no consumer sees it: the loop own history', () => {
-    const events = play(settings(() => of(start(), text('ok'), end('stop'))));
+    const events = play(settings(() => of(start, text('ok'), end('stop'))));
     const turnEnd = lastTurnEnd(events);
     const outcome = outcomeOf(turnEnd);
     expect(outcome.history).toEqual(turnEnd.messages);

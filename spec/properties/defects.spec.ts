@@ -34,7 +34,7 @@ describe('defects found by the properties', () => {
     const registry = new ToolRegistry().register(
       tool('slow', (_input, context) => new Promise<string>((resolve) => setTimeout(() => resolve(String((aborted = context.signal.aborted))), 30))),
     );
-    const provider = scriptedProvider([toolTurn(call('c1', 'slow'))]);
+    const provider = scriptedProvider([toolTurn(call('slow', {}, 'c1'))]);
     const end = await lastValueFrom(runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, toolTimeoutMs: 5 }));
     expect(end).toMatchObject({ type: 'loop_end', messages: [expect.anything(), expect.anything(), expect.objectContaining({ content: 'error: tool timed out after 5 ms' })] });
     await sleep(50);
@@ -46,7 +46,7 @@ describe('defects found by the properties', () => {
     const registry = new ToolRegistry().register(
       tool('slow', (_input, context) => new Promise<string>((resolve) => setTimeout(() => resolve(String((aborted = context.signal.aborted))), 10))),
     );
-    const subscription = runEventedToolLoop({ provider: scriptedProvider([toolTurn(call('c1', 'slow'))]), registry, messages: ask() }).subscribe();
+    const subscription = runEventedToolLoop({ provider: scriptedProvider([toolTurn(call('slow', {}, 'c1'))]), registry, messages: ask() }).subscribe();
     subscription.unsubscribe();
     await sleep(30);
     expect(aborted).toBe(true);
@@ -85,14 +85,14 @@ describe('defects found by the properties', () => {
 
   it('D2: take(2) on a synchronous provider (turn_start, message_start) runs none of its tools', () => {
     const handler = jest.fn(() => 'side effect');
-    const provider = scriptedProvider([toolTurn(call('c1', 'act'), call('c2', 'act')), answerTurn('never')]);
+    const provider = scriptedProvider([toolTurn(call('act', {}, 'c1'), call('act', {}, 'c2')), answerTurn('never')]);
     const events = collect(runEventedToolLoop({ provider, registry: new ToolRegistry().register(tool('act', handler)), messages: ask() }).pipe(take(2)));
     expect(events.map((e) => e.type)).toEqual(['turn_start', 'message_start']);
     expect(handler).not.toHaveBeenCalled();
   });
 
   it('D2: unsubscribing at turn_start 2 makes no second provider call', async () => {
-    const provider = jest.fn(scriptedProvider([toolTurn(call('c1', 'echo')), answerTurn('never')]));
+    const provider = jest.fn(scriptedProvider([toolTurn(call('echo', {}, 'c1')), answerTurn('never')]));
     const registry = new ToolRegistry().register(tool('echo', () => 'x'));
     const events = await lastValueFrom(
       runEventedToolLoop({ provider, registry, messages: ask() }).pipe(
@@ -151,7 +151,7 @@ describe('defects found by the properties', () => {
           return 'stopped';
         }),
       );
-    const provider = scriptedProvider([toolTurn(call('c1', 'wait')), toolTurn(call('c2', 'stop')), answerTurn('never')]);
+    const provider = scriptedProvider([toolTurn(call('wait', {}, 'c1')), toolTurn(call('stop', {}, 'c2')), answerTurn('never')]);
     const events = await lastValueFrom(runEventedToolLoop({ provider, registry, messages: ask(), signal: controller.signal }).pipe(toArray()));
     expect(events[events.length - 1]).toMatchObject({ type: 'loop_end', reason: 'aborted' });
     const c2 = events.filter((e) => e.type === 'tool_result' && e.message.toolCallId === 'c2');
@@ -163,7 +163,7 @@ describe('defects found by the properties', () => {
     const registry = new ToolRegistry()
       .register(tool('wait', async () => 'waited'))
       .register(tool('stream', () => new Observable<string>((s) => (s.next('10%'), s.next('done'), s.complete()))));
-    const provider = scriptedProvider([toolTurn(call('c1', 'wait')), toolTurn(call('c2', 'stream')), answerTurn('never')]);
+    const provider = scriptedProvider([toolTurn(call('wait', {}, 'c1')), toolTurn(call('stream', {}, 'c2')), answerTurn('never')]);
     const loop = runEventedToolLoop({ provider, registry, messages: ask(), signal: controller.signal }).pipe(
       tap((event) => event.type === 'tool_update' && controller.abort()),
     );
@@ -219,10 +219,10 @@ describe('defects found by the properties', () => {
 function queuedCalls(n: number, slow = 1): Pick<LoopOptions, 'provider' | 'registry' | 'messages'> {
   const provider: Provider = ({ messages }) =>
     new Observable<ProviderEvent>((s) => {
-      s.next(start());
+      s.next(start);
       if (messages.length === 1) {
-        for (let i = 0; i < slow; i++) s.next(call(`slow${i}`, 'slow'));
-        for (let i = 0; i < n; i++) s.next(call(`c${i}`, 'echo'));
+        for (let i = 0; i < slow; i++) s.next(call('slow', {}, `slow${i}`));
+        for (let i = 0; i < n; i++) s.next(call('echo', {}, `c${i}`));
       }
       s.next(end(messages.length === 1 ? 'toolUse' : 'stop'));
       s.complete();

@@ -43,7 +43,7 @@ function resultsOf(events: LoopEvent[]) {
 describe('R17 hostile input, through the loop', () => {
   describe('tool names from Object.prototype', () => {
     it.each(HOSTILE)('%s is an unknown tool when nobody registered it', (name) => {
-      const provider = scriptedProvider([toolTurn(call('c1', name, {})), answerTurn('ok')]);
+      const provider = scriptedProvider([toolTurn(call(name, {}, 'c1')), answerTurn('ok')]);
       const events = runSync({ provider, registry: new ToolRegistry().register(tool('real', () => 'r')), messages: ask() });
       expect(resultsOf(events)).toEqual([{ id: 'c1', content: `unknown tool: ${name}`, isError: true }]);
       expect(loopEndOf(events).reason).toBe('stop');
@@ -53,7 +53,7 @@ describe('R17 hostile input, through the loop', () => {
       const registry = new ToolRegistry();
       for (const name of HOSTILE) registry.register(tool(name, (input: Record<string, string>) => `${name} ran with ${input.x}`, { x: 'an x' }));
       expect(registry.getSpecs().map((s) => s.name)).toEqual(HOSTILE);
-      const provider = scriptedProvider([toolTurn(...HOSTILE.map((name, i) => call(`c${i}`, name, { x: String(i) }))), answerTurn('ok')]);
+      const provider = scriptedProvider([toolTurn(...HOSTILE.map((name, i) => call(name, { x: String(i) }, `c${i}`))), answerTurn('ok')]);
       const events = runSync({ provider, registry, messages: ask() });
       expect(resultsOf(events)).toEqual(HOSTILE.map((name, i) => ({ id: `c${i}`, content: `${name} ran with ${i}`, isError: false })));
       // and the registry's own methods still work
@@ -62,7 +62,7 @@ describe('R17 hostile input, through the loop', () => {
     });
 
     it('a call naming a registered tool does not reach an Object.prototype handler', () => {
-      const provider = scriptedProvider([toolTurn(call('c1', 'constructor'), call('c2', '__proto__')), answerTurn('ok')]);
+      const provider = scriptedProvider([toolTurn(call('constructor', {}, 'c1'), call('__proto__', {}, 'c2')), answerTurn('ok')]);
       const events = runSync({ provider, registry: new ToolRegistry(), messages: ask() });
       expect(resultsOf(events).map((r) => r.content)).toEqual(['unknown tool: constructor', 'unknown tool: __proto__']);
     });
@@ -80,7 +80,7 @@ describe('R17 hostile input, through the loop', () => {
     ])('input %s: an error result starting with "error: invalid input", and the handler does not run', (_label, input) => {
       const handler = jest.fn(() => 'ran');
       const registry = new ToolRegistry().register(tool('t', handler));
-      const provider = scriptedProvider([[start(), { type: 'tool_call', call: { id: 'c1', name: 't', input } as unknown as ToolCall }, end('toolUse')], answerTurn('ok')]);
+      const provider = scriptedProvider([[start, { type: 'tool_call', call: { id: 'c1', name: 't', input } as unknown as ToolCall }, end('toolUse')], answerTurn('ok')]);
       const events = runSync({ provider, registry, messages: ask() });
       const [result] = resultsOf(events);
       expect(result?.content).toMatch(/^error: invalid input/);
@@ -96,8 +96,8 @@ describe('R17 hostile input, through the loop', () => {
       const protoKey = JSON.parse('{"__proto__": {"polluted": true}, "x": "2"}');
       const provider = (input: { messages: readonly AgentMessage[] }) =>
         new Observable<ProviderEvent>((s) => {
-          if (input.messages.length > 1) return s.next(start()), s.next(end('stop')), s.complete();
-          s.next(start());
+          if (input.messages.length > 1) return s.next(start), s.next(end('stop')), s.complete();
+          s.next(start);
           s.next({ type: 'tool_call', call: { id: 'c1', name: 't', input: nullProto } });
           s.next({ type: 'tool_call', call: { id: 'c2', name: 't', input: protoKey } });
           s.next(end('toolUse'));
@@ -112,7 +112,7 @@ describe('R17 hostile input, through the loop', () => {
     it('a listed input that is missing or undefined: error: missing input, the handler does not run', () => {
       const handler = jest.fn(() => 'ran');
       const registry = new ToolRegistry().register(tool('t', handler, { path: 'a path' }));
-      const provider = scriptedProvider([toolTurn(call('c1', 't', {}), call('c2', 't', { path: undefined }), call('c3', 't', { hasOwnProperty: 'x' })), answerTurn('ok')]);
+      const provider = scriptedProvider([toolTurn(call('t', {}, 'c1'), call('t', { path: undefined }, 'c2'), call('t', { hasOwnProperty: 'x' }, 'c3')), answerTurn('ok')]);
       const events = runSync({ provider, registry, messages: ask() });
       expect(resultsOf(events).map((r) => r.content)).toEqual(['error: missing input: path', 'error: missing input: path', 'error: missing input: path']);
       expect(handler).not.toHaveBeenCalled();
@@ -124,7 +124,7 @@ describe('R17 hostile input, through the loop', () => {
 
     it('a 10 MB tool output reaches the history and the next provider call', () => {
       const big = 'x'.repeat(TEN_MB);
-      const provider = scriptedProvider([toolTurn(call('c1', 'dump')), answerTurn('read it')]);
+      const provider = scriptedProvider([toolTurn(call('dump', {}, 'c1')), answerTurn('read it')]);
       const events = runSync({ provider, registry: new ToolRegistry().register(tool('dump', () => big)), messages: ask() });
       const result = loopEndOf(events).messages[2];
       expect(result?.role).toBe('toolResult');
@@ -136,7 +136,7 @@ describe('R17 hostile input, through the loop', () => {
       const kb = 'y'.repeat(1024);
       const provider: Provider = () =>
         new Observable<ProviderEvent>((s) => {
-          s.next(start());
+          s.next(start);
           for (let i = 0; i < 10_240; i++) s.next(text(kb));
           s.next(text('z'.repeat(TEN_MB)));
           s.next(end('stop'));
@@ -151,7 +151,7 @@ describe('R17 hostile input, through the loop', () => {
       const registry = new ToolRegistry()
         .register(tool('promise', async () => big))
         .register(tool('stream', () => new Observable<string>((s) => (s.next(big), s.next(big + '!'), s.complete()))));
-      const provider = scriptedProvider([toolTurn(call('c1', 'promise'), call('c2', 'stream')), answerTurn('ok')]);
+      const provider = scriptedProvider([toolTurn(call('promise', {}, 'c1'), call('stream', {}, 'c2')), answerTurn('ok')]);
       const events = await lastValueFrom(runEventedToolLoop({ provider, registry, messages: ask() }).pipe(toArray()));
       expect(resultsOf(events).map((r) => r.content.length)).toEqual([TEN_MB, TEN_MB + 1]);
       expect(only(events, 'tool_update').map((u) => u.content.length)).toEqual([TEN_MB]);
@@ -164,13 +164,13 @@ describe('R17 hostile input, through the loop', () => {
       const events = runSync({
         provider: scriptedProvider([
           [
-            { ...start(), ...extra } as ProviderEvent,
+            { ...start, ...extra } as ProviderEvent,
             { ...text('hel'), ...extra } as ProviderEvent,
             { type: 'tool_call', call: { ...callOf('c1', 'echo', { v: 'x' }), extra: true }, ...extra } as ProviderEvent,
             { ...text('lo'), ...extra } as ProviderEvent,
             { ...end('toolUse'), ...extra } as ProviderEvent,
           ],
-          [{ ...start(), ...extra } as ProviderEvent, { ...end('stop', undefined), ...extra } as ProviderEvent],
+          [{ ...start, ...extra } as ProviderEvent, { ...end('stop'), ...extra } as ProviderEvent],
         ]),
         registry: new ToolRegistry().register(tool('echo', (input: Record<string, string>) => input.v!)),
         messages: ask(),
@@ -190,7 +190,7 @@ describe('R17 hostile input, through the loop', () => {
     it('text deltas', () => {
       const provider: Provider = () =>
         new Observable<ProviderEvent>((s) => {
-          s.next(start());
+          s.next(start);
           for (let i = 0; i < N; i++) s.next(text('x'));
           s.next(end('stop'));
           s.complete();
@@ -201,8 +201,8 @@ describe('R17 hostile input, through the loop', () => {
     it.each(['parallel', 'sequential'] as const)('%s: tool calls with synchronous tools', (toolExecution) => {
       const provider: Provider = ({ messages }) =>
         new Observable<ProviderEvent>((s) => {
-          s.next(start());
-          if (messages.length === 1) for (let i = 0; i < N; i++) s.next(call(`c${i}`, 'echo'));
+          s.next(start);
+          if (messages.length === 1) for (let i = 0; i < N; i++) s.next(call('echo', {}, `c${i}`));
           s.next(end(messages.length === 1 ? 'toolUse' : 'stop'));
           s.complete();
         });

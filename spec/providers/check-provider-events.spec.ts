@@ -2,7 +2,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { ProviderEvent, ProviderProtocolError, checkProviderEvents } from '../../src/index.js';
 import { call, end, start, text } from '../support/events.js';
 
-const values = { s: start(), t: text('hi'), c: call('c1', 'read'), e: end('stop') };
+const values = { s: start, t: text('hi'), c: call('read', {}, 'c1'), e: end('stop') };
 
 function expectChecked(provider: string, checked: string, error?: string, subscription?: string): void {
   new TestScheduler((a, b) => expect(a).toEqual(b)).run(({ cold, expectObservable, expectSubscriptions }) => {

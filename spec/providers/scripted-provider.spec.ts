@@ -6,7 +6,7 @@ const input = (content: string): ProviderInput => ({ messages: [{ role: 'user', 
 
 describe('scriptedProvider', () => {
   it('plays turn n on its n-th subscription and records every input', async () => {
-    const provider = scriptedProvider([[start(), call('c1', 'now'), end('toolUse')], answerTurn('done')]);
+    const provider = scriptedProvider([[start, call('now', {}, 'c1'), end('toolUse')], answerTurn('done')]);
     const first = await lastValueFrom(provider(input('one')).pipe(toArray()));
     const second = await lastValueFrom(provider(input('two')).pipe(toArray()));
     expect(first.map((e) => e.type)).toEqual(['message_start', 'tool_call', 'message_end']);
@@ -21,7 +21,7 @@ describe('scriptedProvider', () => {
   });
 
   it('hands out a fresh copy of every event, and is not changed by later edits of the script', async () => {
-    const turn: ProviderEvent[] = [start(), text('a'), end('stop')];
+    const turn: ProviderEvent[] = [start, text('a'), end('stop')];
     const provider = scriptedProvider([turn, turn]);
     (turn[1] as { text: string }).text = 'edited';
     const first = await lastValueFrom(provider(input('1')).pipe(toArray()));
@@ -43,6 +43,6 @@ describe('scriptedProvider', () => {
   });
 
   it('rejects a script that is not a list of turns', () => {
-    expect(() => scriptedProvider([start()] as unknown as ProviderEvent[][])).toThrow(TypeError);
+    expect(() => scriptedProvider([start] as unknown as ProviderEvent[][])).toThrow(TypeError);
   });
 });

@@ -1,21 +1,16 @@
 import type { Observable } from 'rxjs';
-import type { LoopEvent, LoopEventOf, ProviderEvent, StopReason, Tool, ToolCall } from '../../src/index.js';
+import type { LoopEvent, LoopEventOf, ProviderEvent, Tool, ToolCall } from '../../src/index.js';
 
-/** Provider event builders, so that a script reads like the conversation it plays. */
-export const start = (): ProviderEvent => ({ type: 'message_start' });
-export const text = (value: string): ProviderEvent => ({ type: 'text_delta', text: value });
-export const end = (stopReason: StopReason, errorMessage?: string): ProviderEvent =>
-  errorMessage === undefined ? { type: 'message_end', stopReason } : { type: 'message_end', stopReason, errorMessage };
+import { call, end, start, text } from '../../src/testing/index.js';
+
+/** Provider event builders: the testing kit's, so that specs, marbles and users build events one way. */
+export { call, end, start, text };
 export const callOf = (id: string, name: string, input: Record<string, unknown> = {}): ToolCall => ({ id, name, input });
-export const call = (id: string, name: string, input: Record<string, unknown> = {}): ProviderEvent => ({
-  type: 'tool_call',
-  call: callOf(id, name, input),
-});
 
 /** A whole turn that asks for the given calls. */
-export const toolTurn = (...calls: ProviderEvent[]): ProviderEvent[] => [start(), ...calls, end('toolUse')];
+export const toolTurn = (...calls: ProviderEvent[]): ProviderEvent[] => [start, ...calls, end('toolUse')];
 /** A whole turn that answers with text. */
-export const answerTurn = (answer: string): ProviderEvent[] => [start(), text(answer), end('stop')];
+export const answerTurn = (answer: string): ProviderEvent[] => [start, text(answer), end('stop')];
 
 export const tool = (name: string, handler: Tool['handler'], input: Record<string, string> = {}): Tool => ({
   name,
