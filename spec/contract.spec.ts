@@ -74,11 +74,11 @@ describe('the repository points at nothing outside itself', () => {
 describe('CONTRACT.md and the rule numbers cited in the repository agree', () => {
   const contract = read('CONTRACT.md');
   /** A rule is defined by a list item that opens with its number in bold: `- **R4 The history …**`. */
-  const defined = [...contract.matchAll(/^- \*\*([RP]\d+)\b/gm)].map((match) => match[1]!);
+  const defined = [...contract.matchAll(/^- \*\*([RPT]\d+)\b/gm)].map((match) => match[1]!);
   const definedSet = new Set(defined);
 
-  const rule = /\b([RP])(\d+)\b/g;
-  const range = /\b([RP])(\d+)\s*[–-]\s*([RP])(\d+)\b/g;
+  const rule = /\b([RPT])(\d+)\b/g;
+  const range = /\b([RPT])(\d+)\s*[–-]\s*([RPT])(\d+)\b/g;
   const isSource = (file: string) => /\.(ts|md|js|mjs|cjs)$/.test(file);
   const citing = files.filter(
     (file) => isSource(file) && (file === 'README.md' || /^(src|spec|marbles|examples)\//.test(file)) && file !== self,

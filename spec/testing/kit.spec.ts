@@ -1,0 +1,20 @@
+/** The kit as a whole: framework-agnostic, and made for virtual time. */
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const folder = join(__dirname, '..', '..', 'src', 'testing');
+const sources = readdirSync(folder).map((name) => ({ name, text: readFileSync(join(folder, name), 'utf8') }));
+
+describe('rx-tool-loop/testing', () => {
+  it('T4: no double uses a Promise (a Promise does not advance under TestScheduler)', () => {
+    const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, ''); // comments may say why
+    expect(sources.filter(({ text }) => /\bPromise\b|\.then\(|\basync\b|\bawait\b/.test(code(text))).map(({ name }) => name)).toEqual([]);
+  });
+
+  it('imports only rxjs, rxjs/testing and the library: neither jest nor vitest', () => {
+    const foreign = sources.flatMap(({ name, text }) =>
+      [...text.matchAll(/^import[^'"]*'([^']+)'/gm)].map((m) => m[1]!).filter((from) => !/^(rxjs|rxjs\/testing|\.{1,2}\/.*)$/.test(from)).map((from) => `${name}: ${from}`),
+    );
+    expect(foreign).toEqual([]);
+  });
+});
