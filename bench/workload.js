@@ -6,10 +6,11 @@
 // each block preceded by a gc() and a warm-up; there is no gc() inside a block (a forced gc()
 // between repetitions deoptimises RxJS code). Heap measurements (which need gc()) come after every
 // timing block of the process. `--interleaved` runs the repetitions round-robin instead (to see how
-// one contender's garbage slows the next); the reported numbers use blocks.
-const { lib, rxjs, checkOneRxjs, now, stats, gc, heapUsed, until } = require('./lib/env.js');
+// one contender's garbage slows the next); the reported numbers use blocks. With BENCH_BASELINE (set
+// by run.js, lib/baseline.js) the baseline build runs right after rx-tool-loop wherever it runs.
+const { rxjs, checkOneRxjs, now, stats, gc, heapUsed, until } = require('./lib/env.js');
 const S = require('./lib/script.js');
-const { contender } = require('./lib/contenders.js');
+const { contender, baseline, withBaseline } = require('./lib/contenders.js');
 
 const args = process.argv.slice(2);
 const workload = args.find((arg) => !arg.startsWith('--'));
@@ -132,6 +133,37 @@ async function timeAll(names, spec, options) {
   return results;
 }
 
+/**
+ * rx-tool-loop against the baseline in pairs of repetitions run back to back, after both blocks, in
+ * alternating order (an even number of pairs: each order as often). Each pair's time ratio (current
+ * ÷ baseline) sees the same machine, so other work on it moves the median ratio far less than it moves
+ * the ratio of two blocks' medians (A/A trials, the same code on both sides, on a busy machine: W1
+ * 0.95–1.11 per process against 0.51–1.50).
+ */
+async function pairedWithBaseline(timing, spec, pairs) {
+  const ran = (name) => timing[name] && !timing[name].error;
+  if (!baseline || !ran('rx-tool-loop') || !ran(baseline.name)) return undefined;
+  const [current, base] = [contender('rx-tool-loop'), contender(baseline.name)];
+  const ratios = [];
+  try {
+    gc();
+    for (let i = 0; i < pairs; i++) {
+      if (i % 2 === 0) {
+        const a = await once(current, spec);
+        ratios.push(a.ms / (await once(base, spec)).ms);
+      } else {
+        const b = await once(base, spec);
+        ratios.push((await once(current, spec)).ms / b.ms);
+      }
+    }
+  } catch (error) {
+    return { error: String(error?.message ?? error) };
+  }
+  const paired = stats(ratios);
+  log(`  rx-tool-loop ÷ ${baseline.name}, ${pairs} paired repetitions: ${describe(paired)}`);
+  return paired;
+}
+
 function describe(result) {
   return result.error ? `FAILED ${result.error}` : `median ${result.median.toFixed(2)} (min ${result.min.toFixed(2)}, max ${result.max.toFixed(2)})`;
 }
@@ -140,9 +172,10 @@ function log(line) {
   process.stderr.write(`${line}\n`);
 }
 
+/** The contenders to run: --contenders=a,b or the workload's own, with the baseline beside rx-tool-loop. */
 function names(defaults) {
   const chosen = flagValue('contenders');
-  return chosen ? chosen.split(',') : defaults;
+  return withBaseline(chosen ? chosen.split(',') : defaults);
 }
 
 // the slowest peers (milliseconds per turn) get fewer repetitions, to keep the bench in its budget
@@ -182,7 +215,8 @@ async function w1() {
   // code), a few KiB per conversation at 100, a few hundred bytes at 1,000
   const heapSpec = { conversations: 100, turns: 10, deltas: 5, calls: 1, pauseAtTurn: 5 };
   const bigHeapSpec = { ...heapSpec, conversations: QUICK ? 200 : 1000 };
-  if (TIMING_ONLY) return { spec, heapSpec, bigHeapSpec, timing, heap: {}, bigHeap: {} };
+  const paired = await pairedWithBaseline(timing, spec, 20);
+  if (TIMING_ONLY) return { spec, heapSpec, bigHeapSpec, timing, paired, heap: {}, bigHeap: {} };
   log(`W1 heap: ${heapSpec.conversations} and ${bigHeapSpec.conversations} conversations paused at the tool call of turn ${heapSpec.pauseAtTurn}, bytes per conversation`);
   const heap = {};
   const bigHeap = {};
@@ -205,7 +239,7 @@ async function w1() {
       log(`  ${name}, ${spec1.conversations} paused: ${describe(into[name])}`);
     }
   }
-  return { spec, heapSpec, bigHeapSpec, timing, heap, bigHeap };
+  return { spec, heapSpec, bigHeapSpec, timing, paired, heap, bigHeap };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -285,6 +319,7 @@ async function w2() {
   // repetition; Node 20's web streams dequeue with Array#shift and the SDK's streams queue the parts)
   const slow = { warmup: 1, reps: 5, spec: { deltas: 10_000 } };
   const timing = await timeAll(contenders, spec, { warmup: 1, reps: 5, slow, perRep: (ms, mine) => mine.deltas / (ms / 1000) });
+  const paired = await pairedWithBaseline(timing, spec, 8);
   const heap = {};
   for (const name of contenders) {
     if (timing[name]?.error) continue;
@@ -301,7 +336,7 @@ async function w2() {
       log(`  ${name}: heap FAILED ${heap[name].error}`);
     }
   }
-  return { spec, timing, heap };
+  return { spec, timing, paired, heap };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -338,12 +373,14 @@ async function w4() {
   const contenders = names(['floor', 'rx-expand', 'rx-tool-loop', 'pi-runAgentLoop']);
   log(`W4: ${turns} synchronous turns in one loop, total ms`);
   const timing = await timeAll(contenders, spec, { warmup: 1, reps: 5, perRep: (ms) => ms });
+  const paired = await pairedWithBaseline(timing, spec, 8);
   // for information: the same with a provider that reads the history it is given on every turn, as a
   // real one does (a library that copies the history lazily pays for the copy here)
-  if (contenders.includes('rx-tool-loop')) {
-    const reading = { ...contender('rx-tool-loop'), name: 'rx-tool-loop (provider reads the history)' };
+  for (const name of contenders.filter((n) => n === 'rx-tool-loop' || n === baseline?.name)) {
+    const reading = { ...contender(name), name: `${name} (provider reads the history)` };
     log(`  ${reading.name}…`);
     try {
+      await reading.load();
       timing[reading.name] = await block(reading, { ...spec, readHistory: true }, { warmup: 1, reps: 5, perRep: (ms) => ms });
     } catch (error) {
       timing[reading.name] = { error: String(error?.message ?? error) };
@@ -368,7 +405,7 @@ async function w4() {
     log(`  ${name}: stack ${JSON.stringify(stack[name])}`);
   }
   Error.stackTraceLimit = 10;
-  return { spec, timing, stack };
+  return { spec, timing, paired, stack };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -426,7 +463,7 @@ function asyncProvider(plan, stats) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function w5Registry() {
+function w5Registry(lib) {
   return new lib.ToolRegistry()
     .register({ name: 'echo', description: 'echo', input: { text: 'text' }, handler: async (input) => (await sleep(input.ms), input.text) })
     .register({
@@ -485,9 +522,9 @@ function w5Check(plan, events, completed, errored, providerCalls, input) {
   return problems;
 }
 
-async function w5Once(loops, seed) {
+async function w5Once(lib, loops, seed) {
   const plans = w5Plans(loops, seed);
-  const registry = w5Registry();
+  const registry = w5Registry(lib);
   gc();
   const before = heapUsed();
   let peak = before;
@@ -525,24 +562,34 @@ async function w5Once(loops, seed) {
 
 async function w5() {
   const loops = QUICK ? 200 : 1000;
-  log(`W5: ${loops} concurrent loops, asynchronous providers and tools, rx-tool-loop`);
-  await w5Once(loops, 1); // warm-up
-  const times = [];
-  const peaks = [];
-  let failures = [];
-  let turns = 0;
-  let events = 0;
-  for (let rep = 0; rep < 5; rep++) {
-    const result = await w5Once(loops, 100 + rep);
-    times.push(result.ms);
-    peaks.push(result.peakBytes);
-    failures = failures.concat(result.failures.map((line) => `rep ${rep + 1}, ${line}`));
-    turns = result.turns;
-    events = result.events;
+  const libraries = names(['rx-tool-loop']);
+  log(`W5: ${loops} concurrent loops, asynchronous providers and tools: ${libraries.join(', ')}`);
+  const results = {};
+  for (const name of libraries) {
+    try {
+      const lib = contender(name).library();
+      await w5Once(lib, loops, 1); // warm-up
+      const times = [];
+      const peaks = [];
+      let failures = [];
+      let turns = 0;
+      let events = 0;
+      for (let rep = 0; rep < 5; rep++) {
+        const result = await w5Once(lib, loops, 100 + rep);
+        times.push(result.ms);
+        peaks.push(result.peakBytes);
+        failures = failures.concat(result.failures.map((line) => `rep ${rep + 1}, ${line}`));
+        turns = result.turns;
+        events = result.events;
+      }
+      results[name] = { turns, events, time: stats(times), peak: stats(peaks), failures: failures.slice(0, 20), failureCount: failures.length };
+      log(`  ${name}: ${describe(results[name].time)} ms, peak heap +${(results[name].peak.median / 1048576).toFixed(1)} MiB, ${results[name].failureCount} invariant failures`);
+    } catch (error) {
+      results[name] = { error: String(error?.message ?? error) };
+      log(`  ${name}: FAILED ${results[name].error}`);
+    }
   }
-  const out = { loops, maxTurns: W5_MAX_TURNS, turns, events, time: stats(times), peak: stats(peaks), failures: failures.slice(0, 20), failureCount: failures.length };
-  log(`  rx-tool-loop: ${describe(out.time)} ms, peak heap +${(out.peak.median / 1048576).toFixed(1)} MiB, ${out.failureCount} invariant failures`);
-  return out;
+  return { loops, maxTurns: W5_MAX_TURNS, results };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 'use strict';
 // rx-tool-loop as its users call it: one ToolRegistry, `runEventedToolLoop` per conversation, every
-// event consumed by a subscriber. The library is the root's build (../dist).
-const { lib } = require('../lib/env.js');
+// event consumed by a subscriber. `forLibrary` makes the same contender over another build of the
+// library (the baseline, lib/baseline.js); the default export runs the build under test (lib/env.js).
+const { lib: current, rxjs } = require('../lib/env.js');
 const { fakeProvider } = require('../lib/rx-provider.js');
 const S = require('../lib/script.js');
 
-function registryFor(echo) {
+function registryFor(lib, echo) {
   return new lib.ToolRegistry().register({
     name: 'echo',
     description: S.ECHO_DESCRIPTION,
@@ -14,7 +15,7 @@ function registryFor(echo) {
   });
 }
 
-function conversation(spec, counters, registry, provider = fakeProvider(spec, counters)) {
+function conversation(lib, spec, counters, registry, provider = fakeProvider(spec, counters)) {
   return new Promise((resolve, reject) => {
     let final;
     lib
@@ -35,13 +36,30 @@ function conversation(spec, counters, registry, provider = fakeProvider(spec, co
   });
 }
 
-module.exports = {
-  name: 'rx-tool-loop',
-  label: 'rx-tool-loop (runEventedToolLoop + ToolRegistry)',
-  registryFor,
-  async load() {},
-  run(spec, counters, echo) {
-    const registry = registryFor(echo);
-    return S.many(spec, () => conversation(spec, counters, registry));
-  },
-};
+/** The contender over the library `loadLibrary()` returns (loaded at the first use, then kept). */
+function forLibrary({ name, label, loadLibrary }) {
+  let lib;
+  const library = () => {
+    if (lib) return lib;
+    const loaded = loadLibrary();
+    // the fake provider's Observables come from the bench's rxjs: the build must use the same one
+    const probe = loaded.runEventedToolLoop({ provider: () => rxjs.EMPTY, registry: new loaded.ToolRegistry(), messages: [] });
+    if (!(probe instanceof rxjs.Observable)) throw new Error(`${label} uses another rxjs instance than the bench`);
+    return (lib = loaded);
+  };
+  return {
+    name,
+    label,
+    library,
+    async load() {
+      library();
+    },
+    run(spec, counters, echo) {
+      const registry = registryFor(library(), echo);
+      return S.many(spec, () => conversation(lib, spec, counters, registry));
+    },
+  };
+}
+
+module.exports = forLibrary({ name: 'rx-tool-loop', label: 'rx-tool-loop (runEventedToolLoop + ToolRegistry)', loadLibrary: () => current });
+module.exports.forLibrary = forLibrary;

@@ -7,8 +7,12 @@ const rxToolLoop = require('../contenders/rx-tool-loop.js');
 const pi = require('../contenders/pi.js');
 const aiSdk = require('../contenders/ai-sdk.js');
 const openaiAgents = require('../contenders/openai-agents.js');
+const baseline = require('./baseline.js').fromEnv();
 
-const ALL = [floor, rxExpand, rxToolLoop, pi.runAgentLoop, pi.agentLoop, aiSdk.generateText, aiSdk.streamText, openaiAgents.run, openaiAgents.stream];
+// the baseline (when run.js built one): the rx-tool-loop contender over the build of an older commit
+const rxToolLoopBaseline = baseline && rxToolLoop.forLibrary({ name: baseline.name, label: baseline.label, loadLibrary: () => require(baseline.entry) });
+
+const ALL = [floor, rxExpand, rxToolLoop, rxToolLoopBaseline, pi.runAgentLoop, pi.agentLoop, aiSdk.generateText, aiSdk.streamText, openaiAgents.run, openaiAgents.stream].filter(Boolean);
 const byName = new Map(ALL.map((contender) => [contender.name, contender]));
 
 function contender(name) {
@@ -17,4 +21,10 @@ function contender(name) {
   return found;
 }
 
-module.exports = { ALL, contender };
+/** `names` with the baseline (if any) right after rx-tool-loop: it runs wherever rx-tool-loop runs. */
+function withBaseline(names) {
+  if (!baseline || names.includes(baseline.name)) return names;
+  return names.flatMap((name) => (name === 'rx-tool-loop' ? [name, baseline.name] : [name]));
+}
+
+module.exports = { ALL, contender, baseline, withBaseline };
