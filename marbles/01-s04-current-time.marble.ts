@@ -3,10 +3,13 @@ import { runEventedToolLoop } from '../src/index.js';
 import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
 
 const diagram = {
-  turn1:       '-s-c---u|',
-  currentTime: '   (R|)',
-  turn2:       '        ----s-t-e|',
-  loop:        '1s-(cR)u(E2)s-t-e(FL|)',
+  turn1:           '-s-c---u|',
+  currentTime:     '   (R|)',
+  turn2:           '        ----s-t-e|',
+  loop:            '1s-(cR)u(E2)s-t-e(FL|)',
+  turn1Runs:       '^-------!',
+  currentTimeRuns: '---(^!)',
+  turn2Runs:       '--------^--------!',
 };
 
 const events = {
@@ -27,9 +30,14 @@ const loop = {
   L: 'loop_end stop',
 };
 
-scenario('01 s04: 现在几点？', ({ cold, expectObservable }) => {
+scenario('01 s04: 现在几点？', ({ cold, expectObservable, expectSubscriptions }) => {
   const currentTime = cold(diagram.currentTime, currentTimeValues);
-  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
-  const run = runEventedToolLoop({ provider, registry: tools({ current_time: currentTime }), messages: [user('现在几点？')] });
+  const turn1 = cold(diagram.turn1, events);
+  const turn2 = cold(diagram.turn2, events);
+  const registry = tools({ current_time: currentTime });
+  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry, messages: [user('现在几点？')] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
+  expectSubscriptions(currentTime.subscriptions).toBe(diagram.currentTimeRuns);
+  expectSubscriptions(turn2.subscriptions).toBe(diagram.turn2Runs);
 });

@@ -9,6 +9,7 @@ const diagram = {
   loop:        '1s-h-c-i-u---(RE2)s-t-e(FL|)',
   turn1Runs:   '^---------!',
   weatherRuns: '-----^-------!',
+  turn2Runs:   '-------------^---------!',
 };
 
 const events = {
@@ -34,9 +35,10 @@ const loop = {
 scenario('03 two turns with a delayed tool', ({ cold, expectObservable, expectSubscriptions }) => {
   const weather = cold(diagram.weather, weatherValues);
   const turn1 = cold(diagram.turn1, events);
-  const provider = turns(turn1, cold(diagram.turn2, events));
-  const run = runEventedToolLoop({ provider, registry: tools({ weather }), messages: [user('Weather in Paris?')] });
+  const turn2 = cold(diagram.turn2, events);
+  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ weather }), messages: [user('Weather in Paris?')] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(weather.subscriptions).toBe(diagram.weatherRuns);
+  expectSubscriptions(turn2.subscriptions).toBe(diagram.turn2Runs);
 });

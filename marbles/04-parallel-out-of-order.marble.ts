@@ -3,13 +3,15 @@ import { runEventedToolLoop } from '../src/index.js';
 import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
 
 const diagram = {
-  turn1:    '-s-a-b-u|',
-  slow:     '   ---------(A|)',
-  fast:     '     ----(B|)',
-  turn2:    '            -----s-t-e|',
-  loop:     '1s-a-b-u-B--(AE2)s-t-e(FL|)',
-  slowRuns: '---^--------!',
-  fastRuns: '-----^---!',
+  turn1:     '-s-a-b-u|',
+  slow:      '   ---------(A|)',
+  fast:      '     ----(B|)',
+  turn2:     '            -----s-t-e|',
+  loop:      '1s-a-b-u-B--(AE2)s-t-e(FL|)',
+  turn1Runs: '^-------!',
+  slowRuns:  '---^--------!',
+  fastRuns:  '-----^---!',
+  turn2Runs: '------------^---------!',
 };
 
 const events = { s: start, a: call('slow'), b: call('fast'), u: end('toolUse'), t: text('S and F'), e: end('stop') };
@@ -29,9 +31,12 @@ const loop = {
 scenario('04 two parallel tools finish out of order', ({ cold, expectObservable, expectSubscriptions }) => {
   const slow = cold(diagram.slow, slowValues);
   const fast = cold(diagram.fast, fastValues);
-  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
-  const run = runEventedToolLoop({ provider, registry: tools({ slow, fast }), messages: [user('go')] });
+  const turn1 = cold(diagram.turn1, events);
+  const turn2 = cold(diagram.turn2, events);
+  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ slow, fast }), messages: [user('go')] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(slow.subscriptions).toBe(diagram.slowRuns);
   expectSubscriptions(fast.subscriptions).toBe(diagram.fastRuns);
+  expectSubscriptions(turn2.subscriptions).toBe(diagram.turn2Runs);
 });

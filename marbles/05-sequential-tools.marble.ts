@@ -8,8 +8,10 @@ const diagram = {
   second:     '        ---(B|)',
   turn2:      '           -----s-t-e|',
   loop:       '1s-a-b-uA--(BE2)s-t-e(FL|)',
+  turn1Runs:  '^-------!',
   firstRuns:  '---^----!',
   secondRuns: '--------^--!',
+  turn2Runs:  '-----------^---------!',
 };
 
 const events = { s: start, a: call('first'), b: call('second'), u: end('toolUse'), t: text('done'), e: end('stop') };
@@ -29,14 +31,17 @@ const loop = {
 scenario('05 sequential tools: one at a time, in call order', ({ cold, expectObservable, expectSubscriptions }) => {
   const first = cold(diagram.first, firstValues);
   const second = cold(diagram.second, secondValues);
-  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
+  const turn1 = cold(diagram.turn1, events);
+  const turn2 = cold(diagram.turn2, events);
   const run = runEventedToolLoop({
-    provider,
+    provider: turns(turn1, turn2),
     registry: tools({ first, second }),
     messages: [user('go')],
     toolExecution: 'sequential',
   });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(first.subscriptions).toBe(diagram.firstRuns);
   expectSubscriptions(second.subscriptions).toBe(diagram.secondRuns);
+  expectSubscriptions(turn2.subscriptions).toBe(diagram.turn2Runs);
 });

@@ -9,9 +9,11 @@ const diagram = {
   gamma:     '           --(C|)',
   turn2:     '              -----s-t-e|',
   loop:      '1s-a-b-c-u-B-C(AE2)s-t-e(FL|)',
+  turn1Runs: '^---------!',
   alphaRuns: '---^----------!',
   betaRuns:  '-----^-----!',
   gammaRuns: '-----------^-!',
+  turn2Runs: '--------------^---------!',
 };
 
 const events = {
@@ -40,15 +42,18 @@ scenario('06 maxConcurrency 2: the third tool waits for a free slot', ({ cold, e
   const alpha = cold(diagram.alpha, results);
   const beta = cold(diagram.beta, results);
   const gamma = cold(diagram.gamma, results);
-  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
+  const turn1 = cold(diagram.turn1, events);
+  const turn2 = cold(diagram.turn2, events);
   const run = runEventedToolLoop({
-    provider,
+    provider: turns(turn1, turn2),
     registry: tools({ alpha, beta, gamma }),
     messages: [user('go')],
     maxConcurrency: 2,
   });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(alpha.subscriptions).toBe(diagram.alphaRuns);
   expectSubscriptions(beta.subscriptions).toBe(diagram.betaRuns);
   expectSubscriptions(gamma.subscriptions).toBe(diagram.gammaRuns);
+  expectSubscriptions(turn2.subscriptions).toBe(diagram.turn2Runs);
 });

@@ -8,7 +8,9 @@ const diagram = {
   flaky:     '       ---#',
   turn2:     '          -----s-t-e|',
   loop:      '1s-(aA)b-u(BE2)s-t-e(FL|)',
+  turn1Runs: '^---------!',
   flakyRuns: '-------^--!',
+  turn2Runs: '----------^---------!',
 };
 
 const events = {
@@ -35,8 +37,11 @@ scenario('07 a tool that throws, a tool that errors: results, and the loop goes 
     throw new Error('disk full');
   };
   const flaky = cold(diagram.flaky, {}, new Error('connection reset'));
-  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
-  const run = runEventedToolLoop({ provider, registry: tools({ crash, flaky }), messages: [user('go')] });
+  const turn1 = cold(diagram.turn1, events);
+  const turn2 = cold(diagram.turn2, events);
+  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ crash, flaky }), messages: [user('go')] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(flaky.subscriptions).toBe(diagram.flakyRuns);
+  expectSubscriptions(turn2.subscriptions).toBe(diagram.turn2Runs);
 });

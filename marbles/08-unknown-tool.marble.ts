@@ -3,9 +3,11 @@ import { runEventedToolLoop } from '../src/index.js';
 import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
 
 const diagram = {
-  turn1: '-s-a---u|',
-  turn2: '        ----s-t-e|',
-  loop:  '1s-(aA)u(E2)s-t-e(FL|)',
+  turn1:     '-s-a---u|',
+  turn2:     '        ----s-t-e|',
+  loop:      '1s-(aA)u(E2)s-t-e(FL|)',
+  turn1Runs: '^-------!',
+  turn2Runs: '--------^--------!',
 };
 
 const events = { s: start, a: call('teleport'), u: end('toolUse'), t: text('I cannot teleport.'), e: end('stop') };
@@ -19,9 +21,12 @@ const loop = {
   L: 'loop_end stop',
 };
 
-scenario('08 an unknown tool', ({ cold, expectObservable }) => {
-  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
+scenario('08 an unknown tool', ({ cold, expectObservable, expectSubscriptions }) => {
+  const turn1 = cold(diagram.turn1, events);
+  const turn2 = cold(diagram.turn2, events);
   const registry = tools({ current_time: '2026-01-01T00:00:00Z' }); // teleport is not in it
-  const run = runEventedToolLoop({ provider, registry, messages: [user('Beam me up')] });
+  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry, messages: [user('Beam me up')] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
+  expectSubscriptions(turn2.subscriptions).toBe(diagram.turn2Runs);
 });

@@ -10,7 +10,9 @@ const diagram = {
   poll2:     '             ---(B|)',
   loop:      '1s-a-u(AE2)s-a-u(BFL|)',
   turn1Runs: '^-----!',
+  poll1Runs: '---^--!',
   turn2Runs: '------^---------!',
+  poll2Runs: '-------------^--!',
 };
 
 const events = { s: start, a: call('poll'), u: end('toolUse') };
@@ -29,9 +31,13 @@ const loop = {
 scenario('09 maxTurns 2: exactly two provider calls', ({ cold, expectObservable, expectSubscriptions }) => {
   const turn1 = cold(diagram.turn1, events);
   const turn2 = cold(diagram.turn2, events);
-  const poll = inOrder(cold(diagram.poll1, pollValues), cold(diagram.poll2, pollValues));
+  const poll1 = cold(diagram.poll1, pollValues);
+  const poll2 = cold(diagram.poll2, pollValues);
+  const poll = inOrder(poll1, poll2);
   const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ poll }), messages: [user('wait')], maxTurns: 2 });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
+  expectSubscriptions(poll1.subscriptions).toBe(diagram.poll1Runs);
   expectSubscriptions(turn2.subscriptions).toBe(diagram.turn2Runs);
+  expectSubscriptions(poll2.subscriptions).toBe(diagram.poll2Runs);
 });

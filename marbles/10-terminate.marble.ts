@@ -3,10 +3,11 @@ import { runEventedToolLoop } from '../src/index.js';
 import { call, described, echo, end, scenario, start, tools, turns, user } from './support/scenario.js';
 
 const diagram = {
-  turn1:     '-s-a-u|',
-  finish:    '   ---(A|)',
-  loop:      '1s-a-u(AEL|)',
-  turn1Runs: '^-----!',
+  turn1:      '-s-a-u|',
+  finish:     '   ---(A|)',
+  loop:       '1s-a-u(AEL|)',
+  turn1Runs:  '^-----!',
+  finishRuns: '---^--!',
 };
 
 const events = { s: start, a: call('finish'), u: end('toolUse') };
@@ -25,4 +26,5 @@ scenario('10 a tool asks to terminate', ({ cold, expectObservable, expectSubscri
   const run = runEventedToolLoop({ provider: turns(turn1), registry: tools({ finish }), messages: [user('stop when done')] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
+  expectSubscriptions(finish.subscriptions).toBe(diagram.finishRuns);
 });

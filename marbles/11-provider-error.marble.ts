@@ -7,6 +7,7 @@ const diagram = {
   slow:      '     -----(A|)',
   loop:      '1s-h-a----(AEL|)',
   turn1Runs: '^------!',
+  slowRuns:  '-----^----!',
 };
 
 const events = { s: start, h: text('Hel'), a: call('slow') };
@@ -25,4 +26,5 @@ scenario('11 the provider errors mid-stream', ({ cold, expectObservable, expectS
   const run = runEventedToolLoop({ provider: turns(turn1), registry: tools({ slow }), messages: [user('go')] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
+  expectSubscriptions(slow.subscriptions).toBe(diagram.slowRuns);
 });

@@ -2,9 +2,10 @@
 import { runEventedToolLoop } from '../src/index.js';
 import { call, described, echo, scenario, start, text, tools, turns, user } from './support/scenario.js';
 
-// `search` never answers: its subscription line, searchRuns, is its diagram
+// `search` never answers: its line is blank, indented to frame 3 where it is called
 const diagram = {
   turn1:      '-s-a-h',
+  search:     '   ',
   subscribed: '^-----!',
   loop:       '1s-a-h',
   turn1Runs:  '^-----!',
@@ -16,7 +17,7 @@ const loop = { ...echo(events), 1: 'turn_start 1' };
 
 scenario('12 unsubscribe while a tool runs', ({ cold, expectObservable, expectSubscriptions }) => {
   const turn1 = cold(diagram.turn1, events);
-  const search = cold('');
+  const search = cold(diagram.search);
   const run = runEventedToolLoop({ provider: turns(turn1), registry: tools({ search }), messages: [user('find it')] });
   expectObservable(run.pipe(described), diagram.subscribed).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);

@@ -3,10 +3,13 @@ import { runEventedToolLoop } from '../src/index.js';
 import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
 
 const diagram = {
-  turn1:    '-s-a-u|',
-  download: '   -p-q-(R|)',
-  turn2:    '        ------s-t-e|',
-  loop:     '1s-a-uP-(QRE2)s-t-e(FL|)',
+  turn1:        '-s-a-u|',
+  download:     '   -p-q-(R|)',
+  turn2:        '        ------s-t-e|',
+  loop:         '1s-a-uP-(QRE2)s-t-e(FL|)',
+  turn1Runs:    '^-----!',
+  downloadRuns: '---^----!',
+  turn2Runs:    '--------^----------!',
 };
 
 const events = { s: start, a: call('download'), u: end('toolUse'), t: text('Saved.'), e: end('stop') };
@@ -23,9 +26,13 @@ const loop = {
   L: 'loop_end stop',
 };
 
-scenario('13 an Observable tool reports progress', ({ cold, expectObservable }) => {
+scenario('13 an Observable tool reports progress', ({ cold, expectObservable, expectSubscriptions }) => {
   const download = cold(diagram.download, downloadValues);
-  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
-  const run = runEventedToolLoop({ provider, registry: tools({ download }), messages: [user('get the report')] });
+  const turn1 = cold(diagram.turn1, events);
+  const turn2 = cold(diagram.turn2, events);
+  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ download }), messages: [user('get the report')] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
+  expectSubscriptions(download.subscriptions).toBe(diagram.downloadRuns);
+  expectSubscriptions(turn2.subscriptions).toBe(diagram.turn2Runs);
 });

@@ -5,6 +5,7 @@ import { abortsAt, call, described, echo, scenario, start, text, tools, turns, u
 // the same turn as in 12, but aborted through the signal instead of unsubscribed
 const diagram = {
   turn1:      '-s-a-h',
+  search:     '   ',
   signal:     '------!',
   loop:       '1s-a-h(AEL|)',
   turn1Runs:  '^-----!',
@@ -22,7 +23,7 @@ const loop = {
 
 scenario('14 options.signal aborts while a tool runs', ({ cold, expectObservable, expectSubscriptions }) => {
   const turn1 = cold(diagram.turn1, events);
-  const search = cold('');
+  const search = cold(diagram.search);
   const signal = abortsAt(diagram.signal);
   const run = runEventedToolLoop({ provider: turns(turn1), registry: tools({ search }), messages: [user('find it')], signal });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);

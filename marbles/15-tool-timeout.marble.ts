@@ -2,14 +2,17 @@
 import { runEventedToolLoop } from '../src/index.js';
 import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
 
-// `hang` never answers: its subscription line, hangRuns, is its diagram
+// `hang` never answers: its line is blank, indented to frame 5 where it is called
 const diagram = {
   turn1:     '-s-a-b-u|',
   quick:     '   ---(A|)',
+  hang:      '     ',
   turn2:     '         -----s-t-e|',
   loop:      '1s-a-bAu-(BE2)s-t-e(FL|)',
+  turn1Runs: '^-------!',
   quickRuns: '---^--!',
   hangRuns:  '-----^---!',
+  turn2Runs: '---------^---------!',
 };
 
 const events = { s: start, a: call('quick'), b: call('hang'), u: end('toolUse'), t: text('hang timed out'), e: end('stop') };
@@ -27,10 +30,13 @@ const loop = {
 
 scenario('15 a tool times out', ({ cold, expectObservable, expectSubscriptions }) => {
   const quick = cold(diagram.quick, quickValues);
-  const hang = cold('');
-  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
-  const run = runEventedToolLoop({ provider, registry: tools({ quick, hang }), messages: [user('go')], toolTimeoutMs: 4 });
+  const hang = cold(diagram.hang);
+  const turn1 = cold(diagram.turn1, events);
+  const turn2 = cold(diagram.turn2, events);
+  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ quick, hang }), messages: [user('go')], toolTimeoutMs: 4 });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(quick.subscriptions).toBe(diagram.quickRuns);
   expectSubscriptions(hang.subscriptions).toBe(diagram.hangRuns);
+  expectSubscriptions(turn2.subscriptions).toBe(diagram.turn2Runs);
 });

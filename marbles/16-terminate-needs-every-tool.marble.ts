@@ -3,11 +3,15 @@ import { runEventedToolLoop } from '../src/index.js';
 import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
 
 const diagram = {
-  turn1:  '-s-a-b-u|',
-  finish: '   ---(A|)',
-  check:  '     ---(B|)',
-  turn2:  '        -----s-t-e|',
-  loop:   '1s-a-bAu(BE2)s-t-e(FL|)',
+  turn1:      '-s-a-b-u|',
+  finish:     '   ---(A|)',
+  check:      '     ---(B|)',
+  turn2:      '        -----s-t-e|',
+  loop:       '1s-a-bAu(BE2)s-t-e(FL|)',
+  turn1Runs:  '^-------!',
+  finishRuns: '---^--!',
+  checkRuns:  '-----^--!',
+  turn2Runs:  '--------^---------!',
 };
 
 const events = { s: start, a: call('finish'), b: call('check'), u: end('toolUse'), t: text('checked'), e: end('stop') };
@@ -24,10 +28,15 @@ const loop = {
   L: 'loop_end stop',
 };
 
-scenario('16 terminate needs every result of the turn', ({ cold, expectObservable }) => {
+scenario('16 terminate needs every result of the turn', ({ cold, expectObservable, expectSubscriptions }) => {
   const finish = cold(diagram.finish, finishValues);
   const check = cold(diagram.check, checkValues);
-  const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
-  const run = runEventedToolLoop({ provider, registry: tools({ finish, check }), messages: [user('go')] });
+  const turn1 = cold(diagram.turn1, events);
+  const turn2 = cold(diagram.turn2, events);
+  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ finish, check }), messages: [user('go')] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
+  expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
+  expectSubscriptions(finish.subscriptions).toBe(diagram.finishRuns);
+  expectSubscriptions(check.subscriptions).toBe(diagram.checkRuns);
+  expectSubscriptions(turn2.subscriptions).toBe(diagram.turn2Runs);
 });

@@ -18,10 +18,29 @@ import {
   UserMessage,
 } from '../../src/index.js';
 
-/** One jest test, run in virtual time: one frame is one character of a diagram. */
+/**
+ * One jest test, run in virtual time: one frame is one character of a diagram. After the scheduler has
+ * flushed, each cold line must have been first subscribed at the frame its indentation draws it at.
+ */
 export function scenario(name: string, body: (helpers: RunHelpers) => void): void {
   test(name, () => {
-    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run((helpers) => body(strict(helpers)));
+    const colds: Cold[] = [];
+    let drawn = false;
+    let failure: unknown;
+    try {
+      new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run((helpers) => {
+        body(strict(helpers, colds));
+        drawn = true;
+      });
+    } catch (error) {
+      if (!drawn) throw error; // a guard refused a line: nothing ran, so nothing was subscribed
+      failure = error;
+    }
+    const misdrawn = colds.flatMap(misplaced);
+    // a misdrawn line explains the diff it causes, so it is reported first
+    const diff = failure instanceof Error ? [failure.message] : failure === undefined ? [] : [String(failure)];
+    if (misdrawn.length > 0) throw new Error([...misdrawn, ...diff].join('\n'));
+    if (failure !== undefined) throw failure;
   });
 }
 
@@ -123,36 +142,63 @@ function brief(message: AgentMessage): string {
 
 // ---- every character of a diagram must matter ----
 
+type Kind = 'cold' | 'expected' | 'subscription' | 'abort';
+
+/** A cold line as drawn, and the Observable that logs its subscriptions. */
+interface Cold {
+  marble: string;
+  observable: { subscriptions: readonly { subscribedFrame: number }[] };
+}
+
 /**
  * Refuses diagrams with characters that change nothing, so that changing any one character of a
- * diagram fails its test: spaces only as indentation, groups closed and not nested, nothing after
- * the end (`|`, `#`, `!`) but the `)` of its group, no trailing `-`; a `^` exactly in subscription
- * lines, a `!` in an abort line.
+ * diagram fails its test: no time progression (`1s `, `10ms `); spaces only as the indentation of cold
+ * lines (elsewhere the scheduler skips them); groups closed and not nested; nothing after the end
+ * (`|`, `#`, `!`) but the `)` of its group; no trailing `-`; a `^` exactly in subscription lines, a `!`
+ * in an abort line.
  */
-function checked(marble: string, kind: 'events' | 'subscription' | 'abort' = 'events'): string {
-  const wrong = !/^ *(?:[^() ]|\([^() ]+\))*$/.test(marble)
-    ? 'spaces only at the start; groups closed, not nested'
-    : /[|#!](?!\)?$)/.test(marble)
-      ? 'nothing may follow the end'
-      : /-$/.test(marble)
-        ? 'a trailing "-" means nothing'
-        : (kind === 'subscription') !== marble.includes('^')
-          ? 'a "^" belongs in subscription lines, and only there'
-          : kind === 'abort' && !marble.endsWith('!')
-            ? 'an abort line ends with its "!"'
-            : undefined;
+function checked(marble: string, kind: Kind): string {
+  const wrong = /\d+(?:\.\d+)?(?:ms|s|m) /.test(marble)
+    ? 'no time progression: a digit is a value, and frames are drawn one character each'
+    : !/^ *(?:[^() ]|\([^() ]+\))*$/.test(marble)
+      ? 'spaces only at the start; groups closed, not nested'
+      : kind !== 'cold' && marble.startsWith(' ')
+        ? 'only cold lines are indented (the scheduler skips these spaces): pad with "-"'
+        : /[|#!](?!\)?$)/.test(marble)
+          ? 'nothing may follow the end'
+          : /-$/.test(marble)
+            ? 'a trailing "-" means nothing'
+            : (kind === 'subscription') !== marble.includes('^')
+              ? 'a "^" belongs in subscription lines, and only there'
+              : kind === 'abort' && !marble.endsWith('!')
+                ? 'an abort line ends with its "!"'
+                : undefined;
   if (wrong !== undefined) throw new Error(`diagram ${JSON.stringify(marble)}: ${wrong}`);
   return marble;
 }
 
-function strict(helpers: RunHelpers): RunHelpers {
+/** A cold line's indentation is the frame of its first subscription; a line nothing subscribes to has no place in a diagram. */
+function misplaced({ marble, observable }: Cold): string[] {
+  const drawnAt = marble.length - marble.replace(/^ +/, '').length;
+  const first = observable.subscriptions[0];
+  if (first === undefined) return [`cold ${JSON.stringify(marble)}: never subscribed`];
+  return first.subscribedFrame === drawnAt
+    ? []
+    : [`cold ${JSON.stringify(marble)}: drawn at frame ${drawnAt}, first subscribed at frame ${first.subscribedFrame}`];
+}
+
+function strict(helpers: RunHelpers, colds: Cold[]): RunHelpers {
   const { cold, expectObservable, expectSubscriptions } = helpers;
   return {
     ...helpers,
-    cold: (marbles, values, error) => cold(checked(marbles), values, error),
+    cold: (marbles, values, error) => {
+      const observable = cold(checked(marbles, 'cold'), values, error);
+      colds.push({ marble: marbles, observable });
+      return observable;
+    },
     expectObservable: (observable, subscription) => {
       const expectation = expectObservable(observable, subscription == null ? subscription : checked(subscription, 'subscription'));
-      return { ...expectation, toBe: (marbles, values, error) => expectation.toBe(checked(marbles), values, error) };
+      return { ...expectation, toBe: (marbles, values, error) => expectation.toBe(checked(marbles, 'expected'), values, error) };
     },
     expectSubscriptions: (logs) => {
       const expectation = expectSubscriptions(logs);
