@@ -146,14 +146,19 @@ async function pairedWithBaseline(timing, spec, pairs) {
   const [current, base] = [contender('rx-tool-loop'), contender(baseline.name)];
   const ratios = [];
   try {
-    gc();
+    // each run from a collected heap: otherwise the second of a pair pays for the garbage of the first,
+    // which in W2 (a 1,000,000-delta turn) splits the ratios in two camps by order and skews the median
+    const run = async (who) => {
+      gc();
+      return (await once(who, spec)).ms;
+    };
     for (let i = 0; i < pairs; i++) {
       if (i % 2 === 0) {
-        const a = await once(current, spec);
-        ratios.push(a.ms / (await once(base, spec)).ms);
+        const a = await run(current);
+        ratios.push(a / (await run(base)));
       } else {
-        const b = await once(base, spec);
-        ratios.push((await once(current, spec)).ms / b.ms);
+        const b = await run(base);
+        ratios.push((await run(current)) / b);
       }
     }
   } catch (error) {
@@ -319,7 +324,7 @@ async function w2() {
   // repetition; Node 20's web streams dequeue with Array#shift and the SDK's streams queue the parts)
   const slow = { warmup: 1, reps: 5, spec: { deltas: 10_000 } };
   const timing = await timeAll(contenders, spec, { warmup: 1, reps: 5, slow, perRep: (ms, mine) => mine.deltas / (ms / 1000) });
-  const paired = await pairedWithBaseline(timing, spec, 8);
+  const paired = await pairedWithBaseline(timing, spec, 20); // 20: one pair is ~0.2 s, and W2's pairs scatter more than W4's
   const heap = {};
   for (const name of contenders) {
     if (timing[name]?.error) continue;

@@ -1,6 +1,7 @@
 /** s04, the series' demo: the provider only *requests* `current_time`; the loop runs it, and turn 2 answers from its result (R2, R3, R4). */
-import { runEventedToolLoop } from '../src/index.js';
-import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+import { runEventedToolLoop } from 'rx-tool-loop';
+import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
+import { scenario } from './support/scenario.js';
 
 const diagram = {
   turn1:           '-s-c---u|',
@@ -20,22 +21,21 @@ const events = {
   e: end('stop'),
 };
 const currentTimeValues = { R: '2026-01-01T00:00:00Z' };
-const loop = {
-  ...echo(events),
+const loop = loopLegend(events, {
   1: 'turn_start 1',
   R: 'tool_result current_time: 2026-01-01T00:00:00Z',
   E: 'turn_end 1 (toolUse): user, assistant[current_time], toolResult current_time',
   2: 'turn_start 2',
   F: 'turn_end 2 (stop): user, assistant[current_time], toolResult current_time, assistant "工具结果是：2026-01-01T00:00:00Z"',
   L: 'loop_end stop',
-};
+});
 
 scenario('01 s04: 现在几点？', ({ cold, expectObservable, expectSubscriptions }) => {
   const currentTime = cold(diagram.currentTime, currentTimeValues);
   const turn1 = cold(diagram.turn1, events);
   const turn2 = cold(diagram.turn2, events);
-  const registry = tools({ current_time: currentTime });
-  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry, messages: [user('现在几点？')] });
+  const registry = marbleTools({ current_time: currentTime });
+  const run = runEventedToolLoop({ provider: marbleProvider(turn1, turn2), registry, messages: [{ role: 'user', content: '现在几点？' }] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(currentTime.subscriptions).toBe(diagram.currentTimeRuns);

@@ -1,6 +1,7 @@
 /** R2, R3, R5: the provider keeps streaming while the tool runs; `turn_end` waits for the tool, then turn 2 starts. */
-import { runEventedToolLoop } from '../src/index.js';
-import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+import { runEventedToolLoop } from 'rx-tool-loop';
+import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
+import { scenario } from './support/scenario.js';
 
 const diagram = {
   turn1:       '-s-h-c-i-u|',
@@ -22,21 +23,20 @@ const events = {
   e: end('stop'),
 };
 const weatherValues = { R: 'sunny, 21 °C' };
-const loop = {
-  ...echo(events),
+const loop = loopLegend(events, {
   1: 'turn_start 1',
   R: 'tool_result weather: sunny, 21 °C',
   E: 'turn_end 1 (toolUse): user, assistant "Let me check. One moment."[weather], toolResult weather',
   2: 'turn_start 2',
   F: 'turn_end 2 (stop): user, assistant "Let me check. One moment."[weather], toolResult weather, assistant "Sunny, 21 °C."',
   L: 'loop_end stop',
-};
+});
 
 scenario('03 two turns with a delayed tool', ({ cold, expectObservable, expectSubscriptions }) => {
   const weather = cold(diagram.weather, weatherValues);
   const turn1 = cold(diagram.turn1, events);
   const turn2 = cold(diagram.turn2, events);
-  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ weather }), messages: [user('Weather in Paris?')] });
+  const run = runEventedToolLoop({ provider: marbleProvider(turn1, turn2), registry: marbleTools({ weather }), messages: [{ role: 'user', content: 'Weather in Paris?' }] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(weather.subscriptions).toBe(diagram.weatherRuns);

@@ -1,6 +1,7 @@
 /** R3, R4, R5: two tools run at once and finish out of order: `tool_result`s in completion order, the history in call order. */
-import { runEventedToolLoop } from '../src/index.js';
-import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+import { runEventedToolLoop } from 'rx-tool-loop';
+import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
+import { scenario } from './support/scenario.js';
 
 const diagram = {
   turn1:     '-s-a-b-u|',
@@ -17,8 +18,7 @@ const diagram = {
 const events = { s: start, a: call('slow'), b: call('fast'), u: end('toolUse'), t: text('S and F'), e: end('stop') };
 const slowValues = { A: 'S' };
 const fastValues = { B: 'F' };
-const loop = {
-  ...echo(events),
+const loop = loopLegend(events, {
   1: 'turn_start 1',
   B: 'tool_result fast: F',
   A: 'tool_result slow: S',
@@ -26,14 +26,14 @@ const loop = {
   2: 'turn_start 2',
   F: 'turn_end 2 (stop): user, assistant[slow,fast], toolResult slow, toolResult fast, assistant "S and F"',
   L: 'loop_end stop',
-};
+});
 
 scenario('04 two parallel tools finish out of order', ({ cold, expectObservable, expectSubscriptions }) => {
   const slow = cold(diagram.slow, slowValues);
   const fast = cold(diagram.fast, fastValues);
   const turn1 = cold(diagram.turn1, events);
   const turn2 = cold(diagram.turn2, events);
-  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ slow, fast }), messages: [user('go')] });
+  const run = runEventedToolLoop({ provider: marbleProvider(turn1, turn2), registry: marbleTools({ slow, fast }), messages: [{ role: 'user', content: 'go' }] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(slow.subscriptions).toBe(diagram.slowRuns);

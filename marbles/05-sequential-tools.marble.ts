@@ -1,6 +1,7 @@
 /** R3: in sequential mode the second tool is subscribed only when the first has completed, though both were called earlier. */
-import { runEventedToolLoop } from '../src/index.js';
-import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+import { runEventedToolLoop } from 'rx-tool-loop';
+import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
+import { scenario } from './support/scenario.js';
 
 const diagram = {
   turn1:      '-s-a-b-u|',
@@ -17,8 +18,7 @@ const diagram = {
 const events = { s: start, a: call('first'), b: call('second'), u: end('toolUse'), t: text('done'), e: end('stop') };
 const firstValues = { A: 'one' };
 const secondValues = { B: 'two' };
-const loop = {
-  ...echo(events),
+const loop = loopLegend(events, {
   1: 'turn_start 1',
   A: 'tool_result first: one',
   B: 'tool_result second: two',
@@ -26,7 +26,7 @@ const loop = {
   2: 'turn_start 2',
   F: 'turn_end 2 (stop): user, assistant[first,second], toolResult first, toolResult second, assistant "done"',
   L: 'loop_end stop',
-};
+});
 
 scenario('05 sequential tools: one at a time, in call order', ({ cold, expectObservable, expectSubscriptions }) => {
   const first = cold(diagram.first, firstValues);
@@ -34,9 +34,9 @@ scenario('05 sequential tools: one at a time, in call order', ({ cold, expectObs
   const turn1 = cold(diagram.turn1, events);
   const turn2 = cold(diagram.turn2, events);
   const run = runEventedToolLoop({
-    provider: turns(turn1, turn2),
-    registry: tools({ first, second }),
-    messages: [user('go')],
+    provider: marbleProvider(turn1, turn2),
+    registry: marbleTools({ first, second }),
+    messages: [{ role: 'user', content: 'go' }],
     toolExecution: 'sequential',
   });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);

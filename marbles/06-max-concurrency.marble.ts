@@ -1,6 +1,7 @@
 /** R3: with `maxConcurrency: 2`, the third call waits until one of the two running tools completes. */
-import { runEventedToolLoop } from '../src/index.js';
-import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+import { runEventedToolLoop } from 'rx-tool-loop';
+import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
+import { scenario } from './support/scenario.js';
 
 const diagram = {
   turn1:     '-s-a-b-c-u|',
@@ -26,8 +27,7 @@ const events = {
   e: end('stop'),
 };
 const results = { A: 'α', B: 'β', C: 'γ' };
-const loop = {
-  ...echo(events),
+const loop = loopLegend(events, {
   1: 'turn_start 1',
   B: 'tool_result beta: β',
   C: 'tool_result gamma: γ',
@@ -36,7 +36,7 @@ const loop = {
   2: 'turn_start 2',
   F: 'turn_end 2 (stop): user, assistant[alpha,beta,gamma], toolResult alpha, toolResult beta, toolResult gamma, assistant "all three"',
   L: 'loop_end stop',
-};
+});
 
 scenario('06 maxConcurrency 2: the third tool waits for a free slot', ({ cold, expectObservable, expectSubscriptions }) => {
   const alpha = cold(diagram.alpha, results);
@@ -45,9 +45,9 @@ scenario('06 maxConcurrency 2: the third tool waits for a free slot', ({ cold, e
   const turn1 = cold(diagram.turn1, events);
   const turn2 = cold(diagram.turn2, events);
   const run = runEventedToolLoop({
-    provider: turns(turn1, turn2),
-    registry: tools({ alpha, beta, gamma }),
-    messages: [user('go')],
+    provider: marbleProvider(turn1, turn2),
+    registry: marbleTools({ alpha, beta, gamma }),
+    messages: [{ role: 'user', content: 'go' }],
     maxConcurrency: 2,
   });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);

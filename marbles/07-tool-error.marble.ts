@@ -1,6 +1,7 @@
 /** R9: a handler that throws and an Observable tool that errors both become `error: MESSAGE` results (isError); the loop goes on. */
-import { runEventedToolLoop } from '../src/index.js';
-import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+import { runEventedToolLoop } from 'rx-tool-loop';
+import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
+import { scenario } from './support/scenario.js';
 
 // `crash` has no line: its handler throws as soon as it is called
 const diagram = {
@@ -21,8 +22,7 @@ const events = {
   t: text('Both tools failed.'),
   e: end('stop'),
 };
-const loop = {
-  ...echo(events),
+const loop = loopLegend(events, {
   1: 'turn_start 1',
   A: 'tool_result crash: error: disk full (isError)',
   B: 'tool_result flaky: error: connection reset (isError)',
@@ -30,7 +30,7 @@ const loop = {
   2: 'turn_start 2',
   F: 'turn_end 2 (stop): user, assistant[crash,flaky], toolResult crash, toolResult flaky, assistant "Both tools failed."',
   L: 'loop_end stop',
-};
+});
 
 scenario('07 a tool that throws, a tool that errors: results, and the loop goes on', ({ cold, expectObservable, expectSubscriptions }) => {
   const crash = () => {
@@ -39,7 +39,7 @@ scenario('07 a tool that throws, a tool that errors: results, and the loop goes 
   const flaky = cold(diagram.flaky, {}, new Error('connection reset'));
   const turn1 = cold(diagram.turn1, events);
   const turn2 = cold(diagram.turn2, events);
-  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ crash, flaky }), messages: [user('go')] });
+  const run = runEventedToolLoop({ provider: marbleProvider(turn1, turn2), registry: marbleTools({ crash, flaky }), messages: [{ role: 'user', content: 'go' }] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(flaky.subscriptions).toBe(diagram.flakyRuns);

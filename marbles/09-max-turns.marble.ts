@@ -1,6 +1,7 @@
 /** R6, R8: with `maxTurns: 2` and a model that always asks for a tool, the provider is subscribed exactly twice, then `loop_end maxTurns`. */
-import { runEventedToolLoop } from '../src/index.js';
-import { call, described, echo, end, inOrder, scenario, start, tools, turns, user } from './support/scenario.js';
+import { runEventedToolLoop } from 'rx-tool-loop';
+import { call, described, end, loopLegend, marbleProvider, marbleTools, start } from 'rx-tool-loop/testing';
+import { scenario } from './support/scenario.js';
 
 // after turn 2 the provider would replay turn2, and that third subscription would show in turn2Runs
 const diagram = {
@@ -17,8 +18,7 @@ const diagram = {
 
 const events = { s: start, a: call('poll'), u: end('toolUse') };
 const pollValues = { A: 'pending', B: 'still pending' };
-const loop = {
-  ...echo(events),
+const loop = loopLegend(events, {
   1: 'turn_start 1',
   A: 'tool_result poll: pending',
   E: 'turn_end 1 (toolUse): user, assistant[poll], toolResult poll',
@@ -26,15 +26,16 @@ const loop = {
   B: 'tool_result poll: still pending',
   F: 'turn_end 2 (toolUse): user, assistant[poll], toolResult poll, assistant[poll], toolResult poll',
   L: 'loop_end maxTurns',
-};
+});
 
 scenario('09 maxTurns 2: exactly two provider calls', ({ cold, expectObservable, expectSubscriptions }) => {
   const turn1 = cold(diagram.turn1, events);
   const turn2 = cold(diagram.turn2, events);
   const poll1 = cold(diagram.poll1, pollValues);
   const poll2 = cold(diagram.poll2, pollValues);
-  const poll = inOrder(poll1, poll2);
-  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ poll }), messages: [user('wait')], maxTurns: 2 });
+  let polls = 0;
+  const poll = () => [poll1, poll2][polls++]!; // the n-th call plays the n-th line
+  const run = runEventedToolLoop({ provider: marbleProvider(turn1, turn2), registry: marbleTools({ poll }), messages: [{ role: 'user', content: 'wait' }], maxTurns: 2 });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(poll1.subscriptions).toBe(diagram.poll1Runs);

@@ -1,6 +1,7 @@
 /** R14: every value of an Observable tool but the last is a `tool_update`, emitted when the next value shows it was not the last. */
-import { runEventedToolLoop } from '../src/index.js';
-import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+import { runEventedToolLoop } from 'rx-tool-loop';
+import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
+import { scenario } from './support/scenario.js';
 
 const diagram = {
   turn1:        '-s-a-u|',
@@ -14,8 +15,7 @@ const diagram = {
 
 const events = { s: start, a: call('download'), u: end('toolUse'), t: text('Saved.'), e: end('stop') };
 const downloadValues = { p: '30%', q: '60%', R: 'saved report.pdf' };
-const loop = {
-  ...echo(events),
+const loop = loopLegend(events, {
   1: 'turn_start 1',
   P: 'tool_update download: 30%',
   Q: 'tool_update download: 60%',
@@ -24,13 +24,13 @@ const loop = {
   2: 'turn_start 2',
   F: 'turn_end 2 (stop): user, assistant[download], toolResult download, assistant "Saved."',
   L: 'loop_end stop',
-};
+});
 
 scenario('13 an Observable tool reports progress', ({ cold, expectObservable, expectSubscriptions }) => {
   const download = cold(diagram.download, downloadValues);
   const turn1 = cold(diagram.turn1, events);
   const turn2 = cold(diagram.turn2, events);
-  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ download }), messages: [user('get the report')] });
+  const run = runEventedToolLoop({ provider: marbleProvider(turn1, turn2), registry: marbleTools({ download }), messages: [{ role: 'user', content: 'get the report' }] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(download.subscriptions).toBe(diagram.downloadRuns);

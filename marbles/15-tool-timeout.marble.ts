@@ -1,6 +1,7 @@
 /** R16: with `toolTimeoutMs: 4` (4 frames), a tool still running 4 frames after it started is torn down and fails; the quick one is untouched. */
-import { runEventedToolLoop } from '../src/index.js';
-import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+import { runEventedToolLoop } from 'rx-tool-loop';
+import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
+import { scenario } from './support/scenario.js';
 
 // `hang` never answers: its line is blank, indented to frame 5 where it is called
 const diagram = {
@@ -17,8 +18,7 @@ const diagram = {
 
 const events = { s: start, a: call('quick'), b: call('hang'), u: end('toolUse'), t: text('hang timed out'), e: end('stop') };
 const quickValues = { A: 'fast enough' };
-const loop = {
-  ...echo(events),
+const loop = loopLegend(events, {
   1: 'turn_start 1',
   A: 'tool_result quick: fast enough',
   B: 'tool_result hang: error: tool timed out after 4 ms (isError)',
@@ -26,14 +26,14 @@ const loop = {
   2: 'turn_start 2',
   F: 'turn_end 2 (stop): user, assistant[quick,hang], toolResult quick, toolResult hang, assistant "hang timed out"',
   L: 'loop_end stop',
-};
+});
 
 scenario('15 a tool times out', ({ cold, expectObservable, expectSubscriptions }) => {
   const quick = cold(diagram.quick, quickValues);
   const hang = cold(diagram.hang);
   const turn1 = cold(diagram.turn1, events);
   const turn2 = cold(diagram.turn2, events);
-  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ quick, hang }), messages: [user('go')], toolTimeoutMs: 4 });
+  const run = runEventedToolLoop({ provider: marbleProvider(turn1, turn2), registry: marbleTools({ quick, hang }), messages: [{ role: 'user', content: 'go' }], toolTimeoutMs: 4 });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(quick.subscriptions).toBe(diagram.quickRuns);

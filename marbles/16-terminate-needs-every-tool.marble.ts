@@ -1,6 +1,7 @@
 /** R6: the loop stops only when *every* result of the turn asks to terminate; here one does, one does not, so turn 2 runs. */
-import { runEventedToolLoop } from '../src/index.js';
-import { call, described, echo, end, scenario, start, text, tools, turns, user } from './support/scenario.js';
+import { runEventedToolLoop } from 'rx-tool-loop';
+import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
+import { scenario } from './support/scenario.js';
 
 const diagram = {
   turn1:      '-s-a-b-u|',
@@ -17,8 +18,7 @@ const diagram = {
 const events = { s: start, a: call('finish'), b: call('check'), u: end('toolUse'), t: text('checked'), e: end('stop') };
 const finishValues = { A: { content: 'done', terminate: true } };
 const checkValues = { B: 'ok' };
-const loop = {
-  ...echo(events),
+const loop = loopLegend(events, {
   1: 'turn_start 1',
   A: 'tool_result finish: done',
   B: 'tool_result check: ok',
@@ -26,14 +26,14 @@ const loop = {
   2: 'turn_start 2',
   F: 'turn_end 2 (stop): user, assistant[finish,check], toolResult finish, toolResult check, assistant "checked"',
   L: 'loop_end stop',
-};
+});
 
 scenario('16 terminate needs every result of the turn', ({ cold, expectObservable, expectSubscriptions }) => {
   const finish = cold(diagram.finish, finishValues);
   const check = cold(diagram.check, checkValues);
   const turn1 = cold(diagram.turn1, events);
   const turn2 = cold(diagram.turn2, events);
-  const run = runEventedToolLoop({ provider: turns(turn1, turn2), registry: tools({ finish, check }), messages: [user('go')] });
+  const run = runEventedToolLoop({ provider: marbleProvider(turn1, turn2), registry: marbleTools({ finish, check }), messages: [{ role: 'user', content: 'go' }] });
   expectObservable(run.pipe(described)).toBe(diagram.loop, loop);
   expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
   expectSubscriptions(finish.subscriptions).toBe(diagram.finishRuns);

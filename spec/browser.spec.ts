@@ -32,7 +32,7 @@ describe('the built library in a browser', () => {
     const all = imports.map(({ specifier }) => specifier);
     expect(all.length).toBeGreaterThan(10);
     // the recorder's text of a test file names the package too: that is a string, not an import
-    const recorderText = (file: string, specifier: string) => file.endsWith('testing/record-marbles.js') && /^rx-tool-loop(\/testing)?$/.test(specifier);
+    const recorderText = (file: string, specifier: string) => file.endsWith('testing/replay-test.js') && /^rx-tool-loop(\/testing)?$/.test(specifier);
     const allowed = (file: string, specifier: string) =>
       specifier.startsWith('./') ||
       specifier.startsWith('../') ||

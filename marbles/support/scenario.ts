@@ -1,22 +1,11 @@
 /**
- * What every marble scenario shares: a jest test around `TestScheduler.run`, a provider and tools made
- * of cold marbles, and the loop's events as short strings. See ../README.md.
+ * The jest glue of the marble scenarios, and nothing else (T6): a jest test around `TestScheduler.run`,
+ * a guard that refuses characters that mean nothing, the check that each cold line is drawn where it is
+ * subscribed, and an abort signal drawn as a line. The provider, the tools and the event lines come from
+ * `rx-tool-loop/testing`, as in a user's tests. See ../README.md.
  */
-import { Observable, OperatorFunction, map, timer } from 'rxjs';
+import { timer } from 'rxjs';
 import { RunHelpers, TestScheduler } from 'rxjs/testing';
-import {
-  AgentMessage,
-  AssistantMessage,
-  LoopEvent,
-  Provider,
-  ProviderEvent,
-  StopReason,
-  ToolCall,
-  ToolContext,
-  ToolRegistry,
-  ToolReturn,
-  UserMessage,
-} from '../../src/index.js';
 
 /**
  * One jest test, run in virtual time: one frame is one character of a diagram. After the scheduler has
@@ -44,42 +33,6 @@ export function scenario(name: string, body: (helpers: RunHelpers) => void): voi
   });
 }
 
-// ---- the provider's events: the lowercase letters of a diagram ----
-
-export const start: ProviderEvent = { type: 'message_start' };
-export const text = (content: string): ProviderEvent => ({ type: 'text_delta', text: content });
-/** A tool call; its id is the tool's name unless given. */
-export const call = (name: string, input: ToolCall['input'] = {}, id = name): ProviderEvent => ({
-  type: 'tool_call',
-  call: { id, name, input },
-});
-export const end = (stopReason: StopReason): ProviderEvent => ({ type: 'message_end', stopReason });
-
-export const user = (content: string): UserMessage => ({ role: 'user', content });
-
-/** The n-th call gets the n-th Observable, and the last one again after that: one line per turn (or per run of a tool). */
-export function inOrder<T>(...runs: Observable<T>[]): () => Observable<T> {
-  let calls = 0;
-  return () => runs[Math.min(calls++, runs.length - 1)];
-}
-
-/** A provider that plays one cold marble per turn. */
-export function turns(...replies: Observable<ProviderEvent>[]): Provider {
-  const next = inOrder(...replies);
-  return () => next();
-}
-
-type Handler = (input: Record<string, unknown>, context: ToolContext) => ToolReturn;
-
-/** A registry of tools, each a handler or what every call of it returns (e.g. a cold marble). */
-export function tools(table: Record<string, ToolReturn | Handler>): ToolRegistry {
-  const registry = new ToolRegistry();
-  for (const [name, run] of Object.entries(table)) {
-    registry.register({ name, description: `the ${name} tool`, input: {}, handler: typeof run === 'function' ? run : () => run });
-  }
-  return registry;
-}
-
 /** An `AbortSignal` that aborts at the `!` of `marble` (e.g. `'------!'`: at frame 6). Call it inside a scenario. */
 export function abortsAt(marble: string): AbortSignal {
   const frame = TestScheduler.parseMarblesAsSubscriptions(checked(marble, 'abort'), true).unsubscribedFrame;
@@ -88,57 +41,8 @@ export function abortsAt(marble: string): AbortSignal {
   return controller.signal;
 }
 
-// ---- the loop's events as strings: the values of the loop's line ----
-
-/** `runEventedToolLoop(…).pipe(described)`: each event as one short line (see {@link eventLine}). */
-export const described: OperatorFunction<LoopEvent, string> = map(eventLine);
-
-/** The legend of provider letters, as the loop re-emits them: `{ s: 'message_start', … }`. */
-export function echo(events: Record<string, ProviderEvent>): Record<string, string> {
-  return Object.fromEntries(Object.entries(events).map(([letter, event]) => [letter, eventLine(event)]));
-}
-
-export function eventLine(event: LoopEvent): string {
-  switch (event.type) {
-    case 'turn_start':
-      return `turn_start ${event.turn}`;
-    case 'message_start':
-      return 'message_start';
-    case 'text_delta':
-      return `text_delta ${event.text}`;
-    case 'tool_call':
-      return `tool_call ${event.call.name}`;
-    case 'message_end':
-      return `message_end ${event.stopReason}`;
-    case 'tool_update':
-      return `tool_update ${event.toolCallId}: ${event.content}`;
-    case 'tool_result':
-      return `tool_result ${event.message.toolName}: ${event.message.content}${event.message.isError ? ' (isError)' : ''}`;
-    case 'turn_end':
-      return `turn_end ${event.turn} (${why(event.assistant)}): ${event.messages.map(brief).join(', ')}`;
-    case 'loop_end':
-      return `loop_end ${event.reason}`;
-  }
-}
-
-function why({ stopReason, errorMessage }: AssistantMessage): string {
-  return errorMessage === undefined ? stopReason : `${stopReason}: ${errorMessage}`;
-}
-
-/** `user`, `assistant "text"[tool,tool]`, `toolResult tool`: the shape of the history. */
-function brief(message: AgentMessage): string {
-  switch (message.role) {
-    case 'user':
-      return 'user';
-    case 'assistant': {
-      const content = message.content === '' ? '' : ` "${message.content}"`;
-      const calls = message.toolCalls === undefined ? '' : `[${message.toolCalls.map((c) => c.name).join(',')}]`;
-      return `assistant${content}${calls}`;
-    }
-    case 'toolResult':
-      return `toolResult ${message.toolName}`;
-  }
-}
+/** Every line a scenario expected, in order, with its legend: what spec/testing/round-trip.spec.ts compares recordings with. */
+export const expected: { diagram: string; legend: Record<string, unknown> }[] = [];
 
 // ---- every character of a diagram must matter ----
 
@@ -198,7 +102,13 @@ function strict(helpers: RunHelpers, colds: Cold[]): RunHelpers {
     },
     expectObservable: (observable, subscription) => {
       const expectation = expectObservable(observable, subscription == null ? subscription : checked(subscription, 'subscription'));
-      return { ...expectation, toBe: (marbles, values, error) => expectation.toBe(checked(marbles, 'expected'), values, error) };
+      return {
+        ...expectation,
+        toBe: (marbles, values, error) => {
+          expected.push({ diagram: marbles, legend: (values ?? {}) as Record<string, unknown> });
+          expectation.toBe(checked(marbles, 'expected'), values, error);
+        },
+      };
     },
     expectSubscriptions: (logs) => {
       const expectation = expectSubscriptions(logs);

@@ -9,8 +9,16 @@
  */
 import { Observable, config } from 'rxjs';
 import { textbookLoop } from '../../examples/textbook-loop.js';
-import { call, described, echo, end, inOrder, scenario, start, text, tools, turns, user } from '../../marbles/support/scenario.js';
-import { LoopEvent, LoopOptions, Provider, ProviderEvent, ToolRegistry, runEventedToolLoop } from '../../src/index.js';
+import { scenario } from '../../marbles/support/scenario.js';
+import { LoopEvent, LoopOptions, Provider, ProviderEvent, ToolRegistry, UserMessage, runEventedToolLoop } from '../../src/index.js';
+import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from '../../src/testing/index.js';
+
+const user = (content: string): UserMessage => ({ role: 'user', content });
+/** The n-th call plays the n-th line. */
+const nth = <T>(...runs: Observable<T>[]) => {
+  let calls = 0;
+  return () => runs[calls++]!;
+};
 
 type Loop = (options: Pick<LoopOptions, 'provider' | 'registry' | 'messages' | 'maxTurns'>) => Observable<LoopEvent>;
 const both: [string, Loop][] = [
@@ -28,7 +36,7 @@ describe('where the textbook loop passes: the same line as the library, frame fo
     };
     const events = { s: start, c: call('current_time'), u: end('toolUse'), t: text('工具结果是：2026-01-01T00:00:00Z'), e: end('stop') };
     const loop = {
-      ...echo(events),
+      ...loopLegend(events, {}),
       1: 'turn_start 1',
       R: 'tool_result current_time: 2026-01-01T00:00:00Z',
       E: 'turn_end 1 (toolUse): user, assistant[current_time], toolResult current_time',
@@ -40,8 +48,8 @@ describe('where the textbook loop passes: the same line as the library, frame fo
     for (const [name, run] of both) {
       scenario(`${name}: s04, 现在几点？`, ({ cold, expectObservable }) => {
         const currentTime = cold(diagram.currentTime, { R: '2026-01-01T00:00:00Z' });
-        const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
-        const output = run({ provider, registry: tools({ current_time: currentTime }), messages: [user('现在几点？')] });
+        const provider = marbleProvider(cold(diagram.turn1, events), cold(diagram.turn2, events));
+        const output = run({ provider, registry: marbleTools({ current_time: currentTime }), messages: [user('现在几点？')] });
         expectObservable(output.pipe(described)).toBe(diagram.loop, loop);
       });
     }
@@ -66,7 +74,7 @@ describe('where the textbook loop passes: the same line as the library, frame fo
       e: end('stop'),
     };
     const loop = {
-      ...echo(events),
+      ...loopLegend(events, {}),
       1: 'turn_start 1',
       R: 'tool_result weather: sunny, 21 °C',
       E: 'turn_end 1 (toolUse): user, assistant "Let me check. One moment."[weather], toolResult weather',
@@ -79,8 +87,8 @@ describe('where the textbook loop passes: the same line as the library, frame fo
       scenario(`${name}: two turns with a delayed tool`, ({ cold, expectObservable, expectSubscriptions }) => {
         const weather = cold(diagram.weather, { R: 'sunny, 21 °C' });
         const turn1 = cold(diagram.turn1, events);
-        const provider = turns(turn1, cold(diagram.turn2, events));
-        const output = run({ provider, registry: tools({ weather }), messages: [user('Weather in Paris?')] });
+        const provider = marbleProvider(turn1, cold(diagram.turn2, events));
+        const output = run({ provider, registry: marbleTools({ weather }), messages: [user('Weather in Paris?')] });
         expectObservable(output.pipe(described)).toBe(diagram.loop, loop);
         expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
         expectSubscriptions(weather.subscriptions).toBe(diagram.weatherRuns);
@@ -92,7 +100,7 @@ describe('where the textbook loop passes: the same line as the library, frame fo
 describe('where it fails', () => {
   describe('R8: take(maxTurns) subscribes the provider once more and tears it down at once', () => {
     // marbles/09-max-turns: the same loop line for both; the difference is in turn2's subscriptions.
-    // The provider's 3rd call replays turn2 (`inOrder` repeats the last line), so turn2Runs shows it.
+    // The provider's 3rd subscription replays turn2 (it is given twice), so turn2Runs shows it.
     const diagram = {
       turn1:     '-s-a-u|',
       poll1:     '   ---(A|)',
@@ -108,7 +116,7 @@ describe('where it fails', () => {
     };
     const events = { s: start, a: call('poll'), u: end('toolUse') };
     const loop = {
-      ...echo(events),
+      ...loopLegend(events, {}),
       1: 'turn_start 1',
       A: 'tool_result poll: pending',
       E: 'turn_end 1 (toolUse): user, assistant[poll], toolResult poll',
@@ -123,8 +131,8 @@ describe('where it fails', () => {
       scenario(`${name}: maxTurns 2`, ({ cold, expectObservable, expectSubscriptions }) => {
         const turn1 = cold(diagram.turn1, events);
         const turn2 = cold(diagram.turn2, events);
-        const poll = inOrder(cold(diagram.poll1, { A: 'pending', B: 'still pending' }), cold(diagram.poll2, { A: 'pending', B: 'still pending' }));
-        const output = run({ provider: turns(turn1, turn2), registry: tools({ poll }), messages: [user('wait')], maxTurns: 2 });
+        const poll = nth(cold(diagram.poll1, { A: 'pending', B: 'still pending' }), cold(diagram.poll2, { A: 'pending', B: 'still pending' }));
+        const output = run({ provider: marbleProvider(turn1, turn2, turn2), registry: marbleTools({ poll }), messages: [user('wait')], maxTurns: 2 });
         expectObservable(output.pipe(described)).toBe(diagram.loop, loop);
         expectSubscriptions(turn1.subscriptions).toBe(diagram.turn1Runs);
         expectSubscriptions(turn2.subscriptions).toBe(turn2Runs[name]!);
@@ -226,7 +234,7 @@ describe('where it fails', () => {
       loop:  '1s-a-b-u-B--(AE2)s-t-e(FL|)',
     };
     const events = { s: start, a: call('slow'), b: call('fast'), u: end('toolUse'), t: text('S and F'), e: end('stop') };
-    const common = { ...echo(events), 1: 'turn_start 1', B: 'tool_result fast: F', A: 'tool_result slow: S', 2: 'turn_start 2', L: 'loop_end stop' };
+    const common = { ...loopLegend(events, {}), 1: 'turn_start 1', B: 'tool_result fast: F', A: 'tool_result slow: S', 2: 'turn_start 2', L: 'loop_end stop' };
     const legends: Record<string, Record<string, string>> = {
       runEventedToolLoop: {
         ...common,
@@ -244,8 +252,8 @@ describe('where it fails', () => {
       scenario(`${name}: two parallel tools finish out of order`, ({ cold, expectObservable }) => {
         const slow = cold(diagram.slow, { A: 'S' });
         const fast = cold(diagram.fast, { B: 'F' });
-        const provider = turns(cold(diagram.turn1, events), cold(diagram.turn2, events));
-        const output = run({ provider, registry: tools({ slow, fast }), messages: [user('go')] });
+        const provider = marbleProvider(cold(diagram.turn1, events), cold(diagram.turn2, events));
+        const output = run({ provider, registry: marbleTools({ slow, fast }), messages: [user('go')] });
         expectObservable(output.pipe(described)).toBe(diagram.loop, legends[name]);
       });
     }
@@ -268,7 +276,7 @@ describe('where it fails', () => {
     };
     const events = { s: start, h: text('Hel'), a: call('slow') };
     const loop = {
-      ...echo(events),
+      ...loopLegend(events, {}),
       1: 'turn_start 1',
       A: 'tool_result slow: S',
       E: 'turn_end 1 (error: provider error: connection reset): user, assistant "Hel"[slow], toolResult slow',
@@ -279,7 +287,7 @@ describe('where it fails', () => {
       scenario(`${name}: the provider errors mid-stream`, ({ cold, expectObservable, expectSubscriptions }) => {
         const error = new Error('connection reset');
         const slow = cold(diagram.slow, { A: 'S' });
-        const output = run({ provider: turns(cold(diagram.turn1, events, error)), registry: tools({ slow }), messages: [user('go')] });
+        const output = run({ provider: marbleProvider(cold(diagram.turn1, events, error)), registry: marbleTools({ slow }), messages: [user('go')] });
         expectObservable(output.pipe(described)).toBe(diagram.loop[name as keyof typeof diagram.loop], loop, error);
         expectSubscriptions(slow.subscriptions).toBe(diagram.slowRuns[name as keyof typeof diagram.slowRuns]);
       });

@@ -17,4 +17,19 @@ describe('rx-tool-loop/testing', () => {
     );
     expect(foreign).toEqual([]);
   });
+
+  it('T6: the marble scenarios use only rx-tool-loop/testing and the public API; their support is jest glue', () => {
+    const marbles = join(__dirname, '..', '..', 'marbles');
+    const files = [
+      ...readdirSync(marbles).filter((name) => name.endsWith('.ts')).map((name) => join(marbles, name)),
+      join(marbles, 'support', 'scenario.ts'),
+    ];
+    const foreign = files.flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/^import[^'"]*'([^']+)'/gm)]
+        .map((m) => m[1]!)
+        .filter((from) => !/^(rx-tool-loop|rx-tool-loop\/testing|rxjs|rxjs\/testing|\.\/support\/scenario\.js)$/.test(from))
+        .map((from) => `${file}: ${from}`),
+    );
+    expect(foreign).toEqual([]);
+  });
 });

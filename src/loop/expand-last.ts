@@ -75,7 +75,9 @@ class LastValueSubscriber<T> extends Subscriber<T> {
     super(destination);
   }
 
-  protected override _next(value: T): void {
+  // `next` itself rather than `_next`: this sits on every event of the loop, one call less each
+  override next(value: T): void {
+    if (this.isStopped) return;
     this.hasValue = true;
     this.last = value;
     this.destination.next(value);

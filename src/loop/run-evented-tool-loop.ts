@@ -1,4 +1,4 @@
-import { Observable, defer, of } from 'rxjs';
+import { Observable, defer, of, subscribeOn } from 'rxjs';
 import type { AgentMessage, AssistantMessage, LoopEndReason, LoopEvent } from '../types.js';
 import { expandLast } from './expand-last.js';
 import { LoopOptions, LoopSettings, checkOptions } from './loop-options.js';
@@ -36,7 +36,11 @@ export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> 
 
     // turn → tools → history (a turn does all three) → go on?
     const history = loop.messages.slice(); // the loop's own, appended to by each turn
-    return runTurn(1, history, loop).pipe(expandLast((last) => goOn(last, loop), new Trampoline()));
+    const trampoline = new Trampoline(); // R12, R19: every turn starts from it, turn 1 too, so none nests in another
+    return runTurn(1, history, loop).pipe(
+      expandLast((last) => goOn(last, loop), trampoline),
+      subscribeOn(trampoline),
+    );
   });
 }
 
