@@ -104,12 +104,14 @@ describe('CONTRACT.md and the rule numbers cited in the repository agree', () =>
 
   const cited = citing.flatMap((file) => citations(read(file)).map((citation) => ({ file, ...citation })));
 
-  it('defines each rule once, numbered without gaps from 1', () => {
+  it('defines each rule once, in increasing order from 1 (version 2 rules land one issue at a time, so a later one may come before an earlier one is written)', () => {
     expect(defined.length).toBeGreaterThan(0);
     expect(defined.length).toBe(definedSet.size);
-    for (const letter of ['R', 'P']) {
+    for (const letter of ['R', 'P', 'T']) {
       const numbers = defined.filter((id) => id[0] === letter).map((id) => Number(id.slice(1)));
-      expect(numbers).toEqual(numbers.map((_, index) => index + 1));
+      if (numbers.length === 0) continue;
+      expect(numbers[0]).toBe(1);
+      expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
     }
   });
 

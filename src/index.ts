@@ -22,6 +22,8 @@ export { MAX_TURNS } from './loop/loop-options.js';
 export type { LoopOptions } from './loop/loop-options.js';
 export { expandLast } from './loop/expand-last.js';
 export { ToolRegistry } from './tools/tool-registry.js';
+export { toolProgress } from './tools/tool-progress.js';
+export type { ToolProgressValue } from './tools/tool-progress.js';
 export { scriptedProvider } from './providers/scripted-provider.js';
 export type { ScriptedProvider, ScriptedTurn } from './providers/scripted-provider.js';
 export { checkProviderEvents, ProviderProtocolError } from './providers/check-provider-events.js';

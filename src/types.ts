@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { ToolProgressValue } from './tools/tool-progress.js';
 
 /** Why an assistant message ended. `length` and `aborted` extend the series. */
 export type StopReason = 'stop' | 'toolUse' | 'length' | 'error' | 'aborted';
@@ -94,7 +95,7 @@ export type ToolReturn =
   | string
   | ToolOutput
   | PromiseLike<string | ToolOutput>
-  | Observable<string | ToolOutput>;
+  | Observable<string | ToolOutput | ToolProgressValue>;
 
 /**
  * A tool: its spec and its handler. Written as in the series, it registers unchanged (R13):
@@ -120,7 +121,7 @@ export type LoopEndReason = StopReason | 'maxTurns' | 'terminated';
 export type LoopEvent =
   | { type: 'turn_start'; turn: number }
   | ProviderEvent
-  | { type: 'tool_update'; toolCallId: string; content: string }
+  | { type: 'tool_update'; toolCallId: string; toolName: string; content: string; details?: unknown }
   | { type: 'tool_result'; message: ToolResultMessage }
   | {
       type: 'turn_end';

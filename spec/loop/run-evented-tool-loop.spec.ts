@@ -9,6 +9,7 @@ import {
   ToolRegistry,
   runEventedToolLoop,
   scriptedProvider,
+  toolProgress,
 } from '../../src/index.js';
 import { answerTurn, call, callOf, collectSync, end, loopEndOf, only, start, text, tool, toolTurn } from '../support/events.js';
 
@@ -405,7 +406,14 @@ describe('runEventedToolLoop', () => {
       expect(completed).toBe(true);
       expect(provider.inputs[1]!.messages.slice(2)).toEqual([
         { role: 'toolResult', toolCallId: 'c1', toolName: 'nope', content: 'unknown tool: nope', isError: true },
-        { role: 'toolResult', toolCallId: 'c2', toolName: 'boom', content: 'error: kaput', isError: true },
+        {
+          role: 'toolResult',
+          toolCallId: 'c2',
+          toolName: 'boom',
+          content: 'error: kaput',
+          isError: true,
+          details: { error: { name: 'Error', message: 'kaput', stack: expect.stringContaining('Error: kaput') } }, // R25
+        },
       ]);
       expect(loopEndOf(values).reason).toBe('stop');
     });
@@ -419,6 +427,33 @@ describe('runEventedToolLoop', () => {
           E: 'turn_end 1: user, assistant toolUse, toolResult a', L: 'loop_end maxTurns',
         });
       });
+    });
+  });
+
+  describe('R14 toolProgress: progress at once', () => {
+    it('a toolProgress value is a tool_update the moment it is emitted, with the tool name and details; plain values still lag one behind', () => {
+      testScheduler().run(({ cold, expectObservable }) => {
+        const values = { p: toolProgress('waiting for approval', { step: 1 }), a: 'approved', r: 'done' };
+        const registry = new ToolRegistry().register(tool('a', () => cold('-p---a-(r|)', values)));
+        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a-(u|)', ev)]), registry, messages: ask(), maxTurns: 1 });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-apu----(qREL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', p: 'update a1: waiting for approval', u: 'end toolUse', q: 'update a1: approved',
+          R: 'result a: done', E: 'turn_end 1: user, assistant toolUse, toolResult a', L: 'loop_end maxTurns',
+        });
+      });
+    });
+
+    it('tool_update carries toolName and the progress details', () => {
+      const registry = new ToolRegistry().register(tool('dl', () => of(toolProgress('30%', { bytes: 3 }), 'saved')));
+      const { values } = collectSync(runEventedToolLoop({ provider: scriptedProvider([toolTurn(call('dl', {}, 'c9'))]), registry, messages: ask(), maxTurns: 1 }));
+      expect(only(values, 'tool_update')).toEqual([{ type: 'tool_update', toolCallId: 'c9', toolName: 'dl', content: '30%', details: { bytes: 3 } }]);
+    });
+
+    it('an Observable with only progress values ends as error: tool produced no result', () => {
+      const registry = new ToolRegistry().register(tool('p', () => of(toolProgress('1'), toolProgress('2'))));
+      const { values } = collectSync(runEventedToolLoop({ provider: scriptedProvider([toolTurn(call('p', {}, 'c1'))]), registry, messages: ask(), maxTurns: 1 }));
+      expect(only(values, 'tool_update').map((u) => u.content)).toEqual(['1', '2']);
+      expect(only(values, 'tool_result')[0]!.message).toMatchObject({ content: 'error: tool produced no result', isError: true });
     });
   });
 

@@ -23,7 +23,7 @@ describe('describeEvent (T2)', () => {
     [start, 'message_start'],
     [text('hi'), 'text_delta hi'],
     [call('slow'), 'tool_call slow'],
-    [{ type: 'tool_update', toolCallId: 'slow', content: '50%' }, 'tool_update slow: 50%'],
+    [{ type: 'tool_update', toolCallId: 'c7', toolName: 'slow', content: '50%' }, 'tool_update slow: 50%'],
     [{ type: 'tool_result', message: { role: 'toolResult', toolCallId: 'slow', toolName: 'slow', content: 'S', isError: false } }, 'tool_result slow: S'],
     [
       { type: 'tool_result', message: { role: 'toolResult', toolCallId: 'slow', toolName: 'slow', content: 'error: boom', isError: true } },

@@ -124,10 +124,6 @@ describe('ToolRegistry', () => {
 
     it.each([
       ['unknown', 'unknown tool: unknown'],
-      ['throws', 'error: disk full'],
-      ['rejects', 'error: timeout upstream'],
-      ['errors', 'error: stream broke'],
-      ['throwsString', 'error: plain string'],
       ['empty', 'error: tool produced no result'],
       ['needsPath', 'error: missing input: path'],
     ])('%s -> %s', async (name, content) => {
@@ -138,6 +134,25 @@ describe('ToolRegistry', () => {
         content,
         isError: true,
       });
+    });
+
+    it.each([
+      ['throws', 'error: disk full', { name: 'Error', message: 'disk full', stack: expect.stringContaining('Error: disk full') }],
+      ['rejects', 'error: timeout upstream', { name: 'Error', message: 'timeout upstream', stack: expect.any(String) }],
+      ['errors', 'error: stream broke', { name: 'Error', message: 'stream broke', stack: expect.any(String) }],
+      ['throwsString', 'error: plain string', { name: 'Error', message: 'plain string' }],
+    ])('%s -> %s, the cause kept in details.error (R25)', async (name, content, error) => {
+      const result = await resultOf(registry, name);
+      expect(result).toEqual({ role: 'toolResult', toolCallId: 'c1', toolName: name, content, isError: true, details: { error } });
+      expect(JSON.parse(JSON.stringify(result))).toEqual(result); // plain JSON: a history stays saveable (C5)
+    });
+
+    it('R25: the cause of an error of another class keeps its name, and a thrown object its JSON as message', async () => {
+      const registry = new ToolRegistry()
+        .register(tool('typed', () => { throw new TypeError('bad type'); }))
+        .register(tool('object', () => { throw { code: 42 }; }));
+      expect((await resultOf(registry, 'typed')).details).toEqual({ error: { name: 'TypeError', message: 'bad type', stack: expect.any(String) } });
+      expect(await resultOf(registry, 'object')).toMatchObject({ content: 'error: {"code":42}', details: { error: { name: 'Error', message: '{"code":42}' } } });
     });
 
     it('a thenable whose then throws is an error result', async () => {

@@ -30,7 +30,7 @@ export function describeEvent(event: LoopEvent): string {
     case 'message_end':
       return `message_end ${event.stopReason}`;
     case 'tool_update':
-      return `tool_update ${event.toolCallId}: ${event.content}`;
+      return `tool_update ${event.toolName}: ${event.content}`;
     case 'tool_result':
       return `tool_result ${event.message.toolName}: ${event.message.content}${event.message.isError ? ' (isError)' : ''}`;
     case 'turn_end':

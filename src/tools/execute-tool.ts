@@ -13,15 +13,12 @@ import {
 } from 'rxjs';
 import { ToolCallContext } from './tool-call-context.js';
 import { isPlainObject, kindOf } from '../util/values.js';
-import { describeFailure, toToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
-import type { Tool, ToolCall, ToolOutput, ToolResultMessage, ToolReturn } from '../types.js';
+import { describeFailure, failureResult, toToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
+import type { LoopEventOf, Tool, ToolCall, ToolOutput, ToolResultMessage, ToolReturn } from '../types.js';
+import { ToolProgressValue, isToolProgress } from './tool-progress.js';
 
-/** Progress of a running tool: every value of an Observable tool but its last (R14). */
-export interface ToolUpdate {
-  type: 'tool_update';
-  toolCallId: string;
-  content: string;
-}
+/** Progress of a running tool (R14): a `toolProgress` value, or a value that a later one showed was not the last. */
+export type ToolUpdate = LoopEventOf<'tool_update'>;
 
 /**
  * How a call ended: its result message. Not a loop event (the loop emits the message as `tool_result`);
@@ -69,7 +66,7 @@ export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = 
         // torn down before it finished (unsubscribe, abort, timeout): tell the handler
         tap({ unsubscribe: () => context.abort() }),
         timeoutMs === Infinity ? identity : failAfter(timeoutMs),
-        map(toToolOutput),
+        map((value): ToolOutput | ToolProgressValue => (isToolProgress(value) ? value : toToolOutput(value))),
         progressThenResult(call),
         catchError((error: unknown) => of(failed(call, error))),
       )
@@ -116,7 +113,14 @@ function resultOf(call: ToolCall, value: unknown): ToolSettled {
 }
 
 function failed(call: ToolCall, error: unknown): ToolSettled {
-  return done(toolErrorMessage(call, describeFailure(error)));
+  // the loop's own deadline is not a failure of the tool's code: there is no cause to keep
+  if (error instanceof ToolTimeout) return done(toolErrorMessage(call, describeFailure(error)));
+  return done(failureResult(call, error));
+}
+
+/** R16: the tool ran past `toolTimeoutMs`. */
+class ToolTimeout extends Error {
+  override name = 'ToolTimeout';
 }
 
 function done(message: ToolResultMessage, terminate = false): ToolSettled {
@@ -147,7 +151,7 @@ function failAfter<T>(ms: number): OperatorFunction<T, T> {
     new Observable<T>((subscriber) => {
       const tool = source.subscribe(subscriber);
       if (subscriber.closed) return tool;
-      const clock = timer(ms).subscribe(() => subscriber.error(new Error(`tool timed out after ${ms} ms`)));
+      const clock = timer(ms).subscribe(() => subscriber.error(new ToolTimeout(`tool timed out after ${ms} ms`)));
       return () => {
         clock.unsubscribe();
         tool.unsubscribe();
@@ -156,21 +160,26 @@ function failAfter<T>(ms: number): OperatorFunction<T, T> {
 }
 
 /**
- * Every value but the last becomes a `tool_update`; the last, the result. Holding one value back is
- * the only way to know which one is last; if the tool then fails, the held value is progress too.
+ * R14: a `toolProgress` value is a `tool_update` at once. Of the other values the last is the result,
+ * and each earlier one becomes a `tool_update` when the next one shows it was not the last; if the
+ * tool then fails, the value held back is progress too.
  */
-function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput, ToolProgress> {
+function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput | ToolProgressValue, ToolProgress> {
   return (source) =>
     new Observable<ToolProgress>((subscriber) => {
       let last: ToolOutput | undefined;
+      const flush = () => {
+        if (last !== undefined) subscriber.next(update(call, last.content, last.details));
+        last = undefined;
+      };
       return source.subscribe({
-        next(output) {
-          if (last !== undefined) subscriber.next({ type: 'tool_update', toolCallId: call.id, content: last.content });
-          last = output;
+        next(value) {
+          if (isToolProgress(value)) return subscriber.next(update(call, value.content, value.details));
+          flush();
+          last = value;
         },
         error(error: unknown) {
-          // the value held back was progress after all: show it before the failure
-          if (last !== undefined) subscriber.next({ type: 'tool_update', toolCallId: call.id, content: last.content });
+          flush();
           subscriber.error(error);
         },
         complete() {
@@ -179,4 +188,10 @@ function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput, ToolPr
         },
       });
     });
+}
+
+function update(call: ToolCall, content: string, details: unknown): ToolUpdate {
+  const event: ToolUpdate = { type: 'tool_update', toolCallId: call.id, toolName: call.name, content };
+  if (details !== undefined) event.details = details;
+  return event;
 }

@@ -24,6 +24,34 @@ export function describeFailure(error: unknown): string {
   return `error: ${errorText(error)}`;
 }
 
+/** What a failure result keeps of its cause (R25): plain JSON, so that a history stays saveable. */
+export interface FailureCause {
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+/**
+ * The result of a call whose tool threw, rejected or errored (R9, R25): the model reads `error: MESSAGE`;
+ * the application finds the cause in `details.error`, stack included, which no model ever sees.
+ *
+ * ```ts
+ * failureResult(call, new TypeError('bad')); // { content: 'error: bad', isError: true, details: { error: { name: 'TypeError', message: 'bad', stack } } }
+ * failureResult(call, 'plain');              // details.error: { name: 'Error', message: 'plain' }
+ * ```
+ */
+export function failureResult(call: ToolCall, error: unknown): ToolResultMessage {
+  return toolResultMessage(call, { content: describeFailure(error), isError: true, details: { error: causeOf(error) } });
+}
+
+function causeOf(error: unknown): FailureCause {
+  const { name, message, stack } = (typeof error === 'object' && error !== null ? error : {}) as { name?: unknown; message?: unknown; stack?: unknown };
+  if (typeof message !== 'string') return { name: 'Error', message: errorText(error) };
+  const cause: FailureCause = { name: typeof name === 'string' && name !== '' ? name : 'Error', message };
+  if (typeof stack === 'string') cause.stack = stack;
+  return cause;
+}
+
 /** A handler's value as a `ToolOutput`; anything else is a tool failure with a clear message. */
 export function toToolOutput(value: unknown): ToolOutput {
   if (typeof value === 'string') return { content: value };

@@ -64,11 +64,16 @@ function outcomeOf(out: Out): Outcome {
       return outcome;
     }
     case 'bad':
-      return failure(startsWith('error: tool returned'));
+      return caused(startsWith('error: tool returned'));
   }
 }
 
 const failure = (content: unknown): Outcome => ({ content, isError: true, terminate: false });
+/** R25: a failure of the tool's own code keeps its cause in `details.error`; the loop's own texts (unknown tool, timeout, …) do not. */
+const caused = (content: unknown): Outcome => ({
+  ...failure(content),
+  details: { error: expect.objectContaining({ name: expect.any(String), message: expect.any(String) }) },
+});
 
 /** What the loop must make of one call (R9, R14, R16, R17), and the progress it reports. */
 export function expectedCall(scenario: Scenario, call: CallSpec): ExpectedCall {
@@ -90,14 +95,14 @@ export function expectedCall(scenario: Scenario, call: CallSpec): ExpectedCall {
     case 'sync':
       return done(outcomeOf(b.out));
     case 'throw':
-      return done(failure(`error: ${thrownText(b.thrown, b.message)}`));
+      return done(caused(`error: ${thrownText(b.thrown, b.message)}`));
     case 'promise':
       // real mode only; the model is used where no timeout can race
-      return done(b.settle === 'resolve' ? outcomeOf(b.out) : failure(`error: ${b.message}`));
+      return done(b.settle === 'resolve' ? outcomeOf(b.out) : caused(`error: ${b.message}`));
     case 'never':
       return done(timedOut);
     case 'subscribeThrows':
-      return done(failure(`error: ${b.message}`));
+      return done(caused(`error: ${b.message}`));
     case 'observable': {
       // every value but the last is progress, and the last is the result; when the tool fails (a bad
       // value, an error, the timeout) the value held back was progress too
@@ -113,7 +118,7 @@ export function expectedCall(scenario: Scenario, call: CallSpec): ExpectedCall {
       if (b.end === 'never') return failed(timedOut);
       t += b.endDelay;
       if (t >= timeout) return failed(timedOut);
-      if (b.end === 'error') return failed(failure('error: stream broke'));
+      if (b.end === 'error') return failed(caused('error: stream broke'));
       const last = values[values.length - 1];
       return done(last ?? failure('error: tool produced no result'), values.slice(0, -1).map((v) => v.content as string));
     }

@@ -1,0 +1,35 @@
+/**
+ * A progress value of an Observable tool (R14): the loop shows it as a `tool_update` at once, and it is
+ * never taken for the result. A registered symbol marks it, so that a copy of the library bundled twice
+ * still knows its own progress values.
+ */
+const PROGRESS: unique symbol = Symbol.for('rx-tool-loop.toolProgress') as never;
+
+/** What {@link toolProgress} makes: a progress update, not a result. */
+export interface ToolProgressValue {
+  readonly [PROGRESS]: true;
+  readonly content: string;
+  readonly details?: unknown;
+}
+
+/**
+ * Progress from an Observable tool, shown as a `tool_update` the moment it is emitted (R14).
+ *
+ * ```text
+ * handler:      -p--q--(r|)        p, q = toolProgress('30%'), toolProgress('60%'); r = 'saved'
+ * loop events:  -P--Q--(R)         P, Q = tool_update at once; R = tool_result saved
+ * ```
+ *
+ * ```ts
+ * handler: () => concat(of(toolProgress('waiting for approval')), approval$.pipe(map(() => 'done')))
+ * ```
+ */
+export function toolProgress(content: string, details?: unknown): ToolProgressValue {
+  if (typeof content !== 'string') throw new TypeError(`toolProgress: content must be a string (got ${typeof content})`);
+  return details === undefined ? { [PROGRESS]: true, content } : { [PROGRESS]: true, content, details };
+}
+
+/** Whether `value` was made by {@link toolProgress}. */
+export function isToolProgress(value: unknown): value is ToolProgressValue {
+  return typeof value === 'object' && value !== null && (value as { [PROGRESS]?: unknown })[PROGRESS] === true;
+}
