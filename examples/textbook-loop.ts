@@ -55,7 +55,7 @@ export function textbookLoop({
           toArray(), // the results, in completion order
           map((toolResults): TurnEnd => {
             const after = [...history, assistant, ...toolResults];
-            return { type: 'turn_end', turn, assistant, toolResults, messages: after };
+            return { type: 'turn_end', turn, assistant, toolResults, messages: after, usage: { inputTokens: 0, outputTokens: 0 } };
           }),
         );
       });
@@ -78,7 +78,7 @@ export function textbookLoop({
           if (last !== undefined) {
             const { assistant, messages: history } = last;
             const reason = assistant.stopReason === 'toolUse' ? 'maxTurns' : assistant.stopReason;
-            out.next({ type: 'loop_end', reason, assistant, messages: history });
+            out.next({ type: 'loop_end', reason, assistant, messages: history, usage: last.usage });
           }
           out.complete();
         },

@@ -15,6 +15,7 @@ export type {
   ToolResultMessage,
   ToolReturn,
   ToolSpec,
+  Usage,
   UserMessage,
 } from './types.js';
 export { runEventedToolLoop } from './loop/run-evented-tool-loop.js';

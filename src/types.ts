@@ -53,7 +53,15 @@ export type ProviderEvent =
   | { type: 'message_start' }
   | { type: 'text_delta'; text: string }
   | { type: 'tool_call'; call: ToolCall }
-  | { type: 'message_end'; stopReason: StopReason; errorMessage?: string };
+  | { type: 'message_end'; stopReason: StopReason; errorMessage?: string; usage?: Usage };
+
+/** Token counts of a model call (R27); `turn_end` and `loop_end` carry the loop's running totals. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+}
 
 /** What the model is told about a tool: `input` maps each parameter to its description. */
 export interface ToolSpec {
@@ -129,8 +137,10 @@ export type LoopEvent =
       assistant: AssistantMessage;
       toolResults: ToolResultMessage[];
       messages: readonly AgentMessage[];
+      /** The loop's token counts so far, this turn included (R27). */
+      usage: Usage;
     }
-  | { type: 'loop_end'; reason: LoopEndReason; assistant: AssistantMessage; messages: readonly AgentMessage[] };
+  | { type: 'loop_end'; reason: LoopEndReason; assistant: AssistantMessage; messages: readonly AgentMessage[]; usage: Usage };
 
 /** Picks one member of {@link LoopEvent} by its `type`. */
 export type LoopEventOf<T extends LoopEvent['type']> = Extract<LoopEvent, { type: T }>;

@@ -320,6 +320,7 @@ describe('runEventedToolLoop', () => {
         reason: 'stop',
         assistant: turnEnds[1]!.assistant,
         messages: turnEnds[1]!.messages,
+        usage: turnEnds[1]!.usage,
       });
     });
 
@@ -338,6 +339,7 @@ describe('runEventedToolLoop', () => {
           reason: 'aborted',
           assistant: { role: 'assistant', content: '', stopReason: 'aborted', errorMessage: 'aborted' },
           messages: ask('q'),
+          usage: { inputTokens: 0, outputTokens: 0 },
         },
       ]);
     });
@@ -454,6 +456,73 @@ describe('runEventedToolLoop', () => {
       const { values } = collectSync(runEventedToolLoop({ provider: scriptedProvider([toolTurn(call('p', {}, 'c1'))]), registry, messages: ask(), maxTurns: 1 }));
       expect(only(values, 'tool_update').map((u) => u.content)).toEqual(['1', '2']);
       expect(only(values, 'tool_result')[0]!.message).toMatchObject({ content: 'error: tool produced no result', isError: true });
+    });
+  });
+
+  describe('R26 maxToolOutputChars', () => {
+    it('cuts a longer result content, the library\'s own texts included, and says by how much; details stay whole', () => {
+      const registry = new ToolRegistry()
+        .register(tool('big', () => ({ content: 'abcdefgh', details: { all: 'abcdefgh' } })))
+        .register(tool('small', () => 'abcd'))
+        .register(tool('exact', () => 'abcde'));
+      const provider = scriptedProvider([toolTurn(call('big', {}, 'c1'), call('small', {}, 'c2'), call('nope', {}, 'c3'), call('exact', {}, 'c4'))]);
+      const { values } = collectSync(runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, maxToolOutputChars: 5 }));
+      expect(only(values, 'tool_result').map((r) => [r.message.content, r.message.details])).toEqual([
+        ['abcde\n[truncated: 3 more characters]', { all: 'abcdefgh' }],
+        ['abcd', undefined],
+        ['unkno\n[truncated: 13 more characters]', undefined],
+        ['abcde', undefined],
+      ]);
+      expect(loopEndOf(values).messages.slice(2).map((m) => m.content)).toEqual(only(values, 'tool_result').map((r) => r.message.content));
+    });
+
+    it('says "1 more characters" for one, and refuses a bad limit at call time', () => {
+      const registry = new ToolRegistry().register(tool('six', () => 'abcdef'));
+      const { values } = collectSync(runEventedToolLoop({ provider: scriptedProvider([toolTurn(call('six', {}, 'c1'))]), registry, messages: ask(), maxTurns: 1, maxToolOutputChars: 5 }));
+      expect(only(values, 'tool_result')[0]!.message.content).toBe('abcde\n[truncated: 1 more characters]');
+      for (const bad of [0, 2.5, '5']) {
+        expect(() => runEventedToolLoop({ provider: scriptedProvider([]), registry, messages: [], maxToolOutputChars: bad as number })).toThrow(RangeError);
+      }
+    });
+  });
+
+  describe('R27 usage', () => {
+    it('turn_end and loop_end carry running totals of message_end.usage; zeros where no provider reported any', () => {
+      const registry = new ToolRegistry().register(tool('t', () => 'ok'));
+      const provider = scriptedProvider([
+        [start, call('t', {}, 'c1'), end('toolUse', { usage: { inputTokens: 10, outputTokens: 3, cacheReadTokens: 4 } })],
+        [start, call('t', {}, 'c2'), end('toolUse')],
+        [start, text('done'), end('stop', { usage: { inputTokens: 20, outputTokens: 5, cacheWriteTokens: 1 } })],
+      ]);
+      const { values } = collectSync(runEventedToolLoop({ provider, registry, messages: ask() }));
+      expect(only(values, 'turn_end').map((e) => e.usage)).toEqual([
+        { inputTokens: 10, outputTokens: 3, cacheReadTokens: 4 },
+        { inputTokens: 10, outputTokens: 3, cacheReadTokens: 4 },
+        { inputTokens: 30, outputTokens: 8, cacheReadTokens: 4, cacheWriteTokens: 1 },
+      ]);
+      expect(loopEndOf(values).usage).toEqual({ inputTokens: 30, outputTokens: 8, cacheReadTokens: 4, cacheWriteTokens: 1 });
+      const none = collectSync(runEventedToolLoop({ provider: scriptedProvider([answerTurn('hi')]), registry, messages: ask() })).values;
+      expect(loopEndOf(none).usage).toEqual({ inputTokens: 0, outputTokens: 0 });
+    });
+  });
+
+  describe('R28 duplicate call ids', () => {
+    it('a repeated id does not run: kept as ID_dup2, ID_dup3, answered by an error; the tool_call event as sent', () => {
+      const runs: string[] = [];
+      const registry = new ToolRegistry().register(tool('t', (input: Record<string, string>) => (runs.push(input.n!), `ran ${input.n}`)));
+      const provider = scriptedProvider([toolTurn(call('t', { n: '1' }, 'x'), call('t', { n: '2' }, 'x'), call('t', { n: '3' }, 'x'), call('t', { n: '4' }, 'y'))]);
+      const { values } = collectSync(runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1 }));
+      expect(runs).toEqual(['1', '4']);
+      expect(only(values, 'tool_call').map((e) => e.call.id)).toEqual(['x', 'x', 'x', 'y']);
+      const [assistant, ...results] = loopEndOf(values).messages.slice(1);
+      expect(assistant).toMatchObject({ toolCalls: [{ id: 'x' }, { id: 'x_dup2' }, { id: 'x_dup3' }, { id: 'y' }] });
+      expect(results.map((r) => [r.role === 'toolResult' && r.toolCallId, r.content])).toEqual([
+        ['x', 'ran 1'],
+        ['x_dup2', 'error: duplicate tool call id: x'],
+        ['x_dup3', 'error: duplicate tool call id: x'],
+        ['y', 'ran 4'],
+      ]);
+      expect(only(values, 'tool_result').find((r) => r.message.toolCallId === 'x_dup2')!.message.isError).toBe(true);
     });
   });
 
@@ -605,6 +674,7 @@ describe('runEventedToolLoop', () => {
         reason: 'aborted',
         assistant: { role: 'assistant', content: '', stopReason: 'aborted', errorMessage: 'aborted' },
         messages: turnEnd.messages,
+        usage: turnEnd.usage,
       });
     });
 

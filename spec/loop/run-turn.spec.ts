@@ -14,6 +14,7 @@ function settings(provider: LoopSettings['provider'], options: Partial<LoopSetti
     maxTurns: 8,
     concurrency: Infinity,
     toolTimeoutMs: Infinity,
+    maxToolOutputChars: Infinity,
     signal: undefined,
     ...options,
   };
@@ -77,7 +78,7 @@ describe('runTurn', () => {
     expect(outcome.history).toEqual(turnEnd.messages);
     expect(outcome.history).not.toBe(turnEnd.messages);
     // invisible to consumers: keys, spread, JSON and structuredClone see the public event only
-    expect(Object.keys(turnEnd)).toEqual(['type', 'turn', 'assistant', 'toolResults', 'messages']);
+    expect(Object.keys(turnEnd)).toEqual(['type', 'turn', 'assistant', 'toolResults', 'messages', 'usage']);
     expect(structuredClone(turnEnd)).toStrictEqual({ ...turnEnd });
     expect(() => outcomeOf({ ...turnEnd })).toThrow('a turn_end that no turn of this loop made');
   });

@@ -17,6 +17,8 @@ const history: AgentMessage[] = [
   { role: 'toolResult', toolCallId: 'fast', toolName: 'fast', content: 'F', isError: false },
 ];
 
+const usage = { inputTokens: 0, outputTokens: 0 };
+
 describe('describeEvent (T2)', () => {
   it.each<[LoopEvent, string]>([
     [{ type: 'turn_start', turn: 1 }, 'turn_start 1'],
@@ -32,7 +34,7 @@ describe('describeEvent (T2)', () => {
     [end('toolUse'), 'message_end toolUse'],
     [end('error', { errorMessage: 'overloaded' }), 'message_end error'],
     [
-      { type: 'turn_end', turn: 1, assistant: history[1] as Extract<AgentMessage, { role: 'assistant' }>, toolResults: [], messages: history },
+      { type: 'turn_end', turn: 1, assistant: history[1] as Extract<AgentMessage, { role: 'assistant' }>, toolResults: [], messages: history, usage },
       'turn_end 1 (toolUse): user, assistant "hm"[slow,fast], toolResult slow, toolResult fast',
     ],
     [
@@ -42,10 +44,11 @@ describe('describeEvent (T2)', () => {
         assistant: { role: 'assistant', content: '', stopReason: 'error', errorMessage: 'overloaded' },
         toolResults: [],
         messages: [{ role: 'user', content: 'go' }, { role: 'assistant', content: '', stopReason: 'error', errorMessage: 'overloaded' }],
+        usage,
       },
       'turn_end 2 (error: overloaded): user, assistant',
     ],
-    [{ type: 'loop_end', reason: 'stop', assistant: { role: 'assistant', content: '', stopReason: 'stop' }, messages: [] }, 'loop_end stop'],
+    [{ type: 'loop_end', reason: 'stop', assistant: { role: 'assistant', content: '', stopReason: 'stop' }, messages: [], usage }, 'loop_end stop'],
   ])('%j reads %p', (event, line) => {
     expect(describeEvent(event)).toBe(line);
   });

@@ -23,7 +23,7 @@ describe('ToolQueue (R3)', () => {
     new TestScheduler((a, b) => expect(a).toEqual(b)).run(({ cold, expectSubscriptions, flush }) => {
       const work = { a: cold<string>('--(a|)'), b: cold<string>('--(b|)'), c: cold<string>('--(c|)'), d: cold<string>('--(d|)') };
       const { queue, finished, idle } = setup(1, work);
-      for (const name of ['a', 'b', 'c', 'd']) queue.add(callOf(name, name));
+      ['a', 'b', 'c', 'd'].forEach((name, index) => queue.add(callOf(name, name), index));
       flush();
       expectSubscriptions(work.a.subscriptions).toBe('^-!');
       expectSubscriptions(work.b.subscriptions).toBe('--^-!');
@@ -38,8 +38,8 @@ describe('ToolQueue (R3)', () => {
     new TestScheduler((a, b) => expect(a).toEqual(b)).run(({ cold, expectSubscriptions, flush }) => {
       const work = { a: cold<string>('-----(a|)'), b: cold<string>('-----(b|)') };
       const { queue, finished, idle } = setup(1, work);
-      queue.add(callOf('a', 'a'));
-      queue.add(callOf('b', 'b'));
+      queue.add(callOf('a', 'a'), 0);
+      queue.add(callOf('b', 'b'), 1);
       timer(2).subscribe(() => queue.stop());
       flush();
       expectSubscriptions(work.a.subscriptions).toBe('^-!');

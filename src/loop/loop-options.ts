@@ -27,6 +27,8 @@ export interface LoopOptions {
   signal?: AbortSignal;
   /** A tool still running after this many ms fails (R16). Default: no limit. */
   toolTimeoutMs?: number;
+  /** R26: longer result contents are cut to this many characters, and say so. Default: no limit. */
+  maxToolOutputChars?: number;
 }
 
 /** The loop's options, checked once per `runEventedToolLoop` call. */
@@ -38,6 +40,7 @@ export interface LoopSettings {
   /** How many tools of a turn may run at once: 1 in sequential mode. */
   concurrency: number;
   toolTimeoutMs: number;
+  maxToolOutputChars: number;
   signal: AbortSignal | undefined;
 }
 
@@ -49,7 +52,7 @@ export interface LoopSettings {
 export function checkOptions(options: LoopOptions): LoopSettings {
   if (typeof options !== 'object' || options === null) throw new TypeError(problem('options must be an object', options));
   const { provider, registry, messages, maxTurns = MAX_TURNS, toolExecution = 'parallel' } = options;
-  const { maxConcurrency = Infinity, toolTimeoutMs = Infinity, signal } = options;
+  const { maxConcurrency = Infinity, toolTimeoutMs = Infinity, maxToolOutputChars = Infinity, signal } = options;
   if (typeof provider !== 'function') throw new TypeError(problem('provider must be a function', provider));
   if (typeof registry?.get !== 'function' || typeof registry.getSpecs !== 'function') {
     throw new TypeError(problem('registry must be a ToolRegistry', registry));
@@ -58,6 +61,9 @@ export function checkOptions(options: LoopOptions): LoopSettings {
   if (!isInteger(maxTurns)) throw new RangeError(problem('maxTurns must be an integer >= 1', maxTurns));
   if (!isCount(maxConcurrency)) throw new RangeError(problem('maxConcurrency must be an integer >= 1 or Infinity', maxConcurrency));
   if (!isCount(toolTimeoutMs)) throw new RangeError(problem('toolTimeoutMs must be an integer >= 1 or Infinity', toolTimeoutMs));
+  if (!isCount(maxToolOutputChars)) {
+    throw new RangeError(problem('maxToolOutputChars must be an integer >= 1 or Infinity', maxToolOutputChars));
+  }
   if (toolExecution !== 'parallel' && toolExecution !== 'sequential') {
     throw new RangeError(problem("toolExecution must be 'parallel' or 'sequential'", toolExecution));
   }
@@ -69,6 +75,7 @@ export function checkOptions(options: LoopOptions): LoopSettings {
     maxTurns,
     concurrency: toolExecution === 'sequential' ? 1 : maxConcurrency,
     toolTimeoutMs,
+    maxToolOutputChars,
     signal,
   };
 }

@@ -1,10 +1,10 @@
 import { Observable, defer, of, subscribeOn } from 'rxjs';
-import type { AgentMessage, AssistantMessage, LoopEndReason, LoopEvent } from '../types.js';
+import type { AgentMessage, AssistantMessage, LoopEndReason, LoopEvent, Usage } from '../types.js';
 import { expandLast } from './expand-last.js';
 import { LoopOptions, LoopSettings, checkOptions } from './loop-options.js';
 import { runTurn } from './run-turn.js';
 import { Trampoline } from './trampoline.js';
-import { TurnEnd, TurnOutcome, outcomeOf } from './turn-draft.js';
+import { NO_USAGE, TurnEnd, TurnOutcome, outcomeOf } from './turn-draft.js';
 
 /**
  * The evented tool loop. Each turn calls the provider once with the history so far and runs the tools
@@ -32,7 +32,7 @@ export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> 
   const loop = checkOptions(options);
   return defer(() => {
     // R7: aborted before anything started — no provider call, and the history as the caller gave it
-    if (loop.signal?.aborted) return of(loopEnd('aborted', abortedAssistant(), loop.messages.slice()));
+    if (loop.signal?.aborted) return of(loopEnd('aborted', abortedAssistant(), loop.messages.slice(), NO_USAGE));
 
     // turn → tools → history (a turn does all three) → go on?
     const history = loop.messages.slice(); // the loop's own, appended to by each turn
@@ -52,10 +52,10 @@ function goOn(last: LoopEvent, loop: LoopSettings): Observable<LoopEvent> | unde
   if (last.type !== 'turn_end') return undefined; // after loop_end: complete
   const outcome = outcomeOf(last as TurnEnd);
   const reason = whyStop(outcome, loop);
-  if (reason === undefined) return runTurn(outcome.turn + 1, outcome.history, loop);
+  if (reason === undefined) return runTurn(outcome.turn + 1, outcome.history, loop, outcome.usage);
   // aborted between turns: the answer that never came stands in, outside the history
   const abortedBetweenTurns = reason === 'aborted' && outcome.assistant.stopReason !== 'aborted';
-  return of(loopEnd(reason, abortedBetweenTurns ? abortedAssistant() : outcome.assistant, outcome.history.slice()));
+  return of(loopEnd(reason, abortedBetweenTurns ? abortedAssistant() : outcome.assistant, outcome.history.slice(), outcome.usage));
 }
 
 /** R6/R7/R8: `undefined` to go on, otherwise why the loop ends — decided before the next turn exists. */
@@ -67,8 +67,8 @@ function whyStop({ assistant, toolResults, terminated, turn }: TurnOutcome, loop
   return undefined;
 }
 
-function loopEnd(reason: LoopEndReason, assistant: AssistantMessage, messages: readonly AgentMessage[]): LoopEvent {
-  return { type: 'loop_end', reason, assistant, messages };
+function loopEnd(reason: LoopEndReason, assistant: AssistantMessage, messages: readonly AgentMessage[], usage: Usage): LoopEvent {
+  return { type: 'loop_end', reason, assistant, messages, usage: { ...usage } };
 }
 
 /** The answer that never came: stands in `loop_end` when the loop was aborted before or between turns. */

@@ -1,10 +1,12 @@
 import { Observable, Subscription, from } from 'rxjs';
 import { EventOrder, ProviderProtocolError } from '../providers/check-provider-events.js';
+import type { ToolSettled } from '../tools/execute-tool.js';
 import { ToolQueue } from '../tools/tool-queue.js';
-import type { AgentMessage, LoopEvent, ProviderEvent } from '../types.js';
+import { limitOutput, toolErrorMessage } from '../tools/tool-result.js';
+import type { AgentMessage, LoopEvent, ProviderEvent, Usage } from '../types.js';
 import { onAbort } from '../util/abort-signal.js';
 import type { LoopSettings } from './loop-options.js';
-import { TurnDraft } from './turn-draft.js';
+import { NO_USAGE, TurnDraft } from './turn-draft.js';
 
 /**
  * One turn, as an Observable of the loop's events: `turn_start`, the events of one provider call as
@@ -28,9 +30,9 @@ import { TurnDraft } from './turn-draft.js';
  * events, and every operator between the provider and the consumer would cost each of them (bench/).
  * `history` is the loop's own array: the turn appends its messages to it (see `TurnDraft`).
  */
-export function runTurn(turn: number, history: AgentMessage[], loop: LoopSettings): Observable<LoopEvent> {
+export function runTurn(turn: number, history: AgentMessage[], loop: LoopSettings, usage: Usage = NO_USAGE): Observable<LoopEvent> {
   return new Observable<LoopEvent>((subscriber) => {
-    const draft = new TurnDraft(turn, history);
+    const draft = new TurnDraft(turn, history, usage, loop.maxToolOutputChars);
     const order = new EventOrder();
     let streaming = true; // the provider has not finished yet
     let provider: Subscription | undefined;
@@ -62,14 +64,26 @@ export function runTurn(turn: number, history: AgentMessage[], loop: LoopSetting
       provider?.unsubscribe();
     };
 
+    // a call's result: into its slot, then out as `tool_result` (R26: cut to maxToolOutputChars first)
+    const settle = (index: number, settled: ToolSettled) => {
+      const message = limitOutput(settled.message, loop.maxToolOutputChars);
+      draft.settle(index, message === settled.message ? settled : { ...settled, message });
+      deliver({ type: 'tool_result', message });
+    };
+
     const tools = new ToolQueue(loop.registry, loop.concurrency, loop.toolTimeoutMs, {
       progress(index, progress) {
         if (progress.type === 'tool_update') return deliver(progress);
-        draft.settle(index, progress);
-        deliver({ type: 'tool_result', message: progress.message });
+        settle(index, progress);
       },
       idle: end,
     });
+
+    // R3: a call starts as soon as it arrives; R28: a repeated id never runs, its result says why
+    const startCall = ({ index, call, duplicateOf }: ReturnType<TurnDraft['addCall']>) => {
+      if (duplicateOf === undefined) return tools.add(call, index);
+      settle(index, { type: 'settled', message: toolErrorMessage(call, `error: duplicate tool call id: ${duplicateOf}`), terminate: false });
+    };
 
     const abort = () => {
       draft.abort();
@@ -112,9 +126,11 @@ export function runTurn(turn: number, history: AgentMessage[], loop: LoopSetting
           stopStreaming();
           return end();
         }
+        // the call takes its slot before anyone hears of it: an abort during its delivery still answers it
+        const slot = event.type === 'tool_call' ? draft.addCall(event.call) : undefined;
         draft.record(event);
         deliver(event);
-        if (event.type === 'tool_call' && !subscriber.closed) tools.add(event.call);
+        if (slot !== undefined && !ended && !subscriber.closed) startCall(slot);
       },
       error(error: unknown) {
         if (!streaming) return;

@@ -1,7 +1,7 @@
 import { ProviderProtocolError } from '../providers/check-provider-events.js';
 import { TextBuffer } from './text-buffer.js';
 import type { ToolSettled } from '../tools/execute-tool.js';
-import { abortedResult } from '../tools/tool-result.js';
+import { abortedResult, limitOutput } from '../tools/tool-result.js';
 import { errorText } from '../util/values.js';
 import type {
   AgentMessage,
@@ -12,6 +12,7 @@ import type {
   StopReason,
   ToolCall,
   ToolResultMessage,
+  Usage,
 } from '../types.js';
 
 /** What the loop needs to know about a finished turn to decide whether to go on. */
@@ -23,6 +24,35 @@ export interface TurnOutcome {
   history: AgentMessage[];
   /** Every result of the turn asked to terminate (and there was at least one). */
   terminated: boolean;
+  /** The loop's token counts after this turn (R27). */
+  usage: Usage;
+}
+
+/** No tokens counted yet. */
+export const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0 });
+
+/**
+ * R27: running totals. The cache counts appear once a provider reported one. Anything that is not a
+ * finite number counts as nothing: a provider's odd usage never breaks the loop.
+ */
+export function addUsage(total: Usage, more: Usage | undefined): Usage {
+  if (more === undefined || typeof more !== 'object' || more === null) return total;
+  const sum: Usage = { inputTokens: total.inputTokens + count(more.inputTokens), outputTokens: total.outputTokens + count(more.outputTokens) };
+  const cacheRead = optional(total.cacheReadTokens, more.cacheReadTokens);
+  const cacheWrite = optional(total.cacheWriteTokens, more.cacheWriteTokens);
+  if (cacheRead !== undefined) sum.cacheReadTokens = cacheRead;
+  if (cacheWrite !== undefined) sum.cacheWriteTokens = cacheWrite;
+  return sum;
+}
+
+function count(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+function optional(total: number | undefined, more: unknown): number | undefined {
+  const reported = typeof more === 'number' && Number.isFinite(more);
+  if (total === undefined && !reported) return undefined;
+  return (total ?? 0) + (reported ? more : 0);
 }
 
 /** The last event of every turn. */
@@ -52,16 +82,43 @@ export class TurnDraft {
   private readonly results: (ToolSettled | undefined)[] = [];
   private stopReason: StopReason = 'error';
   private errorMessage: string | undefined;
+  private usage: Usage | undefined;
   private aborted = false;
+  /** The call ids of this turn (R28), and how often each came once it came twice. */
+  private readonly ids = new Set<string>();
+  private repeats: Map<string, number> | undefined;
 
   /**
    * `history` is the loop's own array, never handed out (consumers and providers get copies), so
    * appending to it in place is safe and keeps each turn's cost independent of the history's length.
+   * `usageBefore` is the loop's token count before this turn (R27).
    */
   constructor(
     readonly turn: number,
     private readonly history: AgentMessage[],
+    private readonly usageBefore: Usage = NO_USAGE,
+    private readonly maxOutputChars = Infinity,
   ) {}
+
+  /**
+   * Takes the model's call and gives its slot: `index` in the turn's calls, and the call as the history
+   * keeps it. R28: a second call with an id already used in this turn is kept as `ID_dup2` (`ID_dup3`, …)
+   * and `duplicateOf` names the id, so that every id in the history stays unique.
+   */
+  addCall(call: ToolCall): { index: number; call: ToolCall; duplicateOf?: string } {
+    const index = this.calls.length;
+    if (!this.ids.has(call.id)) {
+      this.ids.add(call.id);
+      this.calls.push(call);
+      return { index, call };
+    }
+    this.repeats ??= new Map();
+    const n = (this.repeats.get(call.id) ?? 1) + 1;
+    this.repeats.set(call.id, n);
+    const kept = { ...call, id: `${call.id}_dup${n}` };
+    this.calls.push(kept);
+    return { index, call: kept, duplicateOf: call.id };
+  }
 
   /** Takes one event that `checkProviderEvents` let through. */
   record(event: ProviderEvent): void {
@@ -69,12 +126,10 @@ export class TurnDraft {
       case 'text_delta':
         this.text.append(event.text);
         break;
-      case 'tool_call':
-        this.calls.push(event.call);
-        break;
       case 'message_end':
         this.stopReason = event.stopReason;
         this.errorMessage = event.errorMessage;
+        this.usage = event.usage;
         break;
     }
   }
@@ -104,19 +159,21 @@ export class TurnDraft {
     const toolResults = this.calls.map((call, index) => {
       const settled = this.results[index];
       if (settled !== undefined) return settled.message;
-      const message = abortedResult(call);
+      const message = limitOutput(abortedResult(call), this.maxOutputChars);
       events.push({ type: 'tool_result', message });
       return message;
     });
     const assistant = this.assistant();
     const history = this.history;
     history.push(assistant, ...toolResults);
+    const usage = addUsage(this.usageBefore, this.usage);
     const outcome: TurnOutcome = {
       turn: this.turn,
       assistant,
       toolResults,
       history,
       terminated: this.calls.length > 0 && this.calls.every((_, index) => this.results[index]?.terminate === true),
+      usage,
     };
     const turnEnd: TurnEnd = {
       type: 'turn_end',
@@ -124,6 +181,7 @@ export class TurnDraft {
       assistant,
       toolResults: toolResults.slice(),
       messages: history.slice(),
+      usage: { ...usage },
     };
     Object.defineProperty(turnEnd, OUTCOME, { value: outcome });
     events.push(turnEnd);

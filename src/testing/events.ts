@@ -1,4 +1,4 @@
-import type { ProviderEvent, StopReason } from '../types.js';
+import type { ProviderEvent, StopReason, Usage } from '../types.js';
 
 /**
  * Provider events by name, so that a test's legend reads like the turn it plays. One source of these
@@ -24,11 +24,13 @@ export function call(name: string, input: Record<string, unknown> = {}, id: stri
 /** What `end` may add to `message_end`. */
 export interface EndExtra {
   errorMessage?: string;
+  usage?: Usage;
 }
 
-/** A `message_end` with its stop reason (and an `errorMessage`, for `error`). */
+/** A `message_end` with its stop reason (and an `errorMessage`, for `error`; the call's `usage`, R27). */
 export function end(reason: StopReason, extra: EndExtra = {}): ProviderEvent {
-  return extra.errorMessage === undefined
-    ? { type: 'message_end', stopReason: reason }
-    : { type: 'message_end', stopReason: reason, errorMessage: extra.errorMessage };
+  const event: Extract<ProviderEvent, { type: 'message_end' }> = { type: 'message_end', stopReason: reason };
+  if (extra.errorMessage !== undefined) event.errorMessage = extra.errorMessage;
+  if (extra.usage !== undefined) event.usage = extra.usage;
+  return event;
 }

@@ -27,7 +27,6 @@ export class ToolQueue {
   private head = 0; // waiting[head] is next: `shift()` is O(n) on a long queue
   private readonly running = new Subscription();
   private active = 0;
-  private added = 0;
   private draining = false;
   private stopped = false;
 
@@ -42,8 +41,9 @@ export class ToolQueue {
     return this.active === 0 && this.head === this.waiting.length;
   }
 
-  add(call: ToolCall): void {
-    this.waiting.push({ call, index: this.added++ });
+  /** Runs `call`, the turn's `index`-th (its slot in the history), as soon as there is room. */
+  add(call: ToolCall, index: number): void {
+    this.waiting.push({ call, index });
     this.drain();
   }
 

@@ -66,3 +66,17 @@ export function toToolOutput(value: unknown): ToolOutput {
 export function abortedResult(call: ToolCall): ToolResultMessage {
   return toolErrorMessage(call, 'error: aborted');
 }
+
+/**
+ * R26: a result whose content is longer than `max` UTF-16 code units keeps its first `max` and says how
+ * much was cut; `details` stays whole.
+ *
+ * ```ts
+ * limitOutput({ ...result, content: 'abcdef' }, 4).content; // 'abcd\n[truncated: 2 more characters]'
+ * ```
+ */
+export function limitOutput(message: ToolResultMessage, max: number): ToolResultMessage {
+  if (message.content.length <= max) return message;
+  const more = message.content.length - max;
+  return { ...message, content: `${message.content.slice(0, max)}\n[truncated: ${more} more characters]` };
+}

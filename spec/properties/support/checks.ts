@@ -300,7 +300,7 @@ export function checkAbort(record: RunRecord): void {
   if (record.abortedAfter === -1) {
     if (record.providerCalls.length > 0) fail('the signal was aborted before subscribe, yet the provider was called');
     expect(events).toEqual([
-      { type: 'loop_end', reason: 'aborted', assistant: { role: 'assistant', content: '', stopReason: 'aborted', errorMessage: 'aborted' }, messages: record.callerSnapshot },
+      { type: 'loop_end', reason: 'aborted', assistant: { role: 'assistant', content: '', stopReason: 'aborted', errorMessage: 'aborted' }, messages: record.callerSnapshot, usage: { inputTokens: 0, outputTokens: 0 } },
     ]);
     return;
   }
