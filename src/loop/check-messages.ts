@@ -21,7 +21,7 @@ const NAME_RULE = `is a tool name that the APIs reject: it must match ${TOOL_NAM
 
 /**
  * R21: throws a `TypeError` naming `messages[N]` unless the history is one a model API accepts — or
- * one that only waits for the results of its last assistant message's calls (a saved run, R22). Each
+ * one that only waits for the results of its last assistant message's calls (a saved run, to resume). Each
  * message is an object with a known role (`system`, `user`, `assistant`, `toolResult`) and a string
  * `content`; calls and results have string ids and names the APIs accept; each result answers an
  * unanswered call of the assistant message it follows, with only other results between them; and
@@ -82,7 +82,7 @@ export function checkMessages(messages: readonly unknown[], who = 'runEventedToo
       open.add(id);
     }
   }
-  // calls still open here belong to the last assistant message: a run to resume (R22), not a broken history
+  // calls still open here belong to the last assistant message: a saved run to resume, not a broken history
 }
 
 /** Why `messages[index]`, a result for `id`, answers no open call. Only on failure: scans back. */
@@ -106,7 +106,7 @@ function unanswered(messages: readonly unknown[], index: number, owner: number, 
   const call = callsOf(messages[owner]).find((c) => open.has(c.id))!;
   return (
     `messages[${owner}] has a tool call left without a result: ${JSON.stringify(call.id)} (${call.name}) ` +
-    `gets none before messages[${index}], a ${role} message; only the last assistant message may still wait for results`
+    `gets none before messages[${index}], ${role === 'assistant' ? 'an' : 'a'} ${role} message; only the last assistant message may still wait for results`
   );
 }
 

@@ -53,7 +53,7 @@ interface WireMessage {
  * The request body for one call: an assistant's text and calls as `text` and `tool_use` blocks, the
  * results of a turn as `tool_result` blocks of one user message, the tools as JSON Schema. The API has
  * one system prompt, at the top: the `system` option and the history's `SystemMessage`s, in order,
- * joined by a blank line (P11).
+ * joined by a blank line (R21).
  *
  * ```ts
  * anthropicRequest('claude-sonnet-4-5', 1024, 'Be brief.', { messages: [{ role: 'user', content: 'hi' }], tools: [] });

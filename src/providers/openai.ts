@@ -59,7 +59,7 @@ export function openAIChatRequest(model: string, system: string | undefined, { m
 
 function openAIMessage(message: AgentMessage): object {
   switch (message.role) {
-    case 'system': // in place: the API reads system messages wherever they stand (P11)
+    case 'system': // in place: the API reads system messages wherever they stand (R21)
       return { role: 'system', content: message.content };
     case 'user':
       return { role: 'user', content: message.content };
