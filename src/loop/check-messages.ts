@@ -61,9 +61,8 @@ export function checkMessages(messages: readonly unknown[], who = 'runEventedToo
     }
     // a user or system message, or the next assistant message: the calls before it must all be answered
     if (open.size > 0) fail(unanswered(messages, index, owner, open, role));
-    owner = -1;
+    owner = role === 'assistant' ? index : -1;
     if (role !== 'assistant') continue;
-    owner = index;
     const calls = message.toolCalls;
     if (calls === undefined) continue;
     if (!Array.isArray(calls)) fail(`messages[${index}].toolCalls must be an array`, calls);
