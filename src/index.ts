@@ -8,6 +8,7 @@ export type {
   ProviderEvent,
   ProviderInput,
   StopReason,
+  SystemMessage,
   Tool,
   ToolCall,
   ToolContext,

@@ -11,6 +11,19 @@ export interface ToolCall {
   input: Record<string, unknown>;
 }
 
+/**
+ * An instruction for the model, in the history (R21). The loop carries it like any message; the
+ * providers send it as the API's system instruction (OpenAI in place, Anthropic in the top-level `system`).
+ *
+ * ```ts
+ * const messages: AgentMessage[] = [{ role: 'system', content: 'Answer in French.' }, { role: 'user', content: 'Hi' }];
+ * ```
+ */
+export interface SystemMessage {
+  role: 'system';
+  content: string;
+}
+
 /** What the user said. */
 export interface UserMessage {
   role: 'user';
@@ -44,9 +57,10 @@ export interface ToolResultMessage {
 
 /**
  * One entry of the history. A valid history has each assistant message's calls followed, directly, by
- * one result each, in call order (R4): `user -> assistant -> toolResult -> assistant`.
+ * one result each, in call order (R4): `user -> assistant -> toolResult -> assistant`. The loop refuses
+ * a history it could not send to a model API (R21).
  */
-export type AgentMessage = UserMessage | AssistantMessage | ToolResultMessage;
+export type AgentMessage = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;
 
 /** What a provider emits for one model call: `message_start`, deltas and calls, `message_end`. */
 export type ProviderEvent =

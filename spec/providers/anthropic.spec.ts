@@ -129,6 +129,29 @@ describe('anthropicProvider: the request', () => {
     });
   });
 
+  it('R21: joins the system option and the history\'s system messages, in order, with a blank line, into `system`', async () => {
+    const messages: AgentMessage[] = [
+      { role: 'system', content: 'Answer in French.' },
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'Salut.', stopReason: 'stop' },
+      { role: 'system', content: 'Now in German.' },
+      { role: 'system', content: '' }, // nothing to join: no stray blank line
+      { role: 'user', content: 'again' },
+    ];
+    server.reply(stream('text.sse'), stream('text.sse'), stream('text.sse'));
+    await collect(provider({ system: 'You are terse.' })({ messages, tools: [] }));
+    await collect(provider()({ messages, tools: [] }));
+    await collect(provider()({ messages: [{ role: 'system', content: '' }, { role: 'user', content: 'hi' }], tools: [] }));
+    const wire = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: [{ type: 'text', text: 'Salut.' }] },
+      { role: 'user', content: 'again' },
+    ];
+    expect(server.requests[0].json).toMatchObject({ system: 'You are terse.\n\nAnswer in French.\n\nNow in German.', messages: wire });
+    expect(server.requests[1].json).toMatchObject({ system: 'Answer in French.\n\nNow in German.', messages: wire });
+    expect(server.requests[2].json).not.toHaveProperty('system');
+  });
+
   it('leaves out an assistant message with nothing in it, keeping user and assistant alternating', async () => {
     const messages: AgentMessage[] = [
       { role: 'user', content: 'hi' },

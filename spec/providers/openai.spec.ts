@@ -1,4 +1,4 @@
-import type { ProviderEvent } from '../../src/index.js';
+import type { AgentMessage, ProviderEvent } from '../../src/index.js';
 import { openAIChatProvider } from '../../src/index.js';
 import type { OpenAIChatProviderOptions } from '../../src/index.js';
 import { call, end, failed, history, question, start, text, timeSpec, weatherSpec } from './conversation';
@@ -135,6 +135,28 @@ describe('openAIChatProvider: the request', () => {
       stream: true,
       stream_options: { include_usage: true },
     });
+  });
+
+  it('R21: sends a SystemMessage of the history in place, after the system option', async () => {
+    const messages: AgentMessage[] = [
+      { role: 'system', content: 'Answer in French.' },
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'Salut.', stopReason: 'stop' },
+      { role: 'system', content: 'Now in German.' },
+      { role: 'user', content: 'again' },
+    ];
+    server.reply(stream('text.sse'), stream('text.sse'));
+    await collect(provider({ system: 'You are terse.' })({ messages, tools: [] }));
+    await collect(provider()({ messages, tools: [] }));
+    const wire = [
+      { role: 'system', content: 'Answer in French.' },
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'Salut.' },
+      { role: 'system', content: 'Now in German.' },
+      { role: 'user', content: 'again' },
+    ];
+    expect(server.requests[0].json).toMatchObject({ messages: [{ role: 'system', content: 'You are terse.' }, ...wire] });
+    expect(server.requests[1].json).toMatchObject({ messages: wire });
   });
 
   it('leaves out `tools` when there are none', async () => {

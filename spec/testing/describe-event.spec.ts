@@ -49,6 +49,18 @@ describe('describeEvent (T2)', () => {
       'turn_end 2 (error: overloaded): user, assistant',
     ],
     [{ type: 'loop_end', reason: 'stop', assistant: { role: 'assistant', content: '', stopReason: 'stop' }, messages: [], usage }, 'loop_end stop'],
+    [
+      // R21: a SystemMessage in the history reads `system`
+      {
+        type: 'turn_end',
+        turn: 1,
+        assistant: { role: 'assistant', content: '', stopReason: 'stop' },
+        toolResults: [],
+        messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'go' }, { role: 'assistant', content: '', stopReason: 'stop' }],
+        usage,
+      },
+      'turn_end 1 (stop): system, user, assistant',
+    ],
   ])('%j reads %p', (event, line) => {
     expect(describeEvent(event)).toBe(line);
   });

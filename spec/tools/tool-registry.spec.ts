@@ -19,6 +19,20 @@ describe('ToolRegistry', () => {
       expect(() => new ToolRegistry().register({ description: 'd', input: {} } as never)).toThrow(Error);
     });
 
+    it('R21: throws an Error naming the tool for a name that the APIs reject', () => {
+      const rule = 'is a tool name that the APIs reject: it must match ^[a-zA-Z0-9_-]{1,64}$';
+      for (const name of ['get weather', 'fs.read', 'ls/dir', 'émoji', 'a'.repeat(65), 'tab\t']) {
+        expect(() => new ToolRegistry().register(tool(name, () => 'x'))).toThrow(new Error(`ToolRegistry: "${name}" ${rule}`));
+      }
+      // the empty name keeps R15's own message
+      expect(() => new ToolRegistry().register(tool('', () => 'x'))).toThrow(/non-empty name/);
+      const registry = new ToolRegistry();
+      for (const name of ['a', 'a'.repeat(64), 'get_weather', 'read-file', 'Tool9', '__proto__', 'constructor', 'toString']) {
+        registry.register(tool(name, () => 'x'));
+      }
+      expect(registry.getSpecs()).toHaveLength(8);
+    });
+
     it('throws an Error naming the tool when the handler or input is missing', () => {
       expect(() => new ToolRegistry().register({ name: 'h', description: '', input: {} } as never)).toThrow(/"h" has no handler/);
       expect(() => new ToolRegistry().register({ name: 'i', description: '', handler: () => '' } as never)).toThrow(/"i" needs an input/);

@@ -1,6 +1,7 @@
 import type { ToolLookup, ToolRegistry } from '../tools/tool-registry.js';
 import type { AgentMessage, Provider } from '../types.js';
 import { shown } from '../util/values.js';
+import { checkMessages } from './check-messages.js';
 
 /**
  * The default turn cap, as in the series: at most 8 provider calls per loop.
@@ -45,9 +46,10 @@ export interface LoopSettings {
 }
 
 /**
- * R8, R16, R20: every option is checked when `runEventedToolLoop` is called, so that nothing the
+ * R8, R16, R20, R21: every option is checked when `runEventedToolLoop` is called, so that nothing the
  * caller passed can make the Observable error later. Messages name the option and show the value with
- * its type: `maxTurns must be an integer >= 1 (got "3", a string)`.
+ * its type: `maxTurns must be an integer >= 1 (got "3", a string)`; a broken history names the message,
+ * `messages[2].content must be a string (got 3, a number)`.
  */
 export function checkOptions(options: LoopOptions): LoopSettings {
   if (typeof options !== 'object' || options === null) throw new TypeError(problem('options must be an object', options));
@@ -58,6 +60,7 @@ export function checkOptions(options: LoopOptions): LoopSettings {
     throw new TypeError(problem('registry must be a ToolRegistry', registry));
   }
   if (!Array.isArray(messages)) throw new TypeError(problem('messages must be an array', messages));
+  checkMessages(messages);
   if (!isInteger(maxTurns)) throw new RangeError(problem('maxTurns must be an integer >= 1', maxTurns));
   if (!isCount(maxConcurrency)) throw new RangeError(problem('maxConcurrency must be an integer >= 1 or Infinity', maxConcurrency));
   if (!isCount(toolTimeoutMs)) throw new RangeError(problem('toolTimeoutMs must be an integer >= 1 or Infinity', toolTimeoutMs));

@@ -1,4 +1,4 @@
-import type { AgentMessage, Provider, ProviderEvent, ProviderInput } from '../types.js';
+import type { AgentMessage, Provider, ProviderEvent, ProviderInput, SystemMessage } from '../types.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
 import { isPlainObject } from '../util/values.js';
 import type { SseEvent } from './http/sse.js';
@@ -51,7 +51,9 @@ interface WireMessage {
 
 /**
  * The request body for one call: an assistant's text and calls as `text` and `tool_use` blocks, the
- * results of a turn as `tool_result` blocks of one user message, the tools as JSON Schema.
+ * results of a turn as `tool_result` blocks of one user message, the tools as JSON Schema. The API has
+ * one system prompt, at the top: the `system` option and the history's `SystemMessage`s, in order,
+ * joined by a blank line (R21).
  *
  * ```ts
  * anthropicRequest('claude-sonnet-4-5', 1024, 'Be brief.', { messages: [{ role: 'user', content: 'hi' }], tools: [] });
@@ -60,7 +62,13 @@ interface WireMessage {
  */
 export function anthropicRequest(model: string, maxTokens: number, system: string | undefined, { messages, tools }: ProviderInput): object {
   const wire: WireMessage[] = [];
+  // an empty part is left out, as an empty `system` option always was: no stray blank lines
+  const prompts: string[] = system ? [system] : [];
   for (const message of messages) {
+    if (message.role === 'system') {
+      if (message.content !== '') prompts.push(message.content);
+      continue;
+    }
     const next = anthropicMessage(message);
     if (next === undefined) continue;
     const last = wire[wire.length - 1];
@@ -71,7 +79,7 @@ export function anthropicRequest(model: string, maxTokens: number, system: strin
   return {
     model,
     max_tokens: maxTokens,
-    ...(system && { system }),
+    ...(prompts.length > 0 && { system: prompts.join('\n\n') }),
     messages: wire,
     ...(tools.length > 0 && {
       tools: tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: inputSchema(tool) })),
@@ -80,7 +88,7 @@ export function anthropicRequest(model: string, maxTokens: number, system: strin
   };
 }
 
-function anthropicMessage(message: AgentMessage): WireMessage | undefined {
+function anthropicMessage(message: Exclude<AgentMessage, SystemMessage>): WireMessage | undefined {
   switch (message.role) {
     case 'user':
       return { role: 'user', content: message.content };

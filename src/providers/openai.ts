@@ -32,7 +32,8 @@ export function openAIChatProvider(options: OpenAIChatProviderOptions): Provider
 
 /**
  * The request body for one call: the system prompt, then the history in the API's format (an
- * assistant's calls as `tool_calls`, each result a `tool` message), the tools as JSON Schema.
+ * assistant's calls as `tool_calls`, each result a `tool` message, a `SystemMessage` a `system` message
+ * where it stands), the tools as JSON Schema.
  *
  * ```ts
  * openAIChatRequest('gpt-4o-mini', undefined, { messages: [{ role: 'user', content: 'hi' }], tools: [] });
@@ -58,6 +59,8 @@ export function openAIChatRequest(model: string, system: string | undefined, { m
 
 function openAIMessage(message: AgentMessage): object {
   switch (message.role) {
+    case 'system': // in place: the API reads system messages wherever they stand (R21)
+      return { role: 'system', content: message.content };
     case 'user':
       return { role: 'user', content: message.content };
     case 'toolResult':

@@ -71,9 +71,11 @@ function why({ stopReason, errorMessage }: AssistantMessage): string {
   return errorMessage === undefined ? stopReason : `${stopReason}: ${errorMessage}`;
 }
 
-/** `user`, `assistant "text"[tool,tool]`, `toolResult tool`: the shape of the history. */
+/** `system`, `user`, `assistant "text"[tool,tool]`, `toolResult tool`: the shape of the history. */
 function brief(message: AgentMessage): string {
   switch (message.role) {
+    case 'system':
+      return 'system';
     case 'user':
       return 'user';
     case 'assistant': {

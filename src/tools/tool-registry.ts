@@ -2,6 +2,7 @@ import { Observable, defaultIfEmpty, defer, filter, map, takeUntil } from 'rxjs'
 import { fromAbortSignal } from '../util/abort-signal.js';
 import { ToolSettled, executeTool } from './execute-tool.js';
 import { abortedResult } from './tool-result.js';
+import { TOOL_NAME, isToolName } from './tool-name.js';
 import type { Tool, ToolCall, ToolResultMessage, ToolSpec } from '../types.js';
 
 /** What the loop needs of a registry: the tool of a name, and the specs the model is told. */
@@ -26,12 +27,16 @@ export class ToolRegistry {
   /** Built once per registration, not once per turn; frozen, so that handing them out is safe. */
   private specs: readonly ToolSpec[] = [];
 
-  /** Adds `tool`; throws an `Error` naming it when its name is empty or taken (R15). */
+  /**
+   * Adds `tool`; throws an `Error` naming it when its name is empty or taken (R15), or one that the
+   * model APIs reject (R21: not `^[a-zA-Z0-9_-]{1,64}$`, so every request would fail).
+   */
   register(tool: Tool): this {
     const name: unknown = tool?.name;
     if (typeof name !== 'string' || name.length === 0) {
       throw new Error(`ToolRegistry: a tool needs a non-empty name (got ${JSON.stringify(name) ?? String(name)})`);
     }
+    if (!isToolName(name)) throw new Error(`ToolRegistry: "${name}" is a tool name that the APIs reject: it must match ${TOOL_NAME.source}`);
     if (this.tools.has(name)) throw new Error(`ToolRegistry: a tool named "${name}" is already registered`);
     if (typeof tool.handler !== 'function') throw new Error(`ToolRegistry: tool "${name}" has no handler function`);
     if (typeof tool.input !== 'object' || tool.input === null) {
