@@ -1,6 +1,7 @@
 export type {
   AgentMessage,
   AssistantMessage,
+  JsonSchemaObject,
   LoopEndReason,
   LoopEvent,
   LoopEventOf,
@@ -22,6 +23,9 @@ export { MAX_TURNS } from './loop/loop-options.js';
 export type { LoopOptions } from './loop/loop-options.js';
 export { expandLast } from './loop/expand-last.js';
 export { ToolRegistry } from './tools/tool-registry.js';
+export { defineTool } from './tools/define-tool.js';
+export type { ToolDefinition } from './tools/define-tool.js';
+export type { StandardJSONSchemaV1, StandardSchemaV1 } from './tools/standard-schema.js';
 export { scriptedProvider } from './providers/scripted-provider.js';
 export type { ScriptedProvider, ScriptedTurn } from './providers/scripted-provider.js';
 export { checkProviderEvents, ProviderProtocolError } from './providers/check-provider-events.js';
