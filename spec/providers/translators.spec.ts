@@ -68,6 +68,12 @@ describe('the translators, without HTTP', () => {
       properties: { path: { type: 'string', description: 'The file' } },
       required: ['path'],
     });
+    // R24: a spec with an inputSchema is sent as it is
+    expect(inputSchema({ name: 'add', description: 'Adds', inputSchema: { type: 'object', properties: { a: { type: 'number' } } } })).toEqual({
+      type: 'object',
+      properties: { a: { type: 'number' } },
+    });
+    expect(stringInputs({ path: 'The file' })).toEqual(inputSchema({ name: 'read', description: 'Reads a file', input: { path: 'The file' } }));
     const hostile = stringInputs(JSON.parse('{"__proto__":"p"}') as Record<string, string>);
     expect(Object.keys(hostile.properties)).toEqual(['__proto__']);
     expect(parseArguments('{"city":"Paris"}', 'get_weather', 'call_1')).toEqual({ city: 'Paris' });
