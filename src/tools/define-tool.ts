@@ -18,7 +18,7 @@ export interface ToolDefinition<Schema extends StandardSchemaV1> {
  * error, and whose input is validated before the handler runs (R24).
  *
  * ```ts
- * import { z } from 'zod';
+ * // z: zod 4's, or any other Standard Schema library's
  * const weather = defineTool({
  *   name: 'get_weather',
  *   description: 'Current weather for a city',
