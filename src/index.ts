@@ -1,6 +1,7 @@
 export type {
   AgentMessage,
   AssistantMessage,
+  JsonSchemaObject,
   LoopEndReason,
   LoopEvent,
   LoopEventOf,
@@ -26,6 +27,9 @@ export { expandLast } from './loop/expand-last.js';
 export { ToolRegistry } from './tools/tool-registry.js';
 export { toolProgress } from './tools/tool-progress.js';
 export type { ToolProgressValue } from './tools/tool-progress.js';
+export { defineTool } from './tools/define-tool.js';
+export type { ToolDefinition } from './tools/define-tool.js';
+export type { StandardJSONSchemaV1, StandardSchemaV1 } from './tools/standard-schema.js';
 export { scriptedProvider } from './providers/scripted-provider.js';
 export type { ScriptedProvider, ScriptedTurn } from './providers/scripted-provider.js';
 export { checkProviderEvents, ProviderProtocolError } from './providers/check-provider-events.js';

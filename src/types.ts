@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { ToolProgressValue } from './tools/tool-progress.js';
+import type { StandardSchemaV1 } from './tools/standard-schema.js';
 
 /** Why an assistant message ended. `length` and `aborted` extend the series. */
 export type StopReason = 'stop' | 'toolUse' | 'length' | 'error' | 'aborted';
@@ -77,11 +78,31 @@ export interface Usage {
   cacheWriteTokens?: number;
 }
 
-/** What the model is told about a tool: `input` maps each parameter to its description. */
+/**
+ * A JSON Schema that describes an object, as the model APIs take a tool's input: `type: 'object'`, and
+ * any other keywords (`properties`, `required`, `additionalProperties`, `$defs`, …).
+ *
+ * ```ts
+ * const schema: JsonSchemaObject = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+ * ```
+ */
+export interface JsonSchemaObject {
+  type: 'object';
+  properties?: Record<string, unknown>;
+  required?: string[];
+  [keyword: string]: unknown;
+}
+
+/**
+ * What the model is told about a tool (R24): a series-style tool has `input`, which maps each parameter
+ * (a required string) to its description; any other tool has `inputSchema`, the JSON Schema to send.
+ * `ToolRegistry.getSpecs()` gives each spec exactly one of the two.
+ */
 export interface ToolSpec {
   name: string;
   description: string;
-  input: Record<string, string>;
+  input?: Record<string, string>;
+  inputSchema?: JsonSchemaObject;
 }
 
 /** What a provider is called with: the history so far and the tools it may ask for. */
@@ -120,13 +141,20 @@ export type ToolReturn =
   | Observable<string | ToolOutput | ToolProgressValue>;
 
 /**
- * A tool: its spec and its handler. Written as in the series, it registers unchanged (R13):
+ * A tool: its spec and its handler. Its input is described by one of `input` (the series' map: written as
+ * in the series, it registers unchanged, R13), `inputSchema` (a JSON Schema), or `schema` (a Standard Schema
+ * validator, which alone decides what the handler gets, R24; see `defineTool`):
  *
  * ```ts
  * const echo: Tool = { name: 'echo', description: 'Echoes text', input: { text: 'what to echo' }, handler: (input) => input.text };
  * ```
  */
 export interface Tool extends ToolSpec {
+  /**
+   * Validates each call's input before the handler runs; the handler gets the validator's output (R24).
+   * The model is told `inputSchema` when given, else the validator's own Standard JSON Schema.
+   */
+  schema?: StandardSchemaV1;
   // A method (bivariant parameters), so that a handler written as in the series,
   // `(input: Record<string, string>) => string`, still compiles.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,7 +1,7 @@
 import type { AgentMessage, ProviderEvent } from '../../src/index.js';
 import { anthropicProvider } from '../../src/index.js';
 import type { AnthropicProviderOptions } from '../../src/index.js';
-import { call, end, failed, history, question, start, text, timeSpec, weatherSpec } from './conversation';
+import { addSchema, addSpec, call, end, failed, forecastSchema, forecastSpec, history, question, start, text, timeSpec, weatherSpec } from './conversation';
 import { LoopbackServer, Reply, collect, fixture, gate, nextTurn, splitAfterEvents } from './loopback-server';
 
 const KEY = 'sk-ant-api03-test-0123456789-SECRET';
@@ -150,6 +150,18 @@ describe('anthropicProvider: the request', () => {
     expect(server.requests[0].json).toMatchObject({ system: 'You are terse.\n\nAnswer in French.\n\nNow in German.', messages: wire });
     expect(server.requests[1].json).toMatchObject({ system: 'Answer in French.\n\nNow in German.', messages: wire });
     expect(server.requests[2].json).not.toHaveProperty('system');
+  });
+
+  it('R24: sends an inputSchema tool and a zod tool with their JSON Schema as `input_schema`, as it is', async () => {
+    server.reply(stream('text.sse'));
+    await collect(provider()({ messages: [{ role: 'user', content: 'hi' }], tools: [weatherSpec, addSpec, forecastSpec] }));
+    const tools = (server.requests[0].json as { tools: { name: string; input_schema: unknown }[] }).tools;
+    expect(tools.map((tool) => [tool.name, tool.input_schema])).toEqual([
+      ['get_weather', { type: 'object', properties: { city: { type: 'string', description: 'The city' }, unit: { type: 'string', description: 'celsius or fahrenheit' } }, required: ['city', 'unit'] }],
+      ['add', addSchema],
+      ['forecast', forecastSchema],
+    ]);
+    expect(tools[1]).toEqual({ name: 'add', description: 'Adds two numbers', input_schema: addSchema });
   });
 
   it('leaves out an assistant message with nothing in it, keeping user and assistant alternating', async () => {

@@ -1,4 +1,6 @@
-import type { AgentMessage, ProviderEvent, ProviderInput, StopReason, ToolCall, ToolSpec } from '../../src/index.js';
+import { z } from 'zod';
+import { ToolRegistry, defineTool } from '../../src/index.js';
+import type { AgentMessage, JsonSchemaObject, ProviderEvent, ProviderInput, StopReason, ToolCall, ToolSpec } from '../../src/index.js';
 
 export const weatherSpec: ToolSpec = {
   name: 'get_weather',
@@ -6,6 +8,32 @@ export const weatherSpec: ToolSpec = {
   input: { city: 'The city', unit: 'celsius or fahrenheit' },
 };
 export const timeSpec: ToolSpec = { name: 'current_time', description: 'Returns the current time as an ISO 8601 string', input: {} };
+
+/** R24: the other two kinds of tool, as a registry hands them out — an inputSchema tool and a zod tool. */
+export const addSchema: JsonSchemaObject = {
+  type: 'object',
+  properties: { a: { type: 'number' }, b: { type: 'number' } },
+  required: ['a', 'b'],
+  additionalProperties: false,
+};
+export const [addSpec, forecastSpec] = new ToolRegistry()
+  .register({ name: 'add', description: 'Adds two numbers', inputSchema: addSchema, handler: () => '' })
+  .register(
+    defineTool({
+      name: 'forecast',
+      description: 'The forecast for a city',
+      schema: z.object({ city: z.string(), days: z.number().int().optional() }),
+      handler: () => '',
+    }),
+  )
+  .getSpecs() as [ToolSpec, ToolSpec];
+/** What zod 4 makes of the forecast tool's schema (Standard JSON Schema, draft 2020-12). */
+export const forecastSchema = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  properties: { city: { type: 'string' }, days: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 } },
+  required: ['city'],
+};
 
 /** A history with every kind of message: text, two calls with a failed result, a call without text. */
 export const history: AgentMessage[] = [

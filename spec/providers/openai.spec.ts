@@ -1,7 +1,7 @@
 import type { AgentMessage, ProviderEvent } from '../../src/index.js';
 import { openAIChatProvider } from '../../src/index.js';
 import type { OpenAIChatProviderOptions } from '../../src/index.js';
-import { call, end, failed, history, question, start, text, timeSpec, weatherSpec } from './conversation';
+import { addSchema, addSpec, call, end, failed, forecastSchema, forecastSpec, history, question, start, text, timeSpec, weatherSpec } from './conversation';
 import { LoopbackServer, Reply, closedPort, collect, fixture, gate, nextTurn, splitAfterEvents } from './loopback-server';
 
 const KEY = 'sk-test-0123456789abcdefSECRET';
@@ -157,6 +157,18 @@ describe('openAIChatProvider: the request', () => {
     ];
     expect(server.requests[0].json).toMatchObject({ messages: [{ role: 'system', content: 'You are terse.' }, ...wire] });
     expect(server.requests[1].json).toMatchObject({ messages: wire });
+  });
+
+  it('R24: sends an inputSchema tool and a zod tool with their JSON Schema as `parameters`, as it is', async () => {
+    server.reply(stream('text.sse'));
+    await collect(provider()({ messages: [{ role: 'user', content: 'hi' }], tools: [weatherSpec, addSpec, forecastSpec] }));
+    const tools = (server.requests[0].json as { tools: { function: { name: string; parameters: unknown } }[] }).tools;
+    expect(tools.map((tool) => [tool.function.name, tool.function.parameters])).toEqual([
+      ['get_weather', { type: 'object', properties: { city: { type: 'string', description: 'The city' }, unit: { type: 'string', description: 'celsius or fahrenheit' } }, required: ['city', 'unit'] }],
+      ['add', addSchema],
+      ['forecast', forecastSchema],
+    ]);
+    expect(tools[1]).toEqual({ type: 'function', function: { name: 'add', description: 'Adds two numbers', parameters: addSchema } });
   });
 
   it('leaves out `tools` when there are none', async () => {

@@ -1,5 +1,5 @@
 import { AnthropicTranslator, anthropicRequest } from '../../src/providers/anthropic.js';
-import { inputSchema, parseArguments, parseEventData } from '../../src/providers/json.js';
+import { inputSchema, parseArguments, parseEventData, stringInputs } from '../../src/providers/json.js';
 import { OpenAIChatTranslator, openAIChatRequest } from '../../src/providers/openai.js';
 import { messageOf } from '../../src/providers/http/transport.js';
 import { end, text } from './conversation';
@@ -68,7 +68,13 @@ describe('the translators, without HTTP', () => {
       properties: { path: { type: 'string', description: 'The file' } },
       required: ['path'],
     });
-    const hostile = inputSchema({ name: 't', description: '', input: JSON.parse('{"__proto__":"p"}') as Record<string, string> });
+    // R24: a spec with an inputSchema is sent as it is
+    expect(inputSchema({ name: 'add', description: 'Adds', inputSchema: { type: 'object', properties: { a: { type: 'number' } } } })).toEqual({
+      type: 'object',
+      properties: { a: { type: 'number' } },
+    });
+    expect(stringInputs({ path: 'The file' })).toEqual(inputSchema({ name: 'read', description: 'Reads a file', input: { path: 'The file' } }));
+    const hostile = stringInputs(JSON.parse('{"__proto__":"p"}') as Record<string, string>);
     expect(Object.keys(hostile.properties)).toEqual(['__proto__']);
     expect(parseArguments('{"city":"Paris"}', 'get_weather', 'call_1')).toEqual({ city: 'Paris' });
     expect(parseArguments('', 'current_time', 'call_2')).toEqual({});

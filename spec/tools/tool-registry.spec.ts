@@ -47,10 +47,10 @@ describe('ToolRegistry', () => {
         { name: 'b', description: 'the b tool', input: { path: 'file to read' } },
         { name: 'a', description: 'the a tool', input: {} },
       ]);
-      expect(() => (specs[0]!.input.path = 'changed')).toThrow(TypeError);
+      expect(() => (specs[0]!.input!.path = 'changed')).toThrow(TypeError);
       specs.pop();
       expect(registry.getSpecs()).toHaveLength(2);
-      expect(registry.getSpecs()[0]!.input.path).toBe('file to read');
+      expect(registry.getSpecs()[0]!.input!.path).toBe('file to read');
       expect('handler' in registry.getSpecs()[0]!).toBe(false);
     });
   });

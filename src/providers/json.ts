@@ -1,26 +1,41 @@
 import { isPlainObject } from '../util/values.js';
-import type { ToolSpec } from '../types.js';
+import type { JsonSchemaObject, ToolSpec } from '../types.js';
 import { WireError } from './http/transport.js';
 
-/** A tool's inputs as the JSON Schema object the APIs expect: every listed input a required string (P2). */
-export interface InputSchema {
+/** A series-style tool's inputs as the JSON Schema object the APIs expect: every listed input a required string (P2). */
+export interface InputSchema extends JsonSchemaObject {
   type: 'object';
   properties: Record<string, { type: 'string'; description: string }>;
   required: string[];
 }
 
 /**
+ * The JSON Schema a provider sends for a tool (R24, P2): its `inputSchema` as it is, or else its
+ * series-style `input` map with every listed input a required string.
+ *
  * ```ts
  * inputSchema({ name: 'read', description: 'Reads a file', input: { path: 'The file' } });
  * // { type: 'object', properties: { path: { type: 'string', description: 'The file' } }, required: ['path'] }
+ * inputSchema({ name: 'add', description: 'Adds', inputSchema: { type: 'object', properties: { a: { type: 'number' } } } });
+ * // { type: 'object', properties: { a: { type: 'number' } } }
  * ```
  */
-export function inputSchema(spec: ToolSpec): InputSchema {
+export function inputSchema(spec: ToolSpec): JsonSchemaObject {
+  return spec.inputSchema ?? stringInputs(spec.input ?? {});
+}
+
+/**
+ * ```ts
+ * stringInputs({ path: 'The file' });
+ * // { type: 'object', properties: { path: { type: 'string', description: 'The file' } }, required: ['path'] }
+ * ```
+ */
+export function stringInputs(input: Record<string, string>): InputSchema {
   // fromEntries defines own properties, so an input called `__proto__` stays an input
   const properties = Object.fromEntries(
-    Object.entries(spec.input).map(([name, description]) => [name, { type: 'string', description } as const]),
+    Object.entries(input).map(([name, description]) => [name, { type: 'string', description } as const]),
   );
-  return { type: 'object', properties, required: Object.keys(spec.input) };
+  return { type: 'object', properties, required: Object.keys(input) };
 }
 
 /**

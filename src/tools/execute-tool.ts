@@ -12,7 +12,7 @@ import {
   timer,
 } from 'rxjs';
 import { ToolCallContext } from './tool-call-context.js';
-import { isPlainObject, kindOf } from '../util/values.js';
+import { type InputCheck, type PendingInputCheck, checkInput, runWhenChecked } from './check-input.js';
 import { describeFailure, failureResult, toToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
 import type { LoopEventOf, Tool, ToolCall, ToolOutput, ToolResultMessage, ToolReturn } from '../types.js';
 import { ToolProgressValue, isToolProgress } from './tool-progress.js';
@@ -46,13 +46,19 @@ export type ToolProgress = ToolUpdate | ToolSettled;
  */
 export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = Infinity): Observable<ToolProgress> {
   return new Observable<ToolProgress>((subscriber) => {
-    const rejected = tool === undefined ? `unknown tool: ${call.name}` : checkInput(tool, call.input);
-    if (rejected !== undefined) return finish(subscriber, done(toolErrorMessage(call, rejected)));
+    const checked: InputCheck | PendingInputCheck =
+      tool === undefined ? { kind: 'rejected', content: `unknown tool: ${call.name}` } : checkInput(tool, call.input);
+    if (checked.kind === 'rejected') return finish(subscriber, done(toolErrorMessage(call, checked.content)));
+    if (checked.kind === 'failed') return finish(subscriber, failed(call, checked.error));
 
     const context = new ToolCallContext(call);
     let value: ToolReturn;
     try {
-      value = tool!.handler(call.input, context);
+      // R24: the handler gets the validator's output; an asynchronous validator makes the tool an Observable
+      value =
+        checked.kind === 'valid'
+          ? tool!.handler(checked.input, context)
+          : runWhenChecked(checked, (input) => tool!.handler(input, context));
     } catch (error) {
       return finish(subscriber, failed(call, error));
     }
@@ -125,17 +131,6 @@ class ToolTimeout extends Error {
 
 function done(message: ToolResultMessage, terminate = false): ToolSettled {
   return { type: 'settled', message, terminate };
-}
-
-/** R9 and R17: the handler runs only on a plain-object input that has every listed key. */
-function checkInput(tool: Tool, input: unknown): string | undefined {
-  if (!isPlainObject(input)) return `error: invalid input: expected an object, got ${kindOf(input)}`;
-  for (const key of Object.keys(tool.input)) {
-    if (!Object.prototype.hasOwnProperty.call(input, key) || input[key] === undefined) {
-      return `error: missing input: ${key}`;
-    }
-  }
-  return undefined;
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

@@ -3,6 +3,7 @@ import { fromAbortSignal } from '../util/abort-signal.js';
 import { ToolSettled, executeTool } from './execute-tool.js';
 import { abortedResult } from './tool-result.js';
 import { TOOL_NAME, isToolName } from './tool-name.js';
+import { specOf } from './tool-spec.js';
 import type { Tool, ToolCall, ToolResultMessage, ToolSpec } from '../types.js';
 
 /** What the loop needs of a registry: the tool of a name, and the specs the model is told. */
@@ -29,7 +30,9 @@ export class ToolRegistry {
 
   /**
    * Adds `tool`; throws an `Error` naming it when its name is empty or taken (R15), or one that the
-   * model APIs reject (R21: not `^[a-zA-Z0-9_-]{1,64}$`, so every request would fail).
+   * model APIs reject (R21: not `^[a-zA-Z0-9_-]{1,64}$`, so every request would fail), or when its input is
+   * described by none of `input`, `inputSchema`, `schema`, by both `input` and another, or by a `schema`
+   * that gives no JSON Schema for the model (R24).
    */
   register(tool: Tool): this {
     const name: unknown = tool?.name;
@@ -39,12 +42,9 @@ export class ToolRegistry {
     if (!isToolName(name)) throw new Error(`ToolRegistry: "${name}" is a tool name that the APIs reject: it must match ${TOOL_NAME.source}`);
     if (this.tools.has(name)) throw new Error(`ToolRegistry: a tool named "${name}" is already registered`);
     if (typeof tool.handler !== 'function') throw new Error(`ToolRegistry: tool "${name}" has no handler function`);
-    if (typeof tool.input !== 'object' || tool.input === null) {
-      throw new Error(`ToolRegistry: tool "${name}" needs an input object (parameter name -> description)`);
-    }
+    const spec = specOf(tool); // R24: throws when the tool's input is described in no usable way
     this.tools.set(name, tool);
-    const spec: ToolSpec = { name, description: tool.description, input: Object.freeze({ ...tool.input }) };
-    this.specs = [...this.specs, Object.freeze(spec)];
+    this.specs = [...this.specs, spec];
     return this;
   }
 
@@ -55,7 +55,8 @@ export class ToolRegistry {
 
   /**
    * What the model is told: name, description and inputs of each tool, in registration order — a new
-   * array of frozen specs (copies of what was registered, without the handlers).
+   * array of frozen specs (copies of what was registered, without the handlers). A series-style tool's
+   * spec is `{ name, description, input }`; any other's is `{ name, description, inputSchema }` (R24).
    */
   getSpecs(): ToolSpec[] {
     return this.specs.slice();

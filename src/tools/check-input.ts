@@ -1,0 +1,113 @@
+import { Observable, from, isObservable, mergeMap, of, throwError } from 'rxjs';
+import { isPlainObject, kindOf } from '../util/values.js';
+import type { StandardSchemaV1 } from './standard-schema.js';
+import type { Tool, ToolOutput, ToolReturn } from '../types.js';
+
+/**
+ * What the input check says about one call: run the handler with `input`, answer with `content` without
+ * running it, or fail as the tool would (`error: MESSAGE`: a validator that throws is a tool failure).
+ */
+export type InputCheck =
+  | { kind: 'valid'; input: Record<string, unknown> }
+  | { kind: 'rejected'; content: string }
+  | { kind: 'failed'; error: unknown };
+
+/** An asynchronous validator's verdict, still to come. */
+export interface PendingInputCheck {
+  kind: 'pending';
+  check: PromiseLike<InputCheck>;
+}
+
+/**
+ * R9, R17, R24: may the handler run on `input`, and with what? With a `schema`, the validator alone
+ * decides and the handler gets its output; without, the input must be a plain object holding every key
+ * that `input` lists or `inputSchema.required` names. Synchronous unless the validator returns a Promise.
+ *
+ * ```ts
+ * checkInput({ ...tool, input: { path: 'the file' } }, {});       // { kind: 'rejected', content: 'error: missing input: path' }
+ * checkInput({ ...tool, schema: z.object({ city: z.string() }) }, { city: 1 });
+ * // { kind: 'rejected', content: 'error: invalid input: city: Invalid input: expected string, received number' }
+ * ```
+ */
+export function checkInput(tool: Tool, input: unknown): InputCheck | PendingInputCheck {
+  if (tool.schema !== undefined) return validate(tool.schema, input);
+  if (!isPlainObject(input)) return { kind: 'rejected', content: `error: invalid input: expected an object, got ${kindOf(input)}` };
+  for (const key of requiredKeys(tool)) {
+    if (!Object.prototype.hasOwnProperty.call(input, key) || input[key] === undefined) {
+      return { kind: 'rejected', content: `error: missing input: ${key}` };
+    }
+  }
+  return { kind: 'valid', input };
+}
+
+/**
+ * The handler's run after an asynchronous check: its values once the validator has answered, or the
+ * rejection as an error result. An Observable, so the tool's timeout and teardown cover the wait too.
+ */
+export function runWhenChecked(
+  pending: PendingInputCheck,
+  handler: (input: Record<string, unknown>) => ToolReturn,
+): Observable<string | ToolOutput> {
+  return from(pending.check).pipe(
+    mergeMap((checked) => {
+      if (checked.kind === 'failed') return throwError(() => checked.error);
+      if (checked.kind === 'rejected') return of<ToolOutput>({ content: checked.content, isError: true });
+      const value = handler(checked.input);
+      return isObservable(value) ? value : isPromiseLike(value) ? from(value) : of(value);
+    }),
+  );
+}
+
+/**
+ * `error: invalid input: PATH: MESSAGE` for each issue, joined by `; `; PATH is the issue's path keys
+ * joined by `.`, or `input` for the root (R24).
+ *
+ * ```ts
+ * describeIssues([{ message: 'Required', path: ['city'] }, { message: 'Expected object' }]);
+ * // 'error: invalid input: city: Required; input: Expected object'
+ * ```
+ */
+export function describeIssues(issues: ReadonlyArray<StandardSchemaV1.Issue>): string {
+  if (issues.length === 0) return 'error: invalid input';
+  return `error: invalid input: ${issues.map((issue) => `${pathOf(issue)}: ${String(issue?.message)}`).join('; ')}`;
+}
+
+function pathOf(issue: StandardSchemaV1.Issue): string {
+  const path = Array.isArray(issue?.path) ? (issue.path as ReadonlyArray<PropertyKey | StandardSchemaV1.PathSegment>) : [];
+  if (path.length === 0) return 'input';
+  return path.map((segment) => String(typeof segment === 'object' && segment !== null ? segment.key : segment)).join('.');
+}
+
+function validate(schema: StandardSchemaV1, input: unknown): InputCheck | PendingInputCheck {
+  let result: StandardSchemaV1.Result<unknown> | Promise<StandardSchemaV1.Result<unknown>>;
+  try {
+    result = schema['~standard'].validate(input);
+  } catch (error) {
+    return { kind: 'failed', error };
+  }
+  // a synchronous validator stays synchronous: no Promise hop for most tools (R12)
+  if (!isPromiseLike(result)) return verdict(result);
+  // Promise.resolve: a thenable whose `then` throws rejects instead of throwing here
+  return { kind: 'pending', check: Promise.resolve(result).then(verdict, (error: unknown): InputCheck => ({ kind: 'failed', error })) };
+}
+
+function verdict(result: unknown): InputCheck {
+  if (typeof result !== 'object' || result === null) {
+    return { kind: 'failed', error: new TypeError(`schema validator returned ${kindOf(result)}; expected { value } or { issues }`) };
+  }
+  const { issues, value } = result as { issues?: unknown; value?: unknown };
+  if (issues === undefined) return { kind: 'valid', input: value as Record<string, unknown> }; // the validator's output, whatever its type
+  if (!Array.isArray(issues)) return { kind: 'failed', error: new TypeError(`schema validator returned issues that are ${kindOf(issues)}, not an array`) };
+  return { kind: 'rejected', content: describeIssues(issues as StandardSchemaV1.Issue[]) };
+}
+
+/** The keys a tool without a `schema` needs: those of `input`, or `inputSchema.required`. */
+function requiredKeys(tool: Tool): string[] {
+  const listed = tool.input === undefined || tool.input === null ? [] : Object.keys(tool.input);
+  const required: unknown = tool.inputSchema?.required;
+  return Array.isArray(required) ? [...listed, ...required.filter((key): key is string => typeof key === 'string')] : listed;
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
