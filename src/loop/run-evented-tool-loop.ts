@@ -1,8 +1,8 @@
 import { Observable, defer, of, subscribeOn } from 'rxjs';
-import type { AgentMessage, AssistantMessage, LoopEndReason, LoopEvent, Usage } from '../types.js';
+import type { AgentMessage, AssistantMessage, LoopEndReason, LoopEvent, ToolResultMessage, Usage } from '../types.js';
 import { expandLast } from './expand-last.js';
 import { LoopOptions, LoopSettings, checkOptions } from './loop-options.js';
-import { runTurn } from './run-turn.js';
+import { Resume, runTurn } from './run-turn.js';
 import { Trampoline } from './trampoline.js';
 import { NO_USAGE, TurnEnd, TurnOutcome, outcomeOf } from './turn-draft.js';
 
@@ -35,9 +35,11 @@ export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> 
     if (loop.signal?.aborted) return of(loopEnd('aborted', abortedAssistant(), loop.messages.slice(), NO_USAGE));
 
     // turn → tools → history (a turn does all three) → go on?
-    const history = loop.messages.slice(); // the loop's own, appended to by each turn
+    const resume = unanswered(loop.messages); // R22: a run saved while its tools ran starts with turn 0
+    const history = loop.messages.slice(0, resume?.at); // the loop's own, appended to by each turn
+    const first = resume === undefined ? runTurn(1, history, loop) : runTurn(0, history, loop, NO_USAGE, resume);
     const trampoline = new Trampoline(); // R12, R19: every turn starts from it, turn 1 too, so none nests in another
-    return runTurn(1, history, loop).pipe(
+    return first.pipe(
       expandLast((last) => goOn(last, loop), trampoline),
       subscribeOn(trampoline),
     );
@@ -60,11 +62,27 @@ function goOn(last: LoopEvent, loop: LoopSettings): Observable<LoopEvent> | unde
 
 /** R6/R7/R8: `undefined` to go on, otherwise why the loop ends — decided before the next turn exists. */
 function whyStop({ assistant, toolResults, terminated, turn }: TurnOutcome, loop: LoopSettings): LoopEndReason | undefined {
+  // R22: after turn 0 the model goes on, unless the tools ended it or the signal did; it is no model call
+  if (turn === 0) return terminated ? 'terminated' : loop.signal?.aborted ? 'aborted' : undefined;
   if (assistant.stopReason !== 'toolUse' || toolResults.length === 0) return assistant.stopReason;
   if (terminated) return 'terminated';
   if (turn >= loop.maxTurns) return 'maxTurns';
   if (loop.signal?.aborted) return 'aborted';
   return undefined;
+}
+
+/**
+ * R22: the last assistant message's calls that have no result yet, when it has any (R21 has checked
+ * that only results of its calls follow it): where it stands, and the results it has.
+ */
+function unanswered(messages: readonly AgentMessage[]): (Resume & { at: number }) | undefined {
+  let at = messages.length - 1;
+  while (at >= 0 && messages[at]!.role === 'toolResult') at--;
+  const assistant = messages[at];
+  if (assistant?.role !== 'assistant' || assistant.toolCalls === undefined || assistant.toolCalls.length === 0) return undefined;
+  const answered = new Map<string, ToolResultMessage>();
+  for (const message of messages.slice(at + 1)) if (message.role === 'toolResult') answered.set(message.toolCallId, message);
+  return answered.size < assistant.toolCalls.length ? { at, assistant, answered } : undefined;
 }
 
 function loopEnd(reason: LoopEndReason, assistant: AssistantMessage, messages: readonly AgentMessage[], usage: Usage): LoopEvent {

@@ -3,7 +3,7 @@ import { EventOrder, ProviderProtocolError } from '../providers/check-provider-e
 import type { ToolSettled } from '../tools/execute-tool.js';
 import { ToolQueue } from '../tools/tool-queue.js';
 import { limitOutput, toolErrorMessage } from '../tools/tool-result.js';
-import type { AgentMessage, LoopEvent, ProviderEvent, Usage } from '../types.js';
+import type { AgentMessage, AssistantMessage, LoopEvent, ProviderEvent, ToolResultMessage, Usage } from '../types.js';
 import { onAbort } from '../util/abort-signal.js';
 import type { LoopSettings } from './loop-options.js';
 import { NO_USAGE, TurnDraft } from './turn-draft.js';
@@ -30,7 +30,19 @@ import { NO_USAGE, TurnDraft } from './turn-draft.js';
  * events, and every operator between the provider and the consumer would cost each of them (bench/).
  * `history` is the loop's own array: the turn appends its messages to it (see `TurnDraft`).
  */
-export function runTurn(turn: number, history: AgentMessage[], loop: LoopSettings, usage: Usage = NO_USAGE): Observable<LoopEvent> {
+/** R22: what turn 0 resumes — the saved assistant message and the results it already has, by call id. */
+export interface Resume {
+  assistant: AssistantMessage;
+  answered: ReadonlyMap<string, ToolResultMessage>;
+}
+
+export function runTurn(
+  turn: number,
+  history: AgentMessage[],
+  loop: LoopSettings,
+  usage: Usage = NO_USAGE,
+  resume?: Resume,
+): Observable<LoopEvent> {
   return new Observable<LoopEvent>((subscriber) => {
     const draft = new TurnDraft(turn, history, usage, loop.maxToolOutputChars);
     const order = new EventOrder();
@@ -101,8 +113,19 @@ export function runTurn(turn: number, history: AgentMessage[], loop: LoopSetting
 
     deliver({ type: 'turn_start', turn });
     if (subscriber.closed) return teardown; // the consumer left at turn_start: no model call
+    const resumed = resume === undefined ? [] : draft.resume(resume.assistant, resume.answered);
     if (loop.signal !== undefined) stopListening = onAbort(loop.signal, abort);
     if (!streaming) return teardown; // aborted already: no model call
+
+    if (resume !== undefined) {
+      // R22, turn 0: no model call; the saved message's calls without a result run as any turn's do.
+      // `streaming` stays up while they are added, as while a provider sends calls: a quick tool must
+      // not end the turn before the next one is in
+      for (const slot of resumed) if (!ended && !subscriber.closed) startCall(slot);
+      stopStreaming();
+      end();
+      return teardown;
+    }
 
     let events: Observable<ProviderEvent>;
     try {

@@ -84,6 +84,9 @@ export class TurnDraft {
   private errorMessage: string | undefined;
   private usage: Usage | undefined;
   private aborted = false;
+  /** R22: the saved assistant message that turn 0 finishes, and the slots whose results it had already. */
+  private saved: AssistantMessage | undefined;
+  private earlier: ReadonlySet<number> = new Set();
   /** The call ids of this turn (R28), and how often each came once it came twice. */
   private readonly ids = new Set<string>();
   private repeats: Map<string, number> | undefined;
@@ -140,6 +143,23 @@ export class TurnDraft {
     this.errorMessage = error instanceof ProviderProtocolError ? error.message : `provider error: ${errorText(error)}`;
   }
 
+  /**
+   * R22, turn 0: this turn is the saved `assistant` message, whose calls with a result in `answered` are
+   * done already. Returns the slots of the calls still to run.
+   */
+  resume(assistant: AssistantMessage, answered: ReadonlyMap<string, ToolResultMessage>): ReturnType<TurnDraft['addCall']>[] {
+    this.saved = assistant;
+    const pending: ReturnType<TurnDraft['addCall']>[] = [];
+    for (const call of assistant.toolCalls ?? []) {
+      const slot = this.addCall(call);
+      const done = answered.get(call.id);
+      if (done === undefined) pending.push(slot);
+      else this.results[slot.index] = { type: 'settled', message: done, terminate: false };
+    }
+    this.earlier = new Set(this.calls.map((_, index) => index).filter((index) => this.results[index] !== undefined));
+    return pending;
+  }
+
   /** The result of the `index`-th call of this turn. */
   settle(index: number, settled: ToolSettled): void {
     this.results[index] = settled;
@@ -163,23 +183,25 @@ export class TurnDraft {
       events.push({ type: 'tool_result', message });
       return message;
     });
-    const assistant = this.assistant();
+    const assistant = this.saved ?? this.assistant();
     const history = this.history;
     history.push(assistant, ...toolResults);
     const usage = addUsage(this.usageBefore, this.usage);
+    // turn 0 (R22) reports and decides on the results it made, not on those the saved history had
+    const fresh = this.calls.map((_, index) => index).filter((index) => !this.earlier.has(index));
     const outcome: TurnOutcome = {
       turn: this.turn,
       assistant,
       toolResults,
       history,
-      terminated: this.calls.length > 0 && this.calls.every((_, index) => this.results[index]?.terminate === true),
+      terminated: fresh.length > 0 && fresh.every((index) => this.results[index]?.terminate === true),
       usage,
     };
     const turnEnd: TurnEnd = {
       type: 'turn_end',
       turn: this.turn,
       assistant,
-      toolResults: toolResults.slice(),
+      toolResults: fresh.map((index) => toolResults[index]!),
       messages: history.slice(),
       usage: { ...usage },
     };

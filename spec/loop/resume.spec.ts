@@ -1,0 +1,139 @@
+/** R22: a history whose last assistant message waits for results resumes with turn 0, then the model goes on. */
+import fc from 'fast-check';
+import { map } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { AgentMessage, LoopEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
+import { assertValidHistory } from '../../src/testing/index.js';
+import { answerTurn, call, collectSync, loopEndOf, only, tool, toolTurn } from '../support/events.js';
+
+/** Loop events as short lines: turns with their number, results with their call id. */
+const describeType = map((e: LoopEvent) =>
+  e.type === 'turn_start' || e.type === 'turn_end' ? `${e.type} ${e.turn}` : e.type === 'tool_result' ? `tool_result ${e.message.toolCallId}` : e.type,
+);
+
+const saved = (): AgentMessage[] => [
+  { role: 'user', content: 'check both' },
+  {
+    role: 'assistant',
+    content: 'Checking.',
+    stopReason: 'toolUse',
+    toolCalls: [
+      { id: 'c1', name: 'weather', input: {} },
+      { id: 'c2', name: 'clock', input: {} },
+      { id: 'c3', name: 'weather', input: {} },
+    ],
+  },
+  // saved while the tools ran: c3 had answered, c1 and c2 had not
+  { role: 'toolResult', toolCallId: 'c3', toolName: 'weather', content: 'rain (earlier)', isError: false },
+];
+
+function registry(runs: string[] = []) {
+  return new ToolRegistry()
+    .register(tool('weather', (_input, { call: c }) => (runs.push(c.id), 'sunny')))
+    .register(tool('clock', (_input, { call: c }) => (runs.push(c.id), '12:00')));
+}
+
+describe('R22 resume', () => {
+  it('turn 0: no provider call, the missing calls run, the history gets one result per call in call order; then turn 1', () => {
+    const runs: string[] = [];
+    const provider = scriptedProvider([answerTurn('Sunny at noon.')]);
+    const { values, completed } = collectSync(runEventedToolLoop({ provider, registry: registry(runs), messages: saved() }));
+    expect(completed).toBe(true);
+    expect(runs).toEqual(['c1', 'c2']); // c3 had its result: it does not run twice
+    expect(values.map((e) => e.type).slice(0, 6)).toEqual(['turn_start', 'tool_result', 'tool_result', 'turn_end', 'turn_start', 'message_start']);
+    const [turn0, turn1] = only(values, 'turn_end');
+    expect(only(values, 'turn_start').map((e) => e.turn)).toEqual([0, 1]);
+    expect(turn0!.turn).toBe(0);
+    expect(turn0!.assistant).toEqual(saved()[1]);
+    expect(turn0!.toolResults.map((r) => r.toolCallId)).toEqual(['c1', 'c2']);
+    expect(turn0!.messages.slice(2).map((m) => m.role === 'toolResult' && [m.toolCallId, m.content])).toEqual([
+      ['c1', 'sunny'],
+      ['c2', '12:00'],
+      ['c3', 'rain (earlier)'],
+    ]);
+    expect(provider.inputs).toHaveLength(1);
+    expect(provider.inputs[0]!.messages).toEqual(turn0!.messages);
+    expect(turn1!.turn).toBe(1);
+    expect(loopEndOf(values).reason).toBe('stop');
+  });
+
+  it('turn 0 does not count against maxTurns', () => {
+    const provider = scriptedProvider([toolTurn(call('clock', {}, 'c9'))]);
+    const { values } = collectSync(runEventedToolLoop({ provider, registry: registry(), messages: saved(), maxTurns: 1 }));
+    expect(only(values, 'turn_end').map((e) => e.turn)).toEqual([0, 1]);
+    expect(loopEndOf(values).reason).toBe('maxTurns');
+  });
+
+  it('survives a JSON round trip of a history saved while tools ran', () => {
+    const provider = scriptedProvider([answerTurn('ok')]);
+    const restored = JSON.parse(JSON.stringify(saved())) as AgentMessage[];
+    const { values } = collectSync(runEventedToolLoop({ provider, registry: registry(), messages: restored }));
+    expect(loopEndOf(values).reason).toBe('stop');
+  });
+
+  it('when every new result asks to terminate, the loop ends after turn 0 with terminated', () => {
+    const stop = new ToolRegistry()
+      .register(tool('weather', () => ({ content: 'done', terminate: true })))
+      .register(tool('clock', () => ({ content: 'done', terminate: true })));
+    const provider = scriptedProvider([]);
+    const { values } = collectSync(runEventedToolLoop({ provider, registry: stop, messages: saved() }));
+    expect(provider.inputs).toHaveLength(0);
+    expect(loopEndOf(values).reason).toBe('terminated');
+  });
+
+  it('a history without unanswered calls has no turn 0', () => {
+    const complete: AgentMessage[] = [...saved().slice(0, 2), ...['c1', 'c2', 'c3'].map((id): AgentMessage => ({ role: 'toolResult', toolCallId: id, toolName: 'weather', content: 'x', isError: false }))];
+    const { values } = collectSync(runEventedToolLoop({ provider: scriptedProvider([answerTurn('ok')]), registry: registry(), messages: complete }));
+    expect(only(values, 'turn_start').map((e) => e.turn)).toEqual([1]);
+  });
+
+  it('a tool of turn 0 runs as any turn\'s: in virtual time, then turn 1 starts in the frame of turn_end 0', () => {
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, expectObservable }) => {
+      const slow = new ToolRegistry()
+        .register(tool('weather', () => cold('---(r|)', { r: 'sunny' })))
+        .register(tool('clock', () => cold('-(r|)', { r: '12:00' })));
+      const provider = () => cold('-----(se|)', { s: { type: 'message_start' }, e: { type: 'message_end', stopReason: 'stop' } } as const);
+      const loop = runEventedToolLoop({ provider, registry: slow, messages: saved() });
+      expectObservable(loop.pipe(describeType)).toBe('0c-(wE1)(seFL|)', {
+        0: 'turn_start 0', c: 'tool_result c2', w: 'tool_result c1', E: 'turn_end 0', 1: 'turn_start 1', s: 'message_start', e: 'message_end', F: 'turn_end 1', L: 'loop_end',
+      });
+    });
+  });
+});
+
+describe('R22 resume, as a property', () => {
+  it('cut while tools ran, saved as JSON, resumed: a valid history, saved results kept, no finished call run twice', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ answered: fc.boolean(), tool: fc.constantFrom('weather', 'clock') }), { minLength: 1, maxLength: 6 }),
+        fc.boolean(),
+        (calls, reverse) => {
+          const toolCalls = calls.map((c, index) => ({ id: `c${index}`, name: c.tool, input: {} }));
+          const earlier = calls.flatMap((c, index): AgentMessage[] =>
+            c.answered ? [{ role: 'toolResult', toolCallId: `c${index}`, toolName: c.tool, content: `saved ${index}`, isError: false }] : [],
+          );
+          const messages: AgentMessage[] = [
+            { role: 'user', content: 'go' },
+            { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls },
+            ...(reverse ? earlier.reverse() : earlier), // saved in completion order, whatever it was
+          ];
+          const runs: string[] = [];
+          const provider = scriptedProvider([answerTurn('done')]);
+          const restored = JSON.parse(JSON.stringify(messages)) as AgentMessage[];
+          const { values } = collectSync(runEventedToolLoop({ provider, registry: registry(runs), messages: restored }));
+          const end = loopEndOf(values);
+          const pending = toolCalls.filter((_, index) => !calls[index]!.answered).map((c) => c.id);
+          expect(runs.sort()).toEqual([...pending].sort());
+          expect(only(values, 'turn_start').map((e) => e.turn)).toEqual(pending.length > 0 ? [0, 1] : [1]);
+          if (pending.length === 0) return; // nothing to resume: the caller's complete history goes on as it is (R21 takes any result order)
+          assertValidHistory(end.messages); // turn 0 put one result per call, in call order
+          const results = end.messages.slice(2, 2 + toolCalls.length);
+          calls.forEach((c, index) => {
+            if (c.answered) expect(results[index]).toMatchObject({ toolCallId: `c${index}`, content: `saved ${index}` });
+          });
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});
