@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Observable, concatMap, delay, from, lastValueFrom, of, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { runEventedToolLoop, type ProviderEvent } from 'rx-tool-loop';
+import { runEventedToolLoop, type AgentMessage, type ProviderEvent } from 'rx-tool-loop';
 import { call, end, marbleProvider, marbleTools, recordMarbles, start, text } from 'rx-tool-loop/testing';
 
 const root = join(__dirname, '..', '..');
@@ -52,6 +52,26 @@ describe('recordMarbles (T3)', () => {
     await lastValueFrom(recording);
     await lastValueFrom(recording);
     expect(calls).toBe(2);
+  });
+
+  it('a resumed run (turn 0, R22): its replay has no provider line for turn 0 and starts from the saved history', () => {
+    let test = '';
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold }) => {
+      const saved: AgentMessage[] = [
+        { role: 'user', content: 'go' },
+        { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [{ id: 'a', name: 'slow', input: {} }, { id: 'b', name: 'quick', input: {} }] },
+        { role: 'toolResult', toolCallId: 'b', toolName: 'quick', content: 'done before', isError: false },
+      ];
+      const run = runEventedToolLoop({
+        provider: marbleProvider(cold('-----s-e|', { s: start, e: end('stop') })),
+        registry: marbleTools({ slow: cold('--(R|)', { R: 'late' }), quick: 'again' }),
+        messages: saved,
+      });
+      recordMarbles(run).subscribe((recording) => (test = recording.test));
+    });
+    expect(test).not.toContain('turn0:');
+    expect(test).toContain('marbleProvider(cold(diagram.turn1, events))');
+    expect(test).toContain('{"role":"toolResult","toolCallId":"b","toolName":"quick","content":"done before","isError":false}');
   });
 
   it('refuses a frameMs that is not a positive number', () => {

@@ -58,6 +58,11 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
         return;
       case 'turn_end':
         if (turn !== undefined) turn.end = { frame, assistant: event.assistant };
+        if (initial === undefined && event.turn === 0) {
+          // R22: the saved history is this one without the results turn 0 made
+          const made = new Set(event.toolResults.map((result) => result.toolCallId));
+          initial = event.messages.filter((message) => message.role !== 'toolResult' || !made.has(message.toolCallId));
+        }
         initial ??= event.messages.slice(0, event.messages.length - 1 - event.toolResults.length);
         return;
       case 'loop_end':
@@ -124,7 +129,8 @@ function writeTest({ turns, initial, endReason, diagram, values, letters }: Test
     } else {
       notes.push(`turn ${turn.n} did not end (the run was cut short): its provider line never completes`);
     }
-    lines.push([`turn${turn.n}`, indent(turn.from, drawLine(marks, (letter) => letter))]);
+    // turn 0 (R22) calls no provider: it has no line of its own, only its tools
+    if (turn.n !== 0) lines.push([`turn${turn.n}`, indent(turn.from, drawLine(marks, (letter) => letter))]);
 
     turn.runs.forEach((run) => {
       const { result } = run;
@@ -160,6 +166,7 @@ function writeTest({ turns, initial, endReason, diagram, values, letters }: Test
     ([name, keys]) => `      ${JSON.stringify(name)}: nthRun([${keys.map((key) => `cold(diagram.${key}, values)`).join(', ')}]),`,
   );
   const providerTurns = turns
+    .filter((turn) => turn.n !== 0)
     .map((turn) => `cold(diagram.turn${turn.n}, events${turn.error === undefined ? '' : `, new Error(${JSON.stringify(turn.error)})`})`)
     .join(', ');
   return [
