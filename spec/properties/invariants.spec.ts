@@ -15,6 +15,7 @@ import {
   checkEnds,
   checkNoLeaks,
   checkText,
+  checkUsage,
   checkValidHistories,
   comparable,
   trace,
@@ -85,6 +86,10 @@ describe('properties of the evented tool loop (generated scenarios)', () => {
       }),
       params(),
     );
+  });
+
+  it('turn_end and loop_end usage are the running sums of the message_end usage the loop re-emitted (R27)', async () => {
+    await holds(scenarioArb(), checkUsage);
   });
 
   it('the assistant text is the joined text_deltas the provider sent, up to its first fault (R2, R4, R10)', async () => {

@@ -328,3 +328,26 @@ export function checkAbort(record: RunRecord): void {
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// usage (R27)
+
+/**
+ * R27: every `turn_end` and the `loop_end` carry the running totals of the `message_end.usage` the loop
+ * re-emitted before them; zeros where none reported any; the cache count once one did.
+ */
+export function checkUsage(record: RunRecord): void {
+  const total = { inputTokens: 0, outputTokens: 0 } as { inputTokens: number; outputTokens: number; cacheReadTokens?: number };
+  for (const { event } of record.events) {
+    if (event.type === 'message_end' && event.usage !== undefined) {
+      total.inputTokens += event.usage.inputTokens;
+      total.outputTokens += event.usage.outputTokens;
+      if (event.usage.cacheReadTokens !== undefined) total.cacheReadTokens = (total.cacheReadTokens ?? 0) + event.usage.cacheReadTokens;
+    }
+    if (event.type === 'turn_end' || event.type === 'loop_end') {
+      if (JSON.stringify(event.usage) !== JSON.stringify(total)) {
+        throw new Error(`R27: ${event.type} usage ${JSON.stringify(event.usage)}, but the message_end usage so far sums to ${JSON.stringify(total)}`);
+      }
+    }
+  }
+}

@@ -79,6 +79,8 @@ export interface TurnSpec {
   fault?: Fault;
   /** every valid event (and tool call) carries fields the protocol does not have */
   extraFields: boolean;
+  /** R27: the token counts `message_end` reports, if any */
+  usage?: { inputTokens: number; outputTokens: number; cacheReadTokens?: number };
 }
 
 /**
@@ -199,6 +201,7 @@ export function turnScript(turn: TurnSpec): TurnScript {
   }
   const end: Record<string, unknown> = { type: 'message_end', stopReason: turn.stop };
   if (turn.errorMessage !== undefined) end.errorMessage = turn.errorMessage;
+  if (turn.usage !== undefined) end.usage = { ...turn.usage };
   valid.push({ delay: turn.endDelay, event: extra(end), valid: true });
 
   const fault = turn.fault;
@@ -373,6 +376,10 @@ function turnArb(mode: Mode, faults: boolean): fc.Arbitrary<Omit<TurnSpec, 'step
       // a fault in about one turn of seven
       fault: faults ? fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: faultArb }) : fc.constant(undefined),
       extraFields: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+      usage: fc.option(
+        fc.record({ inputTokens: fc.nat(5000), outputTokens: fc.nat(500), cacheReadTokens: fc.option(fc.nat(100), { nil: undefined }) }, { requiredKeys: ['inputTokens', 'outputTokens'] }),
+        { nil: undefined },
+      ),
     })
     .map((turn) => {
       // at most 4 tool calls per turn
