@@ -81,6 +81,23 @@ describe('R22 resume', () => {
     expect(loopEndOf(values).reason).toBe('terminated');
   });
 
+  it('an abort while turn 0 runs: its calls get error: aborted, the saved message stays, no provider call, loop_end aborted', () => {
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, flush }) => {
+      const controller = new AbortController();
+      const waits = new ToolRegistry().register(tool('weather', () => cold('-----(r|)', { r: 'late' }))).register(tool('clock', () => cold('-----(r|)', { r: 'late' })));
+      const provider = scriptedProvider([]);
+      const events: LoopEvent[] = [];
+      runEventedToolLoop({ provider, registry: waits, messages: saved(), signal: controller.signal }).subscribe((e) => events.push(e));
+      cold('--a').subscribe(() => controller.abort());
+      flush();
+      const [turn0] = only(events, 'turn_end');
+      expect(turn0!.assistant).toEqual(saved()[1]);
+      expect(turn0!.toolResults.map((r) => [r.toolCallId, r.content])).toEqual([['c1', 'error: aborted'], ['c2', 'error: aborted']]);
+      expect(provider.inputs).toHaveLength(0);
+      expect(loopEndOf(events)).toMatchObject({ reason: 'aborted', messages: turn0!.messages });
+    });
+  });
+
   it('a history without unanswered calls has no turn 0', () => {
     const complete: AgentMessage[] = [...saved().slice(0, 2), ...['c1', 'c2', 'c3'].map((id): AgentMessage => ({ role: 'toolResult', toolCallId: id, toolName: 'weather', content: 'x', isError: false }))];
     const { values } = collectSync(runEventedToolLoop({ provider: scriptedProvider([answerTurn('ok')]), registry: registry(), messages: complete }));

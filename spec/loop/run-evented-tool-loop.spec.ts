@@ -476,6 +476,13 @@ describe('runEventedToolLoop', () => {
       expect(loopEndOf(values).messages.slice(2).map((m) => m.content)).toEqual(only(values, 'tool_result').map((r) => r.message.content));
     });
 
+    it('leaves tool_update contents whole', () => {
+      const registry = new ToolRegistry().register(tool('dl', () => of(toolProgress('0123456789'), 'done')));
+      const { values } = collectSync(runEventedToolLoop({ provider: scriptedProvider([toolTurn(call('dl', {}, 'c1'))]), registry, messages: ask(), maxTurns: 1, maxToolOutputChars: 3 }));
+      expect(only(values, 'tool_update')[0]!.content).toBe('0123456789');
+      expect(only(values, 'tool_result')[0]!.message.content).toBe('don\n[truncated: 1 more characters]');
+    });
+
     it('says "1 more characters" for one, and refuses a bad limit at call time', () => {
       const registry = new ToolRegistry().register(tool('six', () => 'abcdef'));
       const { values } = collectSync(runEventedToolLoop({ provider: scriptedProvider([toolTurn(call('six', {}, 'c1'))]), registry, messages: ask(), maxTurns: 1, maxToolOutputChars: 5 }));
@@ -752,6 +759,16 @@ describe('runEventedToolLoop', () => {
   });
 
   describe('R16 tool timeout', () => {
+    it('R25: the loop\'s own deadline is no failure of the tool\'s code: the result carries no details', () => {
+      testScheduler().run(({ cold, flush }) => {
+        const registry = new ToolRegistry().register(tool('a', () => cold('-----(r|)', { r: 'late' })));
+        const events: LoopEvent[] = [];
+        runEventedToolLoop({ provider: turnsProvider([cold('-s-a-(u|)', ev)]), registry, messages: ask(), maxTurns: 1, toolTimeoutMs: 2 }).subscribe((e) => events.push(e));
+        flush();
+        expect(only(events, 'tool_result')[0]!.message).toEqual({ role: 'toolResult', toolCallId: 'a1', toolName: 'a', content: 'error: tool timed out after 2 ms', isError: true });
+      });
+    });
+
     it('tears down a tool still running after toolTimeoutMs, counted from its start', () => {
       let signal: AbortSignal | undefined;
       testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {

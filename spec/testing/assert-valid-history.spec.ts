@@ -27,6 +27,7 @@ describe('assertValidHistory', () => {
     ['a result that answers no call', [user, result('9')], 'messages[1]: the result for 9 (t9) answers no call of the assistant message before it'],
     ['a result of another call', [user, asks('1'), result('9')], 'messages[2]: the result for 9 (t9) answers no call of the assistant message before it'],
     ['a duplicate result', [user, asks('1'), result('1'), result('1')], 'messages[3]: a second result for 1'],
+    ['a result that names another tool than its call', [user, asks('1'), { role: 'toolResult', toolCallId: '1', toolName: 'other', content: 'ok', isError: false }], 'messages[2]: the result for 1 names the tool other, its call t1'],
     ['results out of call order', [user, asks('1', '2'), result('2'), result('1')], 'messages[2]: the result for 2 comes before the one for 1: results must be in call order'],
   ])('refuses %s, naming the index', (_, messages, problem) => {
     expect(() => assertValidHistory(messages)).toThrow(new Error(`assertValidHistory: ${problem}`));

@@ -6,7 +6,7 @@ import { limitOutput, toolErrorMessage } from '../tools/tool-result.js';
 import type { AgentMessage, AssistantMessage, LoopEvent, ProviderEvent, ToolResultMessage, Usage } from '../types.js';
 import { onAbort } from '../util/abort-signal.js';
 import type { LoopSettings } from './loop-options.js';
-import { NO_USAGE, TurnDraft } from './turn-draft.js';
+import { CallSlot, NO_USAGE, TurnDraft } from './turn-draft.js';
 
 /**
  * One turn, as an Observable of the loop's events: `turn_start`, the events of one provider call as
@@ -92,7 +92,7 @@ export function runTurn(
     });
 
     // R3: a call starts as soon as it arrives; R28: a repeated id never runs, its result says why
-    const startCall = ({ index, call, duplicateOf }: ReturnType<TurnDraft['addCall']>) => {
+    const startCall = ({ index, call, duplicateOf }: CallSlot) => {
       if (duplicateOf === undefined) return tools.add(call, index);
       settle(index, { type: 'settled', message: toolErrorMessage(call, `error: duplicate tool call id: ${duplicateOf}`), terminate: false });
     };

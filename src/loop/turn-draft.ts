@@ -55,6 +55,13 @@ function optional(total: number | undefined, more: unknown): number | undefined 
   return (total ?? 0) + (reported ? more : 0);
 }
 
+/** A call's place in its turn: `index` among the turn's calls, the call as the history keeps it, and (R28) the id it repeats. */
+export interface CallSlot {
+  index: number;
+  call: ToolCall;
+  duplicateOf?: string;
+}
+
 /** The last event of every turn. */
 export type TurnEnd = LoopEventOf<'turn_end'>;
 
@@ -108,7 +115,7 @@ export class TurnDraft {
    * keeps it. R28: a second call with an id already used in this turn is kept as `ID_dup2` (`ID_dup3`, …)
    * and `duplicateOf` names the id, so that every id in the history stays unique.
    */
-  addCall(call: ToolCall): { index: number; call: ToolCall; duplicateOf?: string } {
+  addCall(call: ToolCall): CallSlot {
     const index = this.calls.length;
     if (!this.ids.has(call.id)) {
       this.ids.add(call.id);
@@ -147,9 +154,9 @@ export class TurnDraft {
    * R22, turn 0: this turn is the saved `assistant` message, whose calls with a result in `answered` are
    * done already. Returns the slots of the calls still to run.
    */
-  resume(assistant: AssistantMessage, answered: ReadonlyMap<string, ToolResultMessage>): ReturnType<TurnDraft['addCall']>[] {
+  resume(assistant: AssistantMessage, answered: ReadonlyMap<string, ToolResultMessage>): CallSlot[] {
     this.saved = assistant;
-    const pending: ReturnType<TurnDraft['addCall']>[] = [];
+    const pending: CallSlot[] = [];
     for (const call of assistant.toolCalls ?? []) {
       const slot = this.addCall(call);
       const done = answered.get(call.id);

@@ -4,7 +4,8 @@ import type { AgentMessage } from '../types.js';
  * Throws an `Error` naming the index of the first broken message, unless every assistant message's
  * calls are followed, right after it, by exactly one result each, in call order — what every model API
  * requires of a history (R4). Broken: a call without its result (also at the end of the history), a
- * result that answers no call, a duplicate result, results out of call order.
+ * result that answers no call, a duplicate result, results out of call order, a result whose `toolName`
+ * is not its call's.
  *
  * ```ts
  * assertValidHistory(loopEnd.messages);
@@ -38,6 +39,7 @@ export function assertValidHistory(messages: readonly AgentMessage[]): void {
             : `the result for ${result.toolCallId} (${result.toolName}) answers no call of the assistant message before it`;
         fail(index, problem);
       }
+      if (result.toolName !== call.name) fail(index, `the result for ${call.id} names the tool ${result.toolName}, its call ${call.name}`);
       answered.add(call.id);
       index++;
     }

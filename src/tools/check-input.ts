@@ -1,5 +1,5 @@
 import { Observable, from, isObservable, mergeMap, of, throwError } from 'rxjs';
-import { isPlainObject, kindOf } from '../util/values.js';
+import { isPlainObject, isPromiseLike, kindOf } from '../util/values.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
 import type { Tool, ToolOutput, ToolReturn } from '../types.js';
 
@@ -108,6 +108,3 @@ function requiredKeys(tool: Tool): string[] {
   return Array.isArray(required) ? [...listed, ...required.filter((key): key is string => typeof key === 'string')] : listed;
 }
 
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
-}

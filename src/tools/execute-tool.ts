@@ -12,6 +12,7 @@ import {
   timer,
 } from 'rxjs';
 import { ToolCallContext } from './tool-call-context.js';
+import { isPromiseLike } from '../util/values.js';
 import { type InputCheck, type PendingInputCheck, checkInput, runWhenChecked } from './check-input.js';
 import { describeFailure, failureResult, toToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
 import type { LoopEventOf, Tool, ToolCall, ToolOutput, ToolResultMessage, ToolReturn } from '../types.js';
@@ -133,9 +134,6 @@ function done(message: ToolResultMessage, terminate = false): ToolSettled {
   return { type: 'settled', message, terminate };
 }
 
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
-}
 
 /**
  * R16: errors with `tool timed out after N ms` unless the source has finished by then. The source is

@@ -10,6 +10,11 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
+/** A Promise or any thenable (a handler's or a validator's answer still to come). */
+export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
+}
+
 /** `null`, `an array`, `a string`, `a Map`…: what a value is, for an error message. */
 export function kindOf(value: unknown): string {
   if (value === null || value === undefined) return String(value);

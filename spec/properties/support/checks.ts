@@ -2,7 +2,8 @@
  * The invariants of CONTRACT.md as checks on a {@link RunRecord}. Each throws an Error that says what
  * broke; the properties in `spec/properties/*.spec.ts` call them on generated scenarios.
  */
-import type { AgentMessage, LoopEvent, LoopEventOf, ToolCall } from '../../../src/index.js';
+import { assertValidHistory } from '../../../src/testing/index.js';
+import type { AgentMessage, LoopEvent, LoopEventOf } from '../../../src/index.js';
 import type { RunRecord } from './harness.js';
 import { KNOWN_DEFECTS } from './known-defects.js';
 import { DEFAULT_MAX_TURNS } from './scenario.js';
@@ -100,23 +101,14 @@ export function checkEnds(record: RunRecord): void {
 // ---------------------------------------------------------------------------------------------
 // every messages handed out is provider-valid (R4, R11)
 
-/** Each assistant's calls are followed, directly, by exactly one result each, in call order; no result without its call. */
+/** Each assistant's calls are followed, directly, by exactly one result each, in call order; no result without its call: the kit's check. */
 export function providerValidity(messages: readonly AgentMessage[]): string | undefined {
-  for (let i = 0; i < messages.length; i++) {
-    const message = messages[i]!;
-    if (message.role === 'toolResult') return `message #${i} is a tool result (${message.toolCallId}) without its call right before it`;
-    if (message.role !== 'assistant') continue;
-    const calls: ToolCall[] = message.toolCalls ?? [];
-    for (let j = 0; j < calls.length; j++) {
-      const result = messages[i + 1 + j];
-      if (result?.role !== 'toolResult') return `assistant #${i} call ${calls[j]!.id} (#${j}) is not followed by its result (found ${result?.role ?? 'nothing'})`;
-      if (result.toolCallId !== calls[j]!.id || result.toolName !== calls[j]!.name) {
-        return `assistant #${i} call #${j} is ${calls[j]!.id}/${calls[j]!.name}, but result #${i + 1 + j} is for ${result.toolCallId}/${result.toolName}`;
-      }
-    }
-    i += calls.length;
+  try {
+    assertValidHistory(messages);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
   }
-  return undefined;
 }
 
 export function checkValidHistories(record: RunRecord): void {
