@@ -165,12 +165,14 @@ export interface Tool extends ToolSpec {
 export type LoopEndReason = StopReason | 'maxTurns' | 'terminated';
 
 /**
- * What the loop emits, in order: per turn `turn_start`, the provider's events as they arrive, tool
- * progress and results (in completion order), `turn_end`; finally one `loop_end`.
+ * What the loop emits, in order: per turn `turn_start`, the provider's events as they arrive, each tool's
+ * start, progress and result (results in completion order), `turn_end`; finally one `loop_end`.
  */
 export type LoopEvent =
   | { type: 'turn_start'; turn: number }
   | ProviderEvent
+  /** R23: the call's handler is about to run (it has its slot and its input passed the checks). */
+  | { type: 'tool_start'; call: ToolCall }
   | { type: 'tool_update'; toolCallId: string; toolName: string; content: string; details?: unknown }
   | { type: 'tool_result'; message: ToolResultMessage }
   | {

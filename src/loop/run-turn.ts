@@ -85,7 +85,7 @@ export function runTurn(
 
     const tools = new ToolQueue(loop.registry, loop.concurrency, loop.toolTimeoutMs, {
       progress(index, progress) {
-        if (progress.type === 'tool_update') return deliver(progress);
+        if (progress.type !== 'settled') return deliver(progress);
         settle(index, progress);
       },
       idle: end,

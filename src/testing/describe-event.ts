@@ -10,6 +10,7 @@ import type { AgentMessage, AssistantMessage, LoopEvent, ProviderEvent } from '.
  * | `message_start`, `message_end` | `message_start`, `message_end toolUse` (the stop reason only) |
  * | `text_delta` | `text_delta hi` |
  * | `tool_call` | `tool_call slow` |
+ * | `tool_start` | `tool_start slow` |
  * | `tool_update` | `tool_update slow: 50%` |
  * | `tool_result` | `tool_result slow: S`, `tool_result slow: error: boom (isError)` |
  * | `turn_end` | `turn_end 1 (toolUse): user, assistant "hm"[slow,fast], toolResult slow, toolResult fast` |
@@ -27,6 +28,8 @@ export function describeEvent(event: LoopEvent): string {
       return `text_delta ${event.text}`;
     case 'tool_call':
       return `tool_call ${event.call.name}`;
+    case 'tool_start':
+      return `tool_start ${event.call.name}`;
     case 'message_end':
       return `message_end ${event.stopReason}`;
     case 'tool_update':

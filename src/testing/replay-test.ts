@@ -13,7 +13,7 @@ export interface Seen {
 
 interface ToolRun {
   call: ToolCall;
-  /** Drawn frame of the `tool_call`: the tool's cold line starts there. */
+  /** Drawn frame of the `tool_start`: the tool's cold line starts there. */
   from: number;
   updates: { frame: number; content: string; letter: string }[];
   result?: { frame: number; message: LoopEventOf<'tool_result'>['message']; letter: string };
@@ -26,6 +26,8 @@ interface Turn {
   from: number;
   events: { frame: number; event: ProviderEvent }[];
   runs: ToolRun[];
+  /** Results of calls whose handler never ran (no `tool_start`). */
+  refused: LoopEventOf<'tool_result'>['message'][];
   end?: { frame: number; assistant: AssistantMessage };
 }
 
@@ -45,7 +47,11 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
     const letter = letters.letterOf(describeEvent(event));
     switch (event.type) {
       case 'turn_start':
-        turns.push({ n: event.turn, from: frame, events: [], runs: [] });
+        turns.push({ n: event.turn, from: frame, events: [], runs: [], refused: [] });
+        return;
+      case 'tool_start':
+        // R23: the handler runs from here (a queued call waited for its slot; turn 0 has no tool_call)
+        turn?.runs.push({ call: event.call, from: frame, updates: [] });
         return;
       case 'tool_update':
         turn?.runs.find((run) => run.call.id === event.toolCallId && run.result === undefined)?.updates.push({ frame, content: event.content, letter });
@@ -54,6 +60,8 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
         {
           const run = turn?.runs.find((r) => r.call.id === event.message.toolCallId && r.result === undefined);
           if (run !== undefined) run.result = { frame, message: event.message, letter };
+          // no handler ran: an unknown tool stays unknown; a known one (invalid input) is registered without runs
+          else if (turn !== undefined) turn.refused.push(event.message);
         }
         return;
       case 'turn_end':
@@ -72,7 +80,6 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
       default:
         if (turn === undefined) return;
         turn.events.push({ frame: frame - turn.from, event });
-        if (event.type === 'tool_call') turn.runs.push({ call: event.call, from: frame, updates: [] });
     }
   });
   return writeTest({ turns, initial: initial ?? [], endReason, diagram, values: letters.legend(), letters });
@@ -132,10 +139,12 @@ function writeTest({ turns, initial, endReason, diagram, values, letters }: Test
     // turn 0 (R22) calls no provider: it has no line of its own, only its tools
     if (turn.n !== 0) lines.push([`turn${turn.n}`, indent(turn.from, drawLine(marks, (letter) => letter))]);
 
+    for (const refused of turn.refused) {
+      if (refused.content === `unknown tool: ${refused.toolName}`) unknownTools.add(refused.toolName);
+      else if (!refused.content.startsWith('error: duplicate tool call id: ')) toolRuns.set(refused.toolName, toolRuns.get(refused.toolName) ?? []);
+    }
     turn.runs.forEach((run) => {
       const { result } = run;
-      if (result?.message.content === `unknown tool: ${run.call.name}`) return void unknownTools.add(run.call.name);
-      if (result !== undefined && result.frame === run.from && result.message.content.startsWith('error: invalid input')) return;
       if (result?.message.content === 'error: aborted') notes.push(`the ${run.call.name} call ${run.call.id} was aborted; the replay never answers it`);
       const toolMarks: Mark[] = [];
       const update = run.updates;

@@ -1,7 +1,6 @@
-import { Observable, from, isObservable, mergeMap, of, throwError } from 'rxjs';
 import { isPlainObject, isPromiseLike, kindOf } from '../util/values.js';
 import type { StandardSchemaV1 } from './standard-schema.js';
-import type { Tool, ToolOutput, ToolReturn } from '../types.js';
+import type { Tool } from '../types.js';
 
 /**
  * What the input check says about one call: run the handler with `input`, answer with `content` without
@@ -38,24 +37,6 @@ export function checkInput(tool: Tool, input: unknown): InputCheck | PendingInpu
     }
   }
   return { kind: 'valid', input };
-}
-
-/**
- * The handler's run after an asynchronous check: its values once the validator has answered, or the
- * rejection as an error result. An Observable, so the tool's timeout and teardown cover the wait too.
- */
-export function runWhenChecked(
-  pending: PendingInputCheck,
-  handler: (input: Record<string, unknown>) => ToolReturn,
-): Observable<string | ToolOutput> {
-  return from(pending.check).pipe(
-    mergeMap((checked) => {
-      if (checked.kind === 'failed') return throwError(() => checked.error);
-      if (checked.kind === 'rejected') return of<ToolOutput>({ content: checked.content, isError: true });
-      const value = handler(checked.input);
-      return isObservable(value) ? value : isPromiseLike(value) ? from(value) : of(value);
-    }),
-  );
 }
 
 /**

@@ -2,6 +2,7 @@ import {
   Observable,
   OperatorFunction,
   Subscriber,
+  TeardownLogic,
   catchError,
   from,
   identity,
@@ -13,7 +14,7 @@ import {
 } from 'rxjs';
 import { ToolCallContext } from './tool-call-context.js';
 import { isPromiseLike } from '../util/values.js';
-import { type InputCheck, type PendingInputCheck, checkInput, runWhenChecked } from './check-input.js';
+import { type InputCheck, checkInput } from './check-input.js';
 import { describeFailure, failureResult, toToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
 import type { LoopEventOf, Tool, ToolCall, ToolOutput, ToolResultMessage, ToolReturn } from '../types.js';
 import { ToolProgressValue, isToolProgress } from './tool-progress.js';
@@ -31,58 +32,72 @@ export interface ToolSettled {
   terminate: boolean;
 }
 
-export type ToolProgress = ToolUpdate | ToolSettled;
+/** R23: the handler is about to run. */
+export type ToolStart = LoopEventOf<'tool_start'>;
+
+export type ToolProgress = ToolStart | ToolUpdate | ToolSettled;
 
 /**
- * Runs one call of `tool` (`undefined`: the model asked for a tool nobody registered). Cold: the
- * handler runs on subscribe; unsubscribing tears it down and aborts its `signal`. It never errors:
- * every failure becomes a `ToolSettled` with `isError: true` (R9), so it ends with exactly one `ToolSettled`.
+ * Runs one call of `tool` (`undefined`: the model asked for a tool nobody registered). Cold: on subscribe
+ * the input is checked (R9, R17, R24) and, if the handler may run, `tool_start` comes first (R23), then the
+ * handler runs; unsubscribing tears it down and aborts its `signal`. It never errors: every failure becomes a
+ * `ToolSettled` with `isError: true` (R9), so it ends with exactly one `ToolSettled`.
  *
  * ```text
- * handler (Observable): --a--b--c|
- * executeTool:          -----u--u--(d|)      u = tool_update(a), tool_update(b); d = tool_done(c)
- * handler throws:       #
- * executeTool:          (d|)                 d = tool_done('error: …', isError)
+ * handler (Observable):  --a--b--c|
+ * executeTool:          S-----u--u--(d|)     S = tool_start; u = tool_update(a), tool_update(b); d = settled(c)
+ * handler throws:        #
+ * executeTool:          (Sd|)                d = settled('error: …', isError)
+ * unknown tool:         (d|)                 no tool_start: no handler ran
  * ```
  */
 export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = Infinity): Observable<ToolProgress> {
   return new Observable<ToolProgress>((subscriber) => {
-    const checked: InputCheck | PendingInputCheck =
-      tool === undefined ? { kind: 'rejected', content: `unknown tool: ${call.name}` } : checkInput(tool, call.input);
-    if (checked.kind === 'rejected') return finish(subscriber, done(toolErrorMessage(call, checked.content)));
-    if (checked.kind === 'failed') return finish(subscriber, failed(call, checked.error));
-
-    const context = new ToolCallContext(call);
-    let value: ToolReturn;
-    try {
-      // R24: the handler gets the validator's output; an asynchronous validator makes the tool an Observable
-      value =
-        checked.kind === 'valid'
-          ? tool!.handler(checked.input, context)
-          : runWhenChecked(checked, (input) => tool!.handler(input, context));
-    } catch (error) {
-      return finish(subscriber, failed(call, error));
-    }
-    // a plain value: the result, without any stream machinery (most tools are synchronous)
-    if (!isObservable(value) && !isPromiseLike(value)) return finish(subscriber, resultOf(call, value));
-    // a Promise without a deadline: straight into the subscriber, no stream layers while it runs
-    if (!isObservable(value) && timeoutMs === Infinity) return settle(value, call, context, subscriber);
-
-    return (isObservable(value) ? value : from(value))
-      .pipe(
-        // torn down before it finished (unsubscribe, abort, timeout): tell the handler
-        tap({ unsubscribe: () => context.abort() }),
-        timeoutMs === Infinity ? identity : failAfter(timeoutMs),
-        map((value): ToolOutput | ToolProgressValue => (isToolProgress(value) ? value : toToolOutput(value))),
-        progressThenResult(call),
-        catchError((error: unknown) => of(failed(call, error))),
-      )
-      .subscribe(subscriber);
+    if (tool === undefined) return finish(subscriber, done(toolErrorMessage(call, `unknown tool: ${call.name}`)));
+    const checked = checkInput(tool, call.input);
+    if (checked.kind !== 'pending') return run(tool, call, checked, timeoutMs, subscriber);
+    // an asynchronous validator (R24): the handler starts, and its timeout with it, once it has answered
+    checked.check.then((verdict) => {
+      if (!subscriber.closed) subscriber.add(run(tool, call, verdict, timeoutMs, subscriber));
+    });
+    return undefined;
   });
 }
 
+/** The handler's run once the input check has spoken: `tool_start`, then its values, then the result. */
+function run(tool: Tool, call: ToolCall, checked: InputCheck, timeoutMs: number, subscriber: Subscriber<ToolProgress>): TeardownLogic {
+  if (checked.kind === 'rejected') return finish(subscriber, done(toolErrorMessage(call, checked.content)));
+  if (checked.kind === 'failed') return finish(subscriber, failed(call, checked.error));
+
+  subscriber.next({ type: 'tool_start', call });
+  if (subscriber.closed) return undefined; // the consumer left on hearing of it: the handler never runs
+  const context = new ToolCallContext(call);
+  let value: ToolReturn;
+  try {
+    // R24: the handler gets the validator's output
+    value = tool.handler(checked.input, context);
+  } catch (error) {
+    return finish(subscriber, failed(call, error));
+  }
+  // a plain value: the result, without any stream machinery (most tools are synchronous)
+  if (!isObservable(value) && !isPromiseLike(value)) return finish(subscriber, resultOf(call, value));
+  // a Promise without a deadline: straight into the subscriber, no stream layers while it runs
+  if (!isObservable(value) && timeoutMs === Infinity) return settle(value, call, context, subscriber);
+
+  return (isObservable(value) ? value : from(value))
+    .pipe(
+      // torn down before it finished (unsubscribe, abort, timeout): tell the handler
+      tap({ unsubscribe: () => context.abort() }),
+      timeoutMs === Infinity ? identity : failAfter(timeoutMs),
+      map((value): ToolOutput | ToolProgressValue => (isToolProgress(value) ? value : toToolOutput(value))),
+      progressThenResult(call),
+      catchError((error: unknown) => of(failed(call, error))),
+    )
+    .subscribe(subscriber);
+}
+
 /** A Promise tool: its value or its rejection is the result; unsubscribing before either aborts its signal. */
-function settle(promise: PromiseLike<unknown>, call: ToolCall, context: ToolCallContext, subscriber: Subscriber<ToolProgress>) {
+function settle(promise: PromiseLike<unknown>, call: ToolCall, context: ToolCallContext, subscriber: Subscriber<ToolProgress>): TeardownLogic {
   let settled = false;
   try {
     promise.then(
