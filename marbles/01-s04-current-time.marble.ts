@@ -4,13 +4,13 @@ import { call, described, end, loopLegend, marbleProvider, marbleTools, start, t
 import { scenario } from './support/scenario.js';
 
 const diagram = {
-  turn1:           '-s-c---u|',
+  turn1:           '-s-c----u|',
   currentTime:     '   (R|)',
-  turn2:           '        ----s-t-e|',
-  loop:            '1s-(cR)u(E2)s-t-e(FL|)',
-  turn1Runs:       '^-------!',
+  turn2:           '         ----s-t-e|',
+  loop:            '1s-(cγR)u(E2)s-t-e(FL|)',
+  turn1Runs:       '^--------!',
   currentTimeRuns: '---(^!)',
-  turn2Runs:       '--------^--------!',
+  turn2Runs:       '---------^--------!',
 };
 
 const events = {
@@ -23,6 +23,7 @@ const events = {
 const currentTimeValues = { R: '2026-01-01T00:00:00Z' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
+  γ: 'tool_start current_time',
   R: 'tool_result current_time: 2026-01-01T00:00:00Z',
   E: 'turn_end 1 (toolUse): user, assistant[current_time], toolResult current_time',
   2: 'turn_start 2',

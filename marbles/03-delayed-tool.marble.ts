@@ -1,14 +1,14 @@
-/** R2, R3, R5: the provider keeps streaming while the tool runs; `turn_end` waits for the tool, then turn 2 starts. */
+/** R2, R3, R5, R23: the tool starts with its call (`γ`) and the provider keeps streaming while it runs; `turn_end` waits for the tool, then turn 2 starts. */
 import { runEventedToolLoop } from 'rx-tool-loop';
 import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
 import { scenario } from './support/scenario.js';
 
 const diagram = {
-  turn1:       '-s-h-c-i-u|',
+  turn1:       '-s-h-c---i-u|',
   weather:     '     --------(R|)',
   turn2:       '             -----s-t-e|',
-  loop:        '1s-h-c-i-u---(RE2)s-t-e(FL|)',
-  turn1Runs:   '^---------!',
+  loop:        '1s-h-(cγ)i-u-(RE2)s-t-e(FL|)',
+  turn1Runs:   '^-----------!',
   weatherRuns: '-----^-------!',
   turn2Runs:   '-------------^---------!',
 };
@@ -25,6 +25,7 @@ const events = {
 const weatherValues = { R: 'sunny, 21 °C' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
+  γ: 'tool_start weather',
   R: 'tool_result weather: sunny, 21 °C',
   E: 'turn_end 1 (toolUse): user, assistant "Let me check. One moment."[weather], toolResult weather',
   2: 'turn_start 2',

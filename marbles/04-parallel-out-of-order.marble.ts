@@ -4,15 +4,15 @@ import { call, described, end, loopLegend, marbleProvider, marbleTools, start, t
 import { scenario } from './support/scenario.js';
 
 const diagram = {
-  turn1:     '-s-a-b-u|',
-  slow:      '   ---------(A|)',
-  fast:      '     ----(B|)',
-  turn2:     '            -----s-t-e|',
-  loop:      '1s-a-b-u-B--(AE2)s-t-e(FL|)',
-  turn1Runs: '^-------!',
-  slowRuns:  '---^--------!',
-  fastRuns:  '-----^---!',
-  turn2Runs: '------------^---------!',
+  turn1:     '-s-a---b---u|',
+  slow:      '   ------------(A|)',
+  fast:      '       ------(B|)',
+  turn2:     '               -----s-t-e|',
+  loop:      '1s-(aα)(bβ)u-B-(AE2)s-t-e(FL|)',
+  turn1Runs: '^-----------!',
+  slowRuns:  '---^-----------!',
+  fastRuns:  '-------^-----!',
+  turn2Runs: '---------------^---------!',
 };
 
 const events = { s: start, a: call('slow'), b: call('fast'), u: end('toolUse'), t: text('S and F'), e: end('stop') };
@@ -20,6 +20,8 @@ const slowValues = { A: 'S' };
 const fastValues = { B: 'F' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
+  α: 'tool_start slow',
+  β: 'tool_start fast',
   B: 'tool_result fast: F',
   A: 'tool_result slow: S',
   E: 'turn_end 1 (toolUse): user, assistant[slow,fast], toolResult slow, toolResult fast',

@@ -1,18 +1,18 @@
-/** R3: in sequential mode the second tool is subscribed only when the first has completed, though both were called earlier. */
+/** R3, R23: in sequential mode the second tool starts (`β`) only when the first has completed, though both were called earlier. */
 import { runEventedToolLoop } from 'rx-tool-loop';
 import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
 import { scenario } from './support/scenario.js';
 
 const diagram = {
-  turn1:      '-s-a-b-u|',
-  first:      '   -----(A|)',
-  second:     '        ---(B|)',
-  turn2:      '           -----s-t-e|',
-  loop:       '1s-a-b-uA--(BE2)s-t-e(FL|)',
-  turn1Runs:  '^-------!',
-  firstRuns:  '---^----!',
-  secondRuns: '--------^--!',
-  turn2Runs:  '-----------^---------!',
+  turn1:      '-s-a---b-u|',
+  first:      '   --------(A|)',
+  second:     '           ----(B|)',
+  turn2:      '               -----s-t-e|',
+  loop:       '1s-(aα)b-u-(Aβ)(BE2)s-t-e(FL|)',
+  turn1Runs:  '^---------!',
+  firstRuns:  '---^-------!',
+  secondRuns: '-----------^---!',
+  turn2Runs:  '---------------^---------!',
 };
 
 const events = { s: start, a: call('first'), b: call('second'), u: end('toolUse'), t: text('done'), e: end('stop') };
@@ -20,7 +20,9 @@ const firstValues = { A: 'one' };
 const secondValues = { B: 'two' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
+  α: 'tool_start first',
   A: 'tool_result first: one',
+  β: 'tool_start second',
   B: 'tool_result second: two',
   E: 'turn_end 1 (toolUse): user, assistant[first,second], toolResult first, toolResult second',
   2: 'turn_start 2',

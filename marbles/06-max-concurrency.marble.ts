@@ -1,20 +1,20 @@
-/** R3: with `maxConcurrency: 2`, the third call waits until one of the two running tools completes. */
+/** R3, R23: with `maxConcurrency: 2`, the third call waits until one of the two running tools completes; its `tool_start` (`γ`) says when it got the slot. */
 import { runEventedToolLoop } from 'rx-tool-loop';
 import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
 import { scenario } from './support/scenario.js';
 
 const diagram = {
-  turn1:     '-s-a-b-c-u|',
-  alpha:     '   -----------(A|)',
-  beta:      '     ------(B|)',
-  gamma:     '           --(C|)',
-  turn2:     '              -----s-t-e|',
-  loop:      '1s-a-b-c-u-B-C(AE2)s-t-e(FL|)',
-  turn1Runs: '^---------!',
-  alphaRuns: '---^----------!',
-  betaRuns:  '-----^-----!',
-  gammaRuns: '-----------^-!',
-  turn2Runs: '--------------^---------!',
+  turn1:     '-s-a---b---c-u|',
+  alpha:     '   ------------------(A|)',
+  beta:      '       --------(B|)',
+  gamma:     '               ----(C|)',
+  turn2:     '                     -----s-t-e|',
+  loop:      '1s-(aα)(bβ)c-u-(Bγ)C-(AE2)s-t-e(FL|)',
+  turn1Runs: '^-------------!',
+  alphaRuns: '---^-----------------!',
+  betaRuns:  '-------^-------!',
+  gammaRuns: '---------------^---!',
+  turn2Runs: '---------------------^---------!',
 };
 
 const events = {
@@ -26,12 +26,15 @@ const events = {
   t: text('all three'),
   e: end('stop'),
 };
-const results = { A: 'α', B: 'β', C: 'γ' };
+const results = { A: 'one', B: 'two', C: 'three' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
-  B: 'tool_result beta: β',
-  C: 'tool_result gamma: γ',
-  A: 'tool_result alpha: α',
+  α: 'tool_start alpha',
+  β: 'tool_start beta',
+  B: 'tool_result beta: two',
+  γ: 'tool_start gamma',
+  C: 'tool_result gamma: three',
+  A: 'tool_result alpha: one',
   E: 'turn_end 1 (toolUse): user, assistant[alpha,beta,gamma], toolResult alpha, toolResult beta, toolResult gamma',
   2: 'turn_start 2',
   F: 'turn_end 2 (stop): user, assistant[alpha,beta,gamma], toolResult alpha, toolResult beta, toolResult gamma, assistant "all three"',

@@ -3,15 +3,15 @@ import { runEventedToolLoop } from 'rx-tool-loop';
 import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
 import { scenario } from './support/scenario.js';
 
-// `crash` has no line: its handler throws as soon as it is called
+// `crash` has no line: its handler throws as soon as it is called, so it starts and fails in one frame
 const diagram = {
-  turn1:     '-s-a---b-u|',
-  flaky:     '       ---#',
-  turn2:     '          -----s-t-e|',
-  loop:      '1s-(aA)b-u(BE2)s-t-e(FL|)',
-  turn1Runs: '^---------!',
-  flakyRuns: '-------^--!',
-  turn2Runs: '----------^---------!',
+  turn1:     '-s-a----b---u|',
+  flaky:     '        -----#',
+  turn2:     '             -----s-t-e|',
+  loop:      '1s-(aαA)(bβ)u(BE2)s-t-e(FL|)',
+  turn1Runs: '^------------!',
+  flakyRuns: '--------^----!',
+  turn2Runs: '-------------^---------!',
 };
 
 const events = {
@@ -24,6 +24,8 @@ const events = {
 };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
+  α: 'tool_start crash',
+  β: 'tool_start flaky',
   A: 'tool_result crash: error: disk full (isError)',
   B: 'tool_result flaky: error: connection reset (isError)',
   E: 'turn_end 1 (toolUse): user, assistant[crash,flaky], toolResult crash, toolResult flaky',

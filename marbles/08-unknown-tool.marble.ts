@@ -1,4 +1,4 @@
-/** R9: a call to a tool nobody registered gets the result `unknown tool: NAME` (isError) at once; the model sees it on turn 2. */
+/** R9, R23: a call to a tool nobody registered gets the result `unknown tool: NAME` (isError) at once, with no `tool_start` (no handler ran); the model sees it on turn 2. */
 import { runEventedToolLoop } from 'rx-tool-loop';
 import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
 import { scenario } from './support/scenario.js';

@@ -5,21 +5,22 @@ import { scenario } from './support/scenario.js';
 
 // after turn 2 the provider would replay turn2, and that third subscription would show in turn2Runs
 const diagram = {
-  turn1:     '-s-a-u|',
-  poll1:     '   ---(A|)',
-  turn2:     '      -----s-a-u|',
-  poll2:     '             ---(B|)',
-  loop:      '1s-a-u(AE2)s-a-u(BFL|)',
-  turn1Runs: '^-----!',
-  poll1Runs: '---^--!',
-  turn2Runs: '------^---------!',
-  poll2Runs: '-------------^--!',
+  turn1:     '-s-a---u|',
+  poll1:     '   -----(A|)',
+  turn2:     '        -----s-a---u|',
+  poll2:     '               -----(B|)',
+  loop:      '1s-(aα)u(AE2)s-(aα)u(BFL|)',
+  turn1Runs: '^-------!',
+  poll1Runs: '---^----!',
+  turn2Runs: '--------^-----------!',
+  poll2Runs: '---------------^----!',
 };
 
 const events = { s: start, a: call('poll'), u: end('toolUse') };
 const pollValues = { A: 'pending', B: 'still pending' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
+  α: 'tool_start poll',
   A: 'tool_result poll: pending',
   E: 'turn_end 1 (toolUse): user, assistant[poll], toolResult poll',
   2: 'turn_start 2',
