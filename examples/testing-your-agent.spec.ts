@@ -7,6 +7,7 @@ import { call, end, expectLoop, loopLegend, marbleProvider, marbleTools, start, 
 const events = { s: start, h: text('Looking. '), a: call('search'), b: call('fetch'), u: end('toolUse'), t: text('Done.'), e: end('stop') };
 const legend = loopLegend(events, {
   1: 'turn_start 1', 2: 'turn_start 2', L: 'loop_end stop', M: 'loop_end maxTurns',
+  α: 'tool_start search', β: 'tool_start fetch',
   B: 'tool_result fetch: error: offline (isError)', A: 'tool_result search: 3 hits',
   E: 'turn_end 1 (toolUse): user, assistant "Looking. "[search,fetch], toolResult search, toolResult fetch',
   F: 'turn_end 2 (stop): user, assistant "Looking. "[search,fetch], toolResult search, toolResult fetch, assistant "Done."',
@@ -14,9 +15,9 @@ const legend = loopLegend(events, {
 
 const agent = (helpers: Parameters<Parameters<TestScheduler['run']>[0]>[0], maxTurns = 8) => {
   const { cold } = helpers;
-  const provider = marbleProvider(cold('-s-h-a-b---u|', events), cold('-----s-t-e|', events));
+  const provider = marbleProvider(cold('-s-h-a---b----u|', events), cold('-----s-t-e|', events));
   const registry = marbleTools({
-    search: cold('--------(A|)', { A: '3 hits' }),                // slow: the model streams on meanwhile
+    search: cold('-----------(A|)', { A: '3 hits' }),             // slow: the model streams on meanwhile
     fetch: () => throwError(() => new Error('offline')),          // fails: the model reads the error
   });
   return runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'find it' }], maxTurns });
@@ -25,16 +26,16 @@ const agent = (helpers: Parameters<Parameters<TestScheduler['run']>[0]>[0], maxT
 const testScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 
 test('a slow tool while the model streams, a failing tool, then the answer', () => {
-  testScheduler().run((helpers) => expectLoop(helpers, agent(helpers)).toBe('1s-h-a-(bB)u-(AE2)s-t-e(FL|)', legend));
+  testScheduler().run((helpers) => expectLoop(helpers, agent(helpers)).toBe('1s-h-(aα)(bβB)u-(AE2)s-t-e(FL|)', legend));
 });
 
 test('the cap: with maxTurns 1 the loop ends after the tools of turn 1', () => {
-  testScheduler().run((helpers) => expectLoop(helpers, agent(helpers, 1)).toBe('1s-h-a-(bB)u-(AEM|)', legend));
+  testScheduler().run((helpers) => expectLoop(helpers, agent(helpers, 1)).toBe('1s-h-(aα)(bβB)u-(AEM|)', legend));
 });
 
 test('cancel with takeUntil: the run stops where the stop arrives', () => {
   testScheduler().run((helpers) => {
-    const stop = helpers.cold('------x');
-    expectLoop(helpers, agent(helpers).pipe(takeUntil(stop))).toBe('1s-h-a|', legend);
+    const stop = helpers.cold('---------------x');                // while search still runs
+    expectLoop(helpers, agent(helpers).pipe(takeUntil(stop))).toBe('1s-h-(aα)(bβB)u|', legend);
   });
 });
