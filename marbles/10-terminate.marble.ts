@@ -4,17 +4,18 @@ import { call, described, end, loopLegend, marbleProvider, marbleTools, start } 
 import { scenario } from './support/scenario.js';
 
 const diagram = {
-  turn1:      '-s-a-u|',
-  finish:     '   ---(A|)',
-  loop:       '1s-a-u(AEL|)',
-  turn1Runs:  '^-----!',
-  finishRuns: '---^--!',
+  turn1:      '-s-a---u|',
+  finish:     '   -----(A|)',
+  loop:       '1s-(aα)u(AEL|)',
+  turn1Runs:  '^-------!',
+  finishRuns: '---^----!',
 };
 
 const events = { s: start, a: call('finish'), u: end('toolUse') };
 const finishValues = { A: { content: 'bye', terminate: true } };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
+  α: 'tool_start finish',
   A: 'tool_result finish: bye',
   E: 'turn_end 1 (toolUse): user, assistant[finish], toolResult finish',
   L: 'loop_end terminated',

@@ -6,7 +6,7 @@ import { scenario } from './support/scenario.js';
 const diagram = {
   turn1:     '-s-h-a-#',
   slow:      '     -----(A|)',
-  loop:      '1s-h-a----(AEL|)',
+  loop:      '1s-h-(aα)-(AEL|)',
   turn1Runs: '^------!',
   slowRuns:  '-----^----!',
 };
@@ -15,6 +15,7 @@ const events = { s: start, h: text('Hel'), a: call('slow') };
 const slowValues = { A: 'S' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
+  α: 'tool_start slow',
   A: 'tool_result slow: S',
   E: 'turn_end 1 (error: provider error: connection reset): user, assistant "Hel"[slow], toolResult slow',
   L: 'loop_end error',

@@ -3,18 +3,18 @@ import { runEventedToolLoop } from 'rx-tool-loop';
 import { call, described, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
 import { scenario } from './support/scenario.js';
 
-// `search` never answers: its line is blank, indented to frame 3 where it is called
+// `search` never answers: its line is blank, indented to frame 3 where it is called and starts
 const diagram = {
-  turn1:      '-s-a-h',
+  turn1:      '-s-a---h',
   search:     '   ',
-  subscribed: '^-----!',
-  loop:       '1s-a-h',
-  turn1Runs:  '^-----!',
-  searchRuns: '---^--!',
+  subscribed: '^-------!',
+  loop:       '1s-(aα)h',
+  turn1Runs:  '^-------!',
+  searchRuns: '---^----!',
 };
 
 const events = { s: start, a: call('search'), h: text('Searching') };
-const loop = loopLegend(events, { 1: 'turn_start 1' });
+const loop = loopLegend(events, { 1: 'turn_start 1', α: 'tool_start search' });
 
 scenario('12 unsubscribe while a tool runs', ({ cold, expectObservable, expectSubscriptions }) => {
   const turn1 = cold(diagram.turn1, events);

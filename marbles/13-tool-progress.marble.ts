@@ -4,19 +4,20 @@ import { call, described, end, loopLegend, marbleProvider, marbleTools, start, t
 import { scenario } from './support/scenario.js';
 
 const diagram = {
-  turn1:        '-s-a-u|',
-  download:     '   -p-q-(R|)',
-  turn2:        '        ------s-t-e|',
-  loop:         '1s-a-uP-(QRE2)s-t-e(FL|)',
-  turn1Runs:    '^-----!',
-  downloadRuns: '---^----!',
-  turn2Runs:    '--------^----------!',
+  turn1:        '-s-a---u|',
+  download:     '   ---p-q-(R|)',
+  turn2:        '          ------s-t-e|',
+  loop:         '1s-(aα)uP-(QRE2)s-t-e(FL|)',
+  turn1Runs:    '^-------!',
+  downloadRuns: '---^------!',
+  turn2Runs:    '----------^----------!',
 };
 
 const events = { s: start, a: call('download'), u: end('toolUse'), t: text('Saved.'), e: end('stop') };
 const downloadValues = { p: '30%', q: '60%', R: 'saved report.pdf' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
+  α: 'tool_start download',
   P: 'tool_update download: 30%',
   Q: 'tool_update download: 60%',
   R: 'tool_result download: saved report.pdf',

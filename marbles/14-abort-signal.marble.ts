@@ -5,17 +5,18 @@ import { abortsAt, scenario } from './support/scenario.js';
 
 // the same turn as in 12, but aborted through the signal instead of unsubscribed
 const diagram = {
-  turn1:      '-s-a-h',
+  turn1:      '-s-a---h',
   search:     '   ',
-  signal:     '------!',
-  loop:       '1s-a-h(AEL|)',
-  turn1Runs:  '^-----!',
-  searchRuns: '---^--!',
+  signal:     '--------!',
+  loop:       '1s-(aα)h(AEL|)',
+  turn1Runs:  '^-------!',
+  searchRuns: '---^----!',
 };
 
 const events = { s: start, a: call('search'), h: text('Searching') };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
+  α: 'tool_start search',
   A: 'tool_result search: error: aborted (isError)',
   E: 'turn_end 1 (aborted: aborted): user, assistant "Searching"[search], toolResult search',
   L: 'loop_end aborted',

@@ -4,15 +4,15 @@ import { call, described, end, loopLegend, marbleProvider, marbleTools, start, t
 import { scenario } from './support/scenario.js';
 
 const diagram = {
-  turn1:      '-s-a-b-u|',
-  finish:     '   ---(A|)',
-  check:      '     ---(B|)',
-  turn2:      '        -----s-t-e|',
-  loop:       '1s-a-bAu(BE2)s-t-e(FL|)',
-  turn1Runs:  '^-------!',
-  finishRuns: '---^--!',
-  checkRuns:  '-----^--!',
-  turn2Runs:  '--------^---------!',
+  turn1:      '-s-a----b---u|',
+  finish:     '   ----(A|)',
+  check:      '        -----(B|)',
+  turn2:      '             -----s-t-e|',
+  loop:       '1s-(aα)A(bβ)u(BE2)s-t-e(FL|)',
+  turn1Runs:  '^------------!',
+  finishRuns: '---^---!',
+  checkRuns:  '--------^----!',
+  turn2Runs:  '-------------^---------!',
 };
 
 const events = { s: start, a: call('finish'), b: call('check'), u: end('toolUse'), t: text('checked'), e: end('stop') };
@@ -20,6 +20,8 @@ const finishValues = { A: { content: 'done', terminate: true } };
 const checkValues = { B: 'ok' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
+  α: 'tool_start finish',
+  β: 'tool_start check',
   A: 'tool_result finish: done',
   B: 'tool_result check: ok',
   E: 'turn_end 1 (toolUse): user, assistant[finish,check], toolResult finish, toolResult check',

@@ -4,19 +4,20 @@ import { call, described, end, loopLegend, marbleProvider, marbleTools, start, t
 import { scenario } from './support/scenario.js';
 
 const diagram = {
-  turn1:      '-s-a-h-u|',
-  deploy:     '   -w-----(R|)',
-  turn2:      '          -----s-t-e|',
-  loop:       '1s-aWh-u--(RE2)s-t-e(FL|)',
-  turn1Runs:  '^-------!',
-  deployRuns: '---^------!',
-  turn2Runs:  '----------^---------!',
+  turn1:      '-s-a----h-u|',
+  deploy:     '   ----w-----(R|)',
+  turn2:      '             -----s-t-e|',
+  loop:       '1s-(aα)Wh-u--(RE2)s-t-e(FL|)',
+  turn1Runs:  '^----------!',
+  deployRuns: '---^---------!',
+  turn2Runs:  '-------------^---------!',
 };
 
 const events = { s: start, a: call('deploy'), h: text('Deploying.'), u: end('toolUse'), t: text('Done.'), e: end('stop') };
 const deployValues = { w: toolProgress('waiting for approval'), R: 'deployed' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
+  α: 'tool_start deploy',
   W: 'tool_update deploy: waiting for approval',
   R: 'tool_result deploy: deployed',
   E: 'turn_end 1 (toolUse): user, assistant "Deploying."[deploy], toolResult deploy',

@@ -4,12 +4,13 @@ import { described, end, loopLegend, marbleProvider, marbleTools, start, text } 
 import { scenario } from './support/scenario.js';
 
 // turn 0 has no provider line: the loop starts with the weather call that was still running when the run was saved
+// (its tool_start α comes in turn_start 0's frame; no tool_call, the call is in the saved history)
 const diagram = {
-  weather:     '--(R|)',
-  turn1:       '  -----s-t-e|',
-  loop:        '0-(RE1)s-t-e(FL|)',
-  weatherRuns: '^-!',
-  turn1Runs:   '--^---------!',
+  weather:     '----(R|)',
+  turn1:       '    -----s-t-e|',
+  loop:        '(0α)(RE1)s-t-e(FL|)',
+  weatherRuns: '^---!',
+  turn1Runs:   '----^---------!',
 };
 
 const saved: AgentMessage[] = [
@@ -29,6 +30,7 @@ const saved: AgentMessage[] = [
 const events = { s: start, t: text('Sunny at noon.'), e: end('stop') };
 const loop = loopLegend(events, {
   0: 'turn_start 0',
+  α: 'tool_start weather',
   R: 'tool_result weather: sunny',
   E: 'turn_end 0 (toolUse): user, assistant "Checking."[weather,clock], toolResult weather, toolResult clock',
   1: 'turn_start 1',
