@@ -133,6 +133,37 @@ export interface ToolContext {
   signal: AbortSignal;
 }
 
+/** What `beforeToolCall` decides for one call (H2). */
+export type ToolDecision =
+  /** Run the handler, on `input` when given (checked again; the history keeps the model's own call). */
+  | { action: 'run'; input?: Record<string, unknown> }
+  /** Do not run it: the result is `denied: REASON` (`isError: true`). */
+  | { action: 'deny'; reason: string }
+  /** Do not run it: `output` is the result (a cache, a canned reply). */
+  | { action: 'answer'; output: string | ToolOutput };
+
+/** What a tool hook is told besides the call or the result (H2, H3). */
+export interface HookContext {
+  /** The turn of the call: 0 for calls resumed from a saved history (R22). */
+  turn: number;
+  /** The history as of the turn's start. */
+  messages: readonly AgentMessage[];
+  /** Aborts when the loop stops waiting for this hook (unsubscribe, `options.signal`), never after it answered. */
+  signal: AbortSignal;
+}
+
+/** What a hook may give back (H1): a value now, a Promise, or an Observable whose first value counts. */
+export type HookAnswer<T> = T | PromiseLike<T> | Observable<T>;
+
+/** H2: asked once per known, valid call when it gets its slot, before `tool_start`; `void` runs it as asked. */
+export type BeforeToolCall = (call: ToolCall, context: HookContext) => HookAnswer<ToolDecision | void>;
+
+/** H3: sees each result of a call that reached `beforeToolCall`, before `tool_result`; what it returns replaces it, `void` keeps it. */
+export type AfterToolCall = (result: ToolResultMessage, context: HookContext) => HookAnswer<ToolOutput | string | void>;
+
+/** H6: what each provider call sees (the model's view); the loop's own history stays whole. */
+export type PrepareTurn = (input: ProviderInput, context: { turn: number; signal: AbortSignal }) => HookAnswer<ProviderInput>;
+
 /** What a tool handler may return (R14). */
 export type ToolReturn =
   | string

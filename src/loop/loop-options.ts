@@ -1,5 +1,5 @@
 import type { ToolLookup, ToolRegistry } from '../tools/tool-registry.js';
-import type { AgentMessage, Provider } from '../types.js';
+import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider } from '../types.js';
 import { shown } from '../util/values.js';
 import { checkMessages } from './check-messages.js';
 
@@ -30,6 +30,12 @@ export interface LoopOptions {
   toolTimeoutMs?: number;
   /** R26: longer result contents are cut to this many characters, and say so. Default: no limit. */
   maxToolOutputChars?: number;
+  /** H2: allow, rewrite, deny or answer each call before it runs — at once, later, or as an Observable. */
+  beforeToolCall?: BeforeToolCall;
+  /** H3: see, and maybe replace, each result before `tool_result`. */
+  afterToolCall?: AfterToolCall;
+  /** H6: what each provider call sees (compaction, summaries, dynamic tools); `turn_end.messages` stays whole. */
+  prepareTurn?: PrepareTurn;
 }
 
 /** The loop's options, checked once per `runEventedToolLoop` call. */
@@ -43,6 +49,9 @@ export interface LoopSettings {
   toolTimeoutMs: number;
   maxToolOutputChars: number;
   signal: AbortSignal | undefined;
+  beforeToolCall?: BeforeToolCall | undefined;
+  afterToolCall?: AfterToolCall | undefined;
+  prepareTurn?: PrepareTurn | undefined;
 }
 
 /**
@@ -55,6 +64,7 @@ export function checkOptions(options: LoopOptions): LoopSettings {
   if (typeof options !== 'object' || options === null) throw new TypeError(problem('options must be an object', options));
   const { provider, registry, messages, maxTurns = MAX_TURNS, toolExecution = 'parallel' } = options;
   const { maxConcurrency = Infinity, toolTimeoutMs = Infinity, maxToolOutputChars = Infinity, signal } = options;
+  const { beforeToolCall, afterToolCall, prepareTurn } = options;
   if (typeof provider !== 'function') throw new TypeError(problem('provider must be a function', provider));
   if (typeof registry?.get !== 'function' || typeof registry.getSpecs !== 'function') {
     throw new TypeError(problem('registry must be a ToolRegistry', registry));
@@ -71,6 +81,9 @@ export function checkOptions(options: LoopOptions): LoopSettings {
     throw new RangeError(problem("toolExecution must be 'parallel' or 'sequential'", toolExecution));
   }
   if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(problem('signal must be an AbortSignal', signal));
+  for (const [name, hook] of Object.entries({ beforeToolCall, afterToolCall, prepareTurn })) {
+    if (hook !== undefined && typeof hook !== 'function') throw new TypeError(problem(`${name} must be a function`, hook));
+  }
   return {
     provider,
     registry,
@@ -80,6 +93,9 @@ export function checkOptions(options: LoopOptions): LoopSettings {
     toolTimeoutMs,
     maxToolOutputChars,
     signal,
+    beforeToolCall,
+    afterToolCall,
+    prepareTurn,
   };
 }
 

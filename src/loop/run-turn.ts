@@ -1,10 +1,14 @@
-import { Observable, Subscription, from } from 'rxjs';
+import { Observable, Observer, Subscription, from } from 'rxjs';
 import { EventOrder, ProviderProtocolError } from '../providers/check-provider-events.js';
 import type { ToolSettled } from '../tools/execute-tool.js';
 import { ToolQueue } from '../tools/tool-queue.js';
 import { limitOutput, toolErrorMessage } from '../tools/tool-result.js';
-import type { AgentMessage, AssistantMessage, LoopEvent, ProviderEvent, ToolResultMessage, Usage } from '../types.js';
+import type { AgentMessage, AssistantMessage, LoopEvent, ProviderEvent, ProviderInput, ToolResultMessage, Usage } from '../types.js';
+import { firstAnswer } from '../util/first-answer.js';
+import { LazyAbort } from '../util/lazy-abort.js';
+import { errorText, isPlainObject, shown } from '../util/values.js';
 import { onAbort } from '../util/abort-signal.js';
+import { checkMessages } from './check-messages.js';
 import type { LoopSettings } from './loop-options.js';
 import { CallSlot, NO_USAGE, TurnDraft } from './turn-draft.js';
 
@@ -48,6 +52,7 @@ export function runTurn(
     const order = new EventOrder();
     let streaming = true; // the provider has not finished yet
     let provider: Subscription | undefined;
+    let preparing: Subscription | undefined;
 
     // A consumer may abort while an event is being delivered to it (in a `tap`, say). The turn then
     // ends once that delivery is over, so that its last events do not overtake the one in flight.
@@ -73,6 +78,7 @@ export function runTurn(
 
     const stopStreaming = () => {
       streaming = false;
+      preparing?.unsubscribe();
       provider?.unsubscribe();
     };
 
@@ -83,13 +89,22 @@ export function runTurn(
       deliver({ type: 'tool_result', message });
     };
 
-    const tools = new ToolQueue(loop.registry, loop.concurrency, loop.toolTimeoutMs, {
-      progress(index, progress) {
-        if (progress.type !== 'settled') return deliver(progress);
-        settle(index, progress);
+    const { beforeToolCall: before, afterToolCall: after } = loop;
+    // H2: the hooks are told the history as of the turn's start, which the turn's end must not change
+    const hooks = before === undefined && after === undefined ? undefined : { before, after, turn, messages: history.slice() };
+    const tools = new ToolQueue(
+      loop.registry,
+      loop.concurrency,
+      loop.toolTimeoutMs,
+      {
+        progress(index, progress) {
+          if (progress.type !== 'settled') return deliver(progress);
+          settle(index, progress);
+        },
+        idle: end,
       },
-      idle: end,
-    });
+      hooks,
+    );
 
     // R3: a call starts as soon as it arrives; R28: a repeated id never runs, its result says why
     const startCall = ({ index, call, duplicateOf }: CallSlot) => {
@@ -104,42 +119,8 @@ export function runTurn(
       end();
     };
 
-    let stopListening: (() => void) | undefined;
-    const teardown = () => {
-      stopStreaming();
-      tools.stop();
-      stopListening?.();
-    };
-
-    deliver({ type: 'turn_start', turn });
-    if (subscriber.closed) return teardown; // the consumer left at turn_start: no model call
-    const resumed = resume === undefined ? [] : draft.resume(resume.assistant, resume.answered);
-    if (loop.signal !== undefined) stopListening = onAbort(loop.signal, abort);
-    if (!streaming) return teardown; // aborted already: no model call
-
-    if (resume !== undefined) {
-      // R22, turn 0: no model call; the saved message's calls without a result run as any turn's do.
-      // `streaming` stays up while they are added, as while a provider sends calls: a quick tool must
-      // not end the turn before the next one is in
-      for (const slot of resumed) if (!ended && !subscriber.closed) startCall(slot);
-      stopStreaming();
-      end();
-      return teardown;
-    }
-
-    let events: Observable<ProviderEvent>;
-    try {
-      events = from(loop.provider({ messages: history.slice(), tools: loop.registry.getSpecs() }));
-    } catch (error) {
-      draft.fail(error);
-      stopStreaming();
-      end();
-      return teardown;
-    }
-    // cancelled while the provider function ran (it aborted the signal, say): do not subscribe
-    if (!streaming || subscriber.closed) return teardown;
-
-    provider = events.subscribe({
+    // the provider's events, as they arrive
+    const providerEvents: Partial<Observer<ProviderEvent>> = {
       next(event) {
         // a synchronous provider can go on emitting after we stopped it, or after the consumer left
         if (!streaming || subscriber.closed) return;
@@ -168,8 +149,93 @@ export function runTurn(
         stopStreaming();
         end();
       },
+    };
+
+    /** One provider call on `input`, its events into the turn (R2). */
+    const ask = (input: ProviderInput) => {
+      let events: Observable<ProviderEvent>;
+      draft.sent();
+      try {
+        events = from(loop.provider(input));
+      } catch (error) {
+        draft.fail(error);
+        stopStreaming();
+        end();
+        return;
+      }
+      // cancelled while the provider function ran (it aborted the signal, say): do not subscribe
+      if (!streaming || subscriber.closed) return;
+      provider = events.subscribe(providerEvents);
+    };
+
+    let stopListening: (() => void) | undefined;
+    const teardown = () => {
+      stopStreaming();
+      tools.stop();
+      stopListening?.();
+    };
+
+    deliver({ type: 'turn_start', turn });
+    if (subscriber.closed) return teardown; // the consumer left at turn_start: no model call
+    const resumed = resume === undefined ? [] : draft.resume(resume.assistant, resume.answered);
+    if (loop.signal !== undefined) stopListening = onAbort(loop.signal, abort);
+    if (!streaming) return teardown; // aborted already: no model call
+
+    if (resume !== undefined) {
+      // R22, turn 0: no model call; the saved message's calls without a result run as any turn's do.
+      // `streaming` stays up while they are added, as while a provider sends calls: a quick tool must
+      // not end the turn before the next one is in
+      for (const slot of resumed) if (!ended && !subscriber.closed) startCall(slot);
+      stopStreaming();
+      end();
+      return teardown;
+    }
+
+    const input: ProviderInput = { messages: history.slice(), tools: loop.registry.getSpecs() };
+    const { prepareTurn } = loop;
+    if (prepareTurn === undefined) {
+      ask(input);
+      return teardown;
+    }
+    // H6: the model's view of this turn, which may take its time; an abort meanwhile means no model call
+    const context = new TurnContext(turn);
+    preparing = firstAnswer(() => prepareTurn(input, context), () => context.abort()).subscribe({
+      next(prepared) {
+        const problem = notProviderInput(prepared);
+        if (problem === undefined) return ask(prepared);
+        draft.fail(problem, 'prepareTurn failed: ');
+        stopStreaming();
+        end();
+      },
+      error(error: unknown) {
+        draft.fail(error, 'prepareTurn failed: ');
+        stopStreaming();
+        end();
+      },
     });
     // a closed subscriber runs the teardown as soon as it is returned
     return teardown;
   });
+}
+
+/** What `prepareTurn` is told (H6); its `signal` is made only if read, and aborts if the turn stops waiting. */
+class TurnContext extends LazyAbort {
+  constructor(readonly turn: number) {
+    super();
+  }
+}
+
+/** H6: why `value` cannot be a provider's input (R21 for its messages), or `undefined` when it can. */
+function notProviderInput(value: unknown): unknown {
+  const { messages, tools } = (isPlainObject(value) ? value : {}) as Partial<ProviderInput>;
+  if (!Array.isArray(messages) || !Array.isArray(tools)) {
+    return new TypeError(`expected { messages: AgentMessage[], tools: ToolSpec[] }, got ${shown(value)}`);
+  }
+  try {
+    checkMessages(messages);
+  } catch (error) {
+    // the same words as for the caller's history, about the messages prepareTurn gave
+    return new TypeError(errorText(error).replace(/^runEventedToolLoop: /, ''));
+  }
+  return undefined;
 }

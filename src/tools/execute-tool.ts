@@ -15,27 +15,13 @@ import {
 import { ToolCallContext } from './tool-call-context.js';
 import { isPromiseLike } from '../util/values.js';
 import { type InputCheck, checkInput } from './check-input.js';
-import { describeFailure, failureResult, toToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
-import type { LoopEventOf, Tool, ToolCall, ToolOutput, ToolResultMessage, ToolReturn } from '../types.js';
+import { toToolOutput, toolErrorMessage } from './tool-result.js';
+import { type ToolProgress, type ToolSettled, type ToolUpdate, ToolTimeout, failed, resultOf, settled } from './tool-outcome.js';
+import { type ToolHooks, hooked } from './tool-hooks.js';
+import type { Tool, ToolCall, ToolOutput, ToolReturn } from '../types.js';
 import { ToolProgressValue, isToolProgress } from './tool-progress.js';
 
-/** Progress of a running tool (R14): a `toolProgress` value, or a value that a later one showed was not the last. */
-export type ToolUpdate = LoopEventOf<'tool_update'>;
-
-/**
- * How a call ended: its result message. Not a loop event (the loop emits the message as `tool_result`);
- * `terminate` stays inside the loop, the model never sees it.
- */
-export interface ToolSettled {
-  type: 'settled';
-  message: ToolResultMessage;
-  terminate: boolean;
-}
-
-/** R23: the handler is about to run. */
-export type ToolStart = LoopEventOf<'tool_start'>;
-
-export type ToolProgress = ToolStart | ToolUpdate | ToolSettled;
+export type { ToolProgress, ToolSettled, ToolStart, ToolUpdate } from './tool-outcome.js';
 
 /**
  * Runs one call of `tool` (`undefined`: the model asked for a tool nobody registered). Cold: on subscribe
@@ -51,14 +37,23 @@ export type ToolProgress = ToolStart | ToolUpdate | ToolSettled;
  * unknown tool:         (d|)                 no tool_start: no handler ran
  * ```
  */
-export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = Infinity): Observable<ToolProgress> {
+export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = Infinity, hooks?: ToolHooks): Observable<ToolProgress> {
   return new Observable<ToolProgress>((subscriber) => {
-    if (tool === undefined) return finish(subscriber, done(toolErrorMessage(call, `unknown tool: ${call.name}`)));
+    if (tool === undefined) return finish(subscriber, settled(toolErrorMessage(call, `unknown tool: ${call.name}`)));
+    // H2: the hooks see only known, valid calls; an invalid one is answered as without hooks
+    const go = (checked: InputCheck): TeardownLogic =>
+      hooks === undefined || checked.kind !== 'valid'
+        ? run(tool, call, checked, timeoutMs, subscriber)
+        : hooked(hooks, call, (input) =>
+            input === undefined
+              ? new Observable<ToolProgress>((runner) => run(tool, call, checked, timeoutMs, runner))
+              : executeTool(tool, { ...call, input }, timeoutMs), // rewritten: checked again, and what tool_start carries
+          ).subscribe(subscriber);
     const checked = checkInput(tool, call.input);
-    if (checked.kind !== 'pending') return run(tool, call, checked, timeoutMs, subscriber);
+    if (checked.kind !== 'pending') return go(checked);
     // an asynchronous validator (R24): the handler starts, and its timeout with it, once it has answered
     checked.check.then((verdict) => {
-      if (!subscriber.closed) subscriber.add(run(tool, call, verdict, timeoutMs, subscriber));
+      if (!subscriber.closed) subscriber.add(go(verdict));
     });
     return undefined;
   });
@@ -66,7 +61,7 @@ export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = 
 
 /** The handler's run once the input check has spoken: `tool_start`, then its values, then the result. */
 function run(tool: Tool, call: ToolCall, checked: InputCheck, timeoutMs: number, subscriber: Subscriber<ToolProgress>): TeardownLogic {
-  if (checked.kind === 'rejected') return finish(subscriber, done(toolErrorMessage(call, checked.content)));
+  if (checked.kind === 'rejected') return finish(subscriber, settled(toolErrorMessage(call, checked.content)));
   if (checked.kind === 'failed') return finish(subscriber, failed(call, checked.error));
 
   subscriber.next({ type: 'tool_start', call });
@@ -98,25 +93,25 @@ function run(tool: Tool, call: ToolCall, checked: InputCheck, timeoutMs: number,
 
 /** A Promise tool: its value or its rejection is the result; unsubscribing before either aborts its signal. */
 function settle(promise: PromiseLike<unknown>, call: ToolCall, context: ToolCallContext, subscriber: Subscriber<ToolProgress>): TeardownLogic {
-  let settled = false;
+  let done = false;
   try {
     promise.then(
       (value) => {
-        settled = true;
+        done = true;
         finish(subscriber, resultOf(call, value));
       },
       (error: unknown) => {
-        settled = true;
+        done = true;
         finish(subscriber, failed(call, error));
       },
     );
   } catch (error) {
     // a thenable whose `then` throws
-    settled = true;
+    done = true;
     finish(subscriber, failed(call, error));
   }
   return () => {
-    if (!settled) context.abort();
+    if (!done) context.abort();
   };
 }
 
@@ -124,31 +119,6 @@ function finish(subscriber: Subscriber<ToolProgress>, last: ToolSettled): void {
   subscriber.next(last);
   subscriber.complete();
 }
-
-function resultOf(call: ToolCall, value: unknown): ToolSettled {
-  try {
-    const output = toToolOutput(value);
-    return done(toolResultMessage(call, output), output.terminate === true);
-  } catch (error) {
-    return failed(call, error);
-  }
-}
-
-function failed(call: ToolCall, error: unknown): ToolSettled {
-  // the loop's own deadline is not a failure of the tool's code: there is no cause to keep
-  if (error instanceof ToolTimeout) return done(toolErrorMessage(call, describeFailure(error)));
-  return done(failureResult(call, error));
-}
-
-/** R16: the tool ran past `toolTimeoutMs`. */
-class ToolTimeout extends Error {
-  override name = 'ToolTimeout';
-}
-
-function done(message: ToolResultMessage, terminate = false): ToolSettled {
-  return { type: 'settled', message, terminate };
-}
-
 
 /**
  * R16: errors with `tool timed out after N ms` unless the source has finished by then. The source is
@@ -191,7 +161,7 @@ function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput | ToolP
           subscriber.error(error);
         },
         complete() {
-          const result = last === undefined ? done(toolErrorMessage(call, 'error: tool produced no result')) : resultOf(call, last);
+          const result = last === undefined ? settled(toolErrorMessage(call, 'error: tool produced no result')) : resultOf(call, last);
           finish(subscriber, result);
         },
       });

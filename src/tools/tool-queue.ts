@@ -1,5 +1,6 @@
 import { Subscription } from 'rxjs';
 import { ToolProgress, executeTool } from './execute-tool.js';
+import type { ToolHooks } from './tool-hooks.js';
 import type { ToolLookup } from './tool-registry.js';
 import type { ToolCall } from '../types.js';
 
@@ -35,6 +36,8 @@ export class ToolQueue {
     private readonly concurrency: number,
     private readonly timeoutMs: number,
     private readonly events: ToolQueueEvents,
+    /** H1: a call's hooks run inside its slot, so a call waiting for approval holds it. */
+    private readonly hooks?: ToolHooks,
   ) {}
 
   get idle(): boolean {
@@ -77,7 +80,7 @@ export class ToolQueue {
     this.active++;
     let finished = false;
     let subscription: Subscription | undefined = undefined;
-    subscription = executeTool(this.registry.get(call.name), call, this.timeoutMs).subscribe({
+    subscription = executeTool(this.registry.get(call.name), call, this.timeoutMs, this.hooks).subscribe({
       // a tool still inside its synchronous start when the queue was stopped is torn down below;
       // until then, what it sends is no longer wanted
       next: (progress) => this.stopped || this.events.progress(index, progress),

@@ -19,9 +19,9 @@ export function toolErrorMessage(call: ToolCall, content: string): ToolResultMes
   return toolResultMessage(call, { content, isError: true });
 }
 
-/** `error: MESSAGE` for anything thrown, rejected or sent as an Observable error (R9). */
-export function describeFailure(error: unknown): string {
-  return `error: ${errorText(error)}`;
+/** `error: MESSAGE` for anything thrown, rejected or sent as an Observable error (R9); `error: WHAT MESSAGE` with a prefix (H4). */
+export function describeFailure(error: unknown, what = ''): string {
+  return `error: ${what}${errorText(error)}`;
 }
 
 /** What a failure result keeps of its cause (R25): plain JSON, so that a history stays saveable. */
@@ -38,10 +38,11 @@ export interface FailureCause {
  * ```ts
  * failureResult(call, new TypeError('bad')); // { content: 'error: bad', isError: true, details: { error: { name: 'TypeError', message: 'bad', stack } } }
  * failureResult(call, 'plain');              // details.error: { name: 'Error', message: 'plain' }
+ * failureResult(call, error, 'afterToolCall failed: '); // content: 'error: afterToolCall failed: bad' (H4)
  * ```
  */
-export function failureResult(call: ToolCall, error: unknown): ToolResultMessage {
-  return toolResultMessage(call, { content: describeFailure(error), isError: true, details: { error: causeOf(error) } });
+export function failureResult(call: ToolCall, error: unknown, what = ''): ToolResultMessage {
+  return toolResultMessage(call, { content: describeFailure(error, what), isError: true, details: { error: causeOf(error) } });
 }
 
 function causeOf(error: unknown): FailureCause {

@@ -1,0 +1,77 @@
+import { Observable, isObservable } from 'rxjs';
+import type { HookAnswer } from '../types.js';
+import { isPromiseLike } from './values.js';
+
+/** An Observable that completed before its first value: an answer that never came (H4). */
+export class NoAnswer extends Error {
+  override name = 'NoAnswer';
+  constructor() {
+    super('completed without a value');
+  }
+}
+
+/**
+ * H1: asks once, on subscribe, and emits the first answer, then completes; `onCancel` runs when it is torn
+ * down before the answer came (H5: the hook's signal aborts) — never after. A throw, a rejection or an
+ * Observable's error is this Observable's error; an Observable that completes without a value errors with
+ * {@link NoAnswer}. A plain value is answered synchronously: no Promise hop.
+ *
+ * ```text
+ * ask returns:   ----a-b|        an Observable: its first value counts
+ * firstAnswer:   ----(a|)        and the answer's Observable is unsubscribed at once
+ * ask returns:   -------
+ * firstAnswer:   ---!            unsubscribed before an answer: onCancel
+ * ```
+ *
+ * ```ts
+ * firstAnswer(() => hook(call, context), () => context.abort());
+ * ```
+ */
+export function firstAnswer<T>(ask: () => HookAnswer<T>, onCancel?: () => void): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    let answered = false;
+    const answer = (value: T) => {
+      answered = true;
+      subscriber.next(value);
+      subscriber.complete();
+    };
+    const fail = (error: unknown) => {
+      answered = true;
+      subscriber.error(error);
+    };
+    const cancel = () => {
+      if (!answered) onCancel?.();
+    };
+
+    let asked: HookAnswer<T>;
+    try {
+      asked = ask();
+    } catch (error) {
+      return fail(error);
+    }
+    if (isObservable(asked)) {
+      const inner = asked.subscribe({
+        next: (value) => answered || answer(value),
+        error: (error: unknown) => answered || fail(error),
+        complete: () => answered || fail(new NoAnswer()),
+      });
+      return () => {
+        cancel();
+        inner.unsubscribe();
+      };
+    }
+    if (isPromiseLike(asked)) {
+      try {
+        asked.then(
+          (value) => subscriber.closed || answer(value),
+          (error: unknown) => subscriber.closed || fail(error),
+        );
+      } catch (error) {
+        fail(error); // a thenable whose `then` throws
+      }
+      return cancel;
+    }
+    answer(asked);
+    return undefined;
+  });
+}
