@@ -42,7 +42,7 @@ function toAction(event: LoopEvent): ChatAction | undefined {
   switch (event.type) {
     case 'text_delta':
       return { type: 'chat/delta', text: event.text };
-    case 'tool_call':
+    case 'tool_start':
       return { type: 'chat/toolStarted', id: event.call.id, name: event.call.name };
     case 'tool_result':
       return { type: 'chat/toolFinished', id: event.message.toolCallId, isError: event.message.isError };

@@ -34,7 +34,7 @@ export function renderer(out: Output): (event: LoopEvent) => void {
     switch (event.type) {
       case 'text_delta':
         return write(event.text);
-      case 'tool_call':
+      case 'tool_start': // R23: running from here; a queued call is not yet
         running.set(event.call.id, `${event.call.name}…`);
         return showStatus();
       case 'tool_update':

@@ -58,7 +58,7 @@ function reduce(state: Conversation, event: LoopEvent): Conversation {
   switch (event.type) {
     case 'text_delta':
       return { ...state, draft: state.draft + event.text };
-    case 'tool_call':
+    case 'tool_start':
       return { ...state, status: 'running tools' };
     case 'turn_end':
       return { ...state, messages: event.messages, status: 'thinking', draft: '' };

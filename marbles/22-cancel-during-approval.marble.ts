@@ -1,5 +1,5 @@
 /** H5, R11: `options.signal` aborts while the approval is still pending: the hook is torn down (its signal aborts), the call gets `error: aborted`, the loop ends cleanly. */
-import { runEventedToolLoop } from 'rx-tool-loop';
+import { runEventedToolLoop, type ToolDecision } from 'rx-tool-loop';
 import { call, described, end, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
 import { abortsAt, scenario } from './support/scenario.js';
 
@@ -23,7 +23,7 @@ const loop = loopLegend(events, {
 
 scenario('22 cancelled while the approval is pending', ({ cold, expectObservable, expectSubscriptions }) => {
   const turn1 = cold(diagram.turn1, events);
-  const approval = cold(diagram.approval);
+  const approval = cold<ToolDecision>(diagram.approval);
   const run = runEventedToolLoop({
     provider: marbleProvider(turn1),
     registry: marbleTools({ deploy: 'deployed' }),

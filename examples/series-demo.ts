@@ -1,0 +1,92 @@
+/**
+ * What the series' demos share (s04, s05): the provider chosen from the command line — the scripted one
+ * by default, a real API with `--provider` — and the transcript: the question, one line per event, the
+ * final answer and the shape of the history.
+ */
+import { parseArgs } from 'node:util';
+import { Observable, lastValueFrom, tap } from 'rxjs';
+import { AgentMessage, LoopEvent, Provider, ProviderInput, anthropicProvider, openAIChatProvider } from '../src/index.js';
+
+export interface SeriesDemo {
+  /** `s04`, `s05`: the npm script, and the prefix of its error lines. */
+  name: string;
+  title: string;
+  question: string;
+  /** The provider that runs without network or keys. */
+  scripted: Provider;
+  /** The loop, on the chosen provider. */
+  run(provider: Provider, messages: AgentMessage[]): Observable<LoopEvent>;
+  /** The transcript's line for an event, if it has one. */
+  describe(event: LoopEvent): string | undefined;
+}
+
+/** The content of the last tool result the model was sent: what the scripted model answers from. */
+export function lastToolResult({ messages }: ProviderInput): string {
+  const result = messages.findLast((message) => message.role === 'toolResult');
+  return result?.content ?? '(no tool result)';
+}
+
+/** The transcript lines that every demo prints the same way. */
+export function describeCommon(event: LoopEvent): string | undefined {
+  switch (event.type) {
+    case 'message_start':
+      return 'message_start';
+    case 'text_delta':
+      return `text_delta: ${event.text}`;
+    case 'message_end':
+      return `message_end: ${event.stopReason}`;
+    default:
+      return undefined;
+  }
+}
+
+/** Runs a demo from `process.argv`; a bad flag or a failed model call sets a failing exit code. */
+export function runSeriesDemo(demo: SeriesDemo): void {
+  main(demo).catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exitCode = 1;
+  });
+}
+
+async function main({ name, title, question, scripted, run, describe }: SeriesDemo): Promise<void> {
+  const usage = `usage: npm run ${name} [-- --provider openai|anthropic --model MODEL [--base-url URL]]`;
+  let provider: Provider;
+  try {
+    provider = chooseProvider(process.argv.slice(2), scripted);
+  } catch (error) {
+    console.error(`${name}: ${error instanceof Error ? error.message : String(error)}\n${usage}`);
+    process.exitCode = 2;
+    return;
+  }
+  console.log(`${name}: ${title}\n`);
+  console.log(`[user]\n${question}\n`);
+
+  const end = await lastValueFrom(
+    run(provider, [{ role: 'user', content: question }]).pipe(
+      tap((event) => {
+        const line = describe(event);
+        if (line !== undefined) console.log(line);
+      }),
+    ),
+  );
+  if (end.type !== 'loop_end') throw new Error(`the loop ended with ${end.type}`);
+  // a provider failure (an unreachable endpoint, a rejected key): one line on stderr, and a failing exit code
+  if (end.reason === 'error') throw new Error(`${name}: ${end.assistant.errorMessage ?? 'the model call failed'}`);
+
+  console.log(`\n[assistant]\ncontent: ${end.assistant.content}\nstopReason: ${end.assistant.stopReason}\n`);
+  console.log(`[state]\n${end.messages.map((message) => message.role).join(' -> ')}`);
+}
+
+/** No flags: the scripted provider. `--provider openai|anthropic --model M [--base-url URL]`: a real API. */
+function chooseProvider(args: string[], scripted: Provider): Provider {
+  const { values } = parseArgs({
+    args,
+    options: { provider: { type: 'string' }, model: { type: 'string' }, 'base-url': { type: 'string' } },
+    strict: true,
+  });
+  const { provider: name = 'scripted', model, 'base-url': baseURL } = values;
+  if (name === 'scripted') return scripted;
+  if (name !== 'openai' && name !== 'anthropic') throw new Error(`unknown provider: ${name}`);
+  if (model === undefined) throw new Error(`--provider ${name} needs --model`);
+  return name === 'openai' ? openAIChatProvider({ model, baseURL }) : anthropicProvider({ model, baseURL });
+}
