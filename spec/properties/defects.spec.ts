@@ -96,11 +96,11 @@ describe('defects found by the properties', () => {
     const registry = new ToolRegistry().register(tool('echo', () => 'x'));
     const events = await lastValueFrom(
       runEventedToolLoop({ provider, registry, messages: ask() }).pipe(
-        take(7), // turn_start, message_start, tool_call, tool_result, message_end, turn_end, turn_start 2
+        take(8), // turn_start, message_start, tool_call, tool_start, tool_result, message_end, turn_end, turn_start 2
         toArray(),
       ),
     );
-    expect(events[6]).toEqual({ type: 'turn_start', turn: 2 });
+    expect(events[7]).toEqual({ type: 'turn_start', turn: 2 });
     expect(provider).toHaveBeenCalledTimes(1);
   });
 
