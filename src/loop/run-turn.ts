@@ -85,7 +85,13 @@ export function runTurn(
 
     const tools = new ToolQueue(loop.registry, loop.concurrency, loop.toolTimeoutMs, {
       progress(index, progress) {
-        if (progress.type !== 'settled') return deliver(progress);
+        if (progress.type !== 'settled') {
+          deliver(progress);
+          // the consumer left on hearing of it, before this turn's teardown was in place (a synchronous
+          // provider): stop the tools now, so that a call at its tool_start never runs its handler (R23)
+          if (subscriber.closed) tools.stop();
+          return;
+        }
         settle(index, progress);
       },
       idle: end,
