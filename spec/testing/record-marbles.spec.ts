@@ -79,6 +79,25 @@ describe('recordMarbles (T3)', () => {
     expect(() => recordMarbles(of(), { frameMs: 0 })).toThrow(new RangeError('recordMarbles: frameMs must be a number > 0 (got 0)'));
   });
 
+  it('a real-time run: what happens in one synchronous go shares a frame, even when a frame ends meanwhile', async () => {
+    const busy = (ms: number) => {
+      const until = Date.now() + ms;
+      while (Date.now() < until);
+    };
+    const provider = () =>
+      new Observable<ProviderEvent>((subscriber) => {
+        subscriber.next(start);
+        subscriber.next(text('a'));
+        busy(25); // two and a half frames of 10 ms
+        subscriber.next(text('b'));
+        subscriber.next(end('stop'));
+        subscriber.complete();
+      });
+    const { diagram } = await lastValueFrom(recordMarbles(runEventedToolLoop({ provider, registry: marbleTools({}), messages: [] })));
+    // the replay plays a synchronous provider in one frame too
+    expect(diagram).toBe('(1stheEL|)');
+  });
+
   it('a real-time run: its generated test replays it and passes when written to a file and run by jest', async () => {
     // every event 60 ms after the one before (6 frames of 10 ms): far enough apart that timer jitter does not move a frame,
     // and a call's (cA) group of tool_call and tool_start (4 frames) ends before the next event
