@@ -8,7 +8,13 @@ import { answerTurn, call, collectSync, loopEndOf, only, tool, toolTurn } from '
 
 /** Loop events as short lines: turns with their number, results with their call id. */
 const describeType = map((e: LoopEvent) =>
-  e.type === 'turn_start' || e.type === 'turn_end' ? `${e.type} ${e.turn}` : e.type === 'tool_result' ? `tool_result ${e.message.toolCallId}` : e.type,
+  e.type === 'turn_start' || e.type === 'turn_end'
+    ? `${e.type} ${e.turn}`
+    : e.type === 'tool_result'
+      ? `tool_result ${e.message.toolCallId}`
+      : e.type === 'tool_start'
+        ? `tool_start ${e.call.id}`
+        : e.type,
 );
 
 const saved = (): AgentMessage[] => [
@@ -40,7 +46,7 @@ describe('R22 resume', () => {
     const { values, completed } = collectSync(runEventedToolLoop({ provider, registry: registry(runs), messages: saved() }));
     expect(completed).toBe(true);
     expect(runs).toEqual(['c1', 'c2']); // c3 had its result: it does not run twice
-    expect(values.map((e) => e.type).slice(0, 6)).toEqual(['turn_start', 'tool_result', 'tool_result', 'turn_end', 'turn_start', 'message_start']);
+    expect(values.map((e) => e.type).slice(0, 8)).toEqual(['turn_start', 'tool_start', 'tool_result', 'tool_start', 'tool_result', 'turn_end', 'turn_start', 'message_start']);
     const [turn0, turn1] = only(values, 'turn_end');
     expect(only(values, 'turn_start').map((e) => e.turn)).toEqual([0, 1]);
     expect(turn0!.turn).toBe(0);
@@ -107,12 +113,13 @@ describe('R22 resume', () => {
   it('a tool of turn 0 runs as any turn\'s: in virtual time, then turn 1 starts in the frame of turn_end 0', () => {
     new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, expectObservable }) => {
       const slow = new ToolRegistry()
-        .register(tool('weather', () => cold('---(r|)', { r: 'sunny' })))
-        .register(tool('clock', () => cold('-(r|)', { r: '12:00' })));
+        .register(tool('weather', () => cold('-------(r|)', { r: 'sunny' })))
+        .register(tool('clock', () => cold('-----(r|)', { r: '12:00' })));
       const provider = () => cold('-----(se|)', { s: { type: 'message_start' }, e: { type: 'message_end', stopReason: 'stop' } } as const);
       const loop = runEventedToolLoop({ provider, registry: slow, messages: saved() });
-      expectObservable(loop.pipe(describeType)).toBe('0c-(wE1)(seFL|)', {
-        0: 'turn_start 0', c: 'tool_result c2', w: 'tool_result c1', E: 'turn_end 0', 1: 'turn_start 1', s: 'message_start', e: 'message_end', F: 'turn_end 1', L: 'loop_end',
+      // both calls start in the frame of turn_start 0 (R23)
+      expectObservable(loop.pipe(describeType)).toBe('(0xy)c-(wE1)(seFL|)', {
+        0: 'turn_start 0', x: 'tool_start c1', y: 'tool_start c2', c: 'tool_result c2', w: 'tool_result c1', E: 'turn_end 0', 1: 'turn_start 1', s: 'message_start', e: 'message_end', F: 'turn_end 1', L: 'loop_end',
       });
     });
   });

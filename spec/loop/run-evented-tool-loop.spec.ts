@@ -25,6 +25,8 @@ function brief(event: LoopEvent): string {
       return `text ${event.text}`;
     case 'tool_call':
       return `call ${event.call.name}`;
+    case 'tool_start':
+      return `start ${event.call.name}`;
     case 'tool_update':
       return `update ${event.toolCallId}: ${event.content}`;
     case 'tool_result':
@@ -117,7 +119,7 @@ describe('runEventedToolLoop', () => {
       const registry = new ToolRegistry().register(tool('now', () => 'noon'));
       const events = collectSync(runEventedToolLoop({ provider, registry, messages: ask('time?') })).values;
       expect(events.map((e) => e.type)).toEqual([
-        'turn_start', 'message_start', 'tool_call', 'tool_result', 'message_end', 'turn_end',
+        'turn_start', 'message_start', 'tool_call', 'tool_start', 'tool_result', 'message_end', 'turn_end',
         'turn_start', 'message_start', 'text_delta', 'message_end', 'turn_end', 'loop_end',
       ]);
       expect(provider.inputs).toHaveLength(2);
@@ -131,13 +133,13 @@ describe('runEventedToolLoop', () => {
 
     it('re-emits each provider event as it arrives, never held back by a running tool', () => {
       testScheduler().run(({ cold, expectObservable }) => {
-        const slow = cold<string>('---------(r|)', { r: 'R' });
+        const slow = cold<string>('-----------(r|)', { r: 'R' });
         const registry = new ToolRegistry().register(tool('a', () => slow));
-        const turn1 = cold<ProviderEvent>('-s-a-t-t-u|', ev);
-        const turn2 = cold<ProviderEvent>('            -----s-(e|)', ev);
+        const turn1 = cold<ProviderEvent>('-s-a---t-t-u|', ev);
+        const turn2 = cold<ProviderEvent>('              -----s-(e|)', ev);
         const loop = runEventedToolLoop({ provider: turnsProvider([turn1, turn2]), registry, messages: ask() });
-        expectObservable(loop.pipe(map(brief))).toBe('Ts-a-t-t-u--(rEU)s-(eFL|)', {
-          T: 'turn_start 1', s: 'message_start', a: 'call a', t: 'text hi', u: 'end toolUse', r: 'result a: R',
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-(aS)t-t-u--(rEU)s-(eFL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', S: 'start a', t: 'text hi', u: 'end toolUse', r: 'result a: R',
           E: 'turn_end 1: user, assistant toolUse, toolResult a', U: 'turn_start 2', e: 'end stop',
           F: 'turn_end 2: user, assistant toolUse, toolResult a, assistant stop', L: 'loop_end stop',
         });
@@ -155,65 +157,71 @@ describe('runEventedToolLoop', () => {
   describe('R3 tools start when asked', () => {
     it('starts a tool at its tool_call while the provider keeps streaming', () => {
       testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-        const work = cold<string>('---(r|)', { r: 'R' });
+        const work = cold<string>('-----(r|)', { r: 'R' });
         const registry = new ToolRegistry().register(tool('a', () => work));
-        const turn1 = cold<ProviderEvent>('-s-a-t-t-t-u|', ev);
+        const turn1 = cold<ProviderEvent>('-s-a---t-t-t-u|', ev);
         const loop = runEventedToolLoop({ provider: turnsProvider([turn1]), registry, messages: ask(), maxTurns: 1 });
-        expectObservable(loop.pipe(map((e) => e.type))).toBe('Ts-a-trt-t-u(EL|)', {
-          T: 'turn_start', s: 'message_start', a: 'tool_call', t: 'text_delta', r: 'tool_result', u: 'message_end', E: 'turn_end', L: 'loop_end',
+        expectObservable(loop.pipe(map((e) => e.type))).toBe('Ts-(aS)trt-t-u(EL|)', {
+          T: 'turn_start', s: 'message_start', a: 'tool_call', S: 'tool_start', t: 'text_delta', r: 'tool_result', u: 'message_end', E: 'turn_end', L: 'loop_end',
         });
-        expectSubscriptions(work.subscriptions).toBe('---^--!');
+        expectSubscriptions(work.subscriptions).toBe('---^----!');
       });
     });
 
     it('parallel: runs calls at once and emits results in completion order, history in call order (R4, R5)', () => {
       testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-        const slow = cold<string>('-----(r|)', { r: 'slow' });
-        const fast = cold<string>('-(r|)', { r: 'fast' });
+        const slow = cold<string>('----------(r|)', { r: 'slow' });
+        const fast = cold<string>('----(r|)', { r: 'fast' });
         const registry = new ToolRegistry().register(tool('a', () => slow)).register(tool('b', () => fast));
-        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a-b-u|', ev)]), registry, messages: ask(), maxTurns: 1 });
-        expectObservable(loop.pipe(map(brief))).toBe('Ts-a-bru(REL|)', {
-          T: 'turn_start 1', s: 'message_start', a: 'call a', b: 'call b', r: 'result b: fast', u: 'end toolUse',
+        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a---b----u|', ev)]), registry, messages: ask(), maxTurns: 1 });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-(ax)(by)ru(REL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', x: 'start a', b: 'call b', y: 'start b', r: 'result b: fast', u: 'end toolUse',
           R: 'result a: slow', E: 'turn_end 1: user, assistant toolUse, toolResult a, toolResult b', L: 'loop_end maxTurns',
         });
-        expectSubscriptions(slow.subscriptions).toBe('---^----!');
-        expectSubscriptions(fast.subscriptions).toBe('-----^!');
+        expectSubscriptions(slow.subscriptions).toBe('---^---------!');
+        expectSubscriptions(fast.subscriptions).toBe('-------^---!');
       });
     });
 
     it('sequential: runs one call at a time, in call order', () => {
       testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-        const slow = cold<string>('-----(r|)', { r: 'slow' });
-        const fast = cold<string>('-(r|)', { r: 'fast' });
+        const slow = cold<string>('--------(r|)', { r: 'slow' });
+        const fast = cold<string>('----(r|)', { r: 'fast' });
         const registry = new ToolRegistry().register(tool('a', () => slow)).register(tool('b', () => fast));
-        const provider = turnsProvider([cold('-s-a-b-u|', ev)]);
+        const provider = turnsProvider([cold('-s-a---b-u|', ev)]);
         const loop = runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, toolExecution: 'sequential' });
-        expectObservable(loop.pipe(map(brief))).toBe('Ts-a-b-uR(rEL|)', {
-          T: 'turn_start 1', s: 'message_start', a: 'call a', b: 'call b', u: 'end toolUse', R: 'result a: slow',
+        // b waits for its slot: its tool_start comes in the frame of a's result (R23)
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-(ax)b-u-(Ry)(rEL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', x: 'start a', b: 'call b', u: 'end toolUse', R: 'result a: slow', y: 'start b',
           r: 'result b: fast', E: 'turn_end 1: user, assistant toolUse, toolResult a, toolResult b', L: 'loop_end maxTurns',
         });
-        expectSubscriptions(slow.subscriptions).toBe('---^----!');
-        expectSubscriptions(fast.subscriptions).toBe('--------^!');
+        expectSubscriptions(slow.subscriptions).toBe('---^-------!');
+        expectSubscriptions(fast.subscriptions).toBe('-----------^---!');
       });
     });
 
     it('maxConcurrency: at most that many tools at once; the next starts when one finishes', () => {
       testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-        const work = { a: cold<string>('-----(r|)', { r: 'A' }), b: cold<string>('-----(r|)', { r: 'B' }), c: cold<string>('-----(r|)', { r: 'C' }) };
+        const work = {
+          a: cold<string>('------------(r|)', { r: 'A' }),
+          b: cold<string>('------------(r|)', { r: 'B' }),
+          c: cold<string>('------------(r|)', { r: 'C' }),
+        };
         const registry = new ToolRegistry()
           .register(tool('a', () => work.a))
           .register(tool('b', () => work.b))
           .register(tool('c', () => work.c));
-        const provider = turnsProvider([cold('-s-abc-u|', ev)]);
+        const provider = turnsProvider([cold('-s-a---b---c-u|', ev)]);
         const loop = runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, maxConcurrency: 2 });
-        expectObservable(loop.pipe(map(brief))).toBe('Ts-abc-uAB---(CEL|)', {
+        // c waits for a slot: its tool_start comes in the frame of a's result (R23)
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-(ax)(by)c-u-(Az)B-------(CEL|)', {
           T: 'turn_start 1', s: 'message_start', a: 'call a', b: 'call b', c: 'call c', u: 'end toolUse',
-          A: 'result a: A', B: 'result b: B', C: 'result c: C',
+          x: 'start a', y: 'start b', z: 'start c', A: 'result a: A', B: 'result b: B', C: 'result c: C',
           E: 'turn_end 1: user, assistant toolUse, toolResult a, toolResult b, toolResult c', L: 'loop_end maxTurns',
         });
-        expectSubscriptions(work.a.subscriptions).toBe('---^----!');
-        expectSubscriptions(work.b.subscriptions).toBe('----^----!');
-        expectSubscriptions(work.c.subscriptions).toBe('--------^----!');
+        expectSubscriptions(work.a.subscriptions).toBe('---^-----------!');
+        expectSubscriptions(work.b.subscriptions).toBe('-------^-----------!');
+        expectSubscriptions(work.c.subscriptions).toBe('---------------^-----------!');
       });
     });
   });
@@ -252,10 +260,10 @@ describe('runEventedToolLoop', () => {
   describe('R5 turn end', () => {
     it('comes after the provider has completed, even when the tools finished earlier', () => {
       testScheduler().run(({ cold, expectObservable }) => {
-        const registry = new ToolRegistry().register(tool('a', () => cold('-(r|)', { r: 'R' })));
-        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a-u---|', ev)]), registry, messages: ask(), maxTurns: 1 });
-        expectObservable(loop.pipe(map((e) => e.type))).toBe('Ts-aru---(EL|)', {
-          T: 'turn_start', s: 'message_start', a: 'tool_call', r: 'tool_result', u: 'message_end', E: 'turn_end', L: 'loop_end',
+        const registry = new ToolRegistry().register(tool('a', () => cold('----(r|)', { r: 'R' })));
+        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a----u---|', ev)]), registry, messages: ask(), maxTurns: 1 });
+        expectObservable(loop.pipe(map((e) => e.type))).toBe('Ts-(aS)ru---(EL|)', {
+          T: 'turn_start', s: 'message_start', a: 'tool_call', S: 'tool_start', r: 'tool_result', u: 'message_end', E: 'turn_end', L: 'loop_end',
         });
       });
     });
@@ -353,8 +361,8 @@ describe('runEventedToolLoop', () => {
         const turn3 = cold<ProviderEvent>('-s-(e|)', ev);
         const registry = new ToolRegistry().register(tool('a', () => 'A'));
         const loop = runEventedToolLoop({ provider: turnsProvider([turn1, turn2, turn3]), registry, messages: ask(), maxTurns: 2 });
-        expectObservable(loop.pipe(map((e) => e.type))).toBe('Ts-(ar)-(uET)s-(ar)-(uEL|)', {
-          T: 'turn_start', s: 'message_start', a: 'tool_call', r: 'tool_result', u: 'message_end', E: 'turn_end', L: 'loop_end',
+        expectObservable(loop.pipe(map((e) => e.type))).toBe('Ts-(aSr)(uET)s-(aSr)(uEL|)', {
+          T: 'turn_start', s: 'message_start', a: 'tool_call', S: 'tool_start', r: 'tool_result', u: 'message_end', E: 'turn_end', L: 'loop_end',
         });
         expectSubscriptions(turn1.subscriptions).toBe('^-------!');
         expectSubscriptions(turn2.subscriptions).toBe('--------^-----------!');
@@ -422,10 +430,10 @@ describe('runEventedToolLoop', () => {
 
     it('an Observable tool that errors after progress: every value as an update, then an error result', () => {
       testScheduler().run(({ cold, expectObservable }) => {
-        const registry = new ToolRegistry().register(tool('a', () => cold('-p-q-#', { p: '10%', q: '50%' }, new Error('lost'))));
-        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a--------(u|)', ev)]), registry, messages: ask(), maxTurns: 1 });
-        expectObservable(loop.pipe(map(brief))).toBe('Ts-a--p-(qR)(uEL|)', {
-          T: 'turn_start 1', s: 'message_start', a: 'call a', p: 'update a1: 10%', q: 'update a1: 50%', R: 'result a: error: lost', u: 'end toolUse',
+        const registry = new ToolRegistry().register(tool('a', () => cold('-p---q-#', { p: '10%', q: '50%' }, new Error('lost'))));
+        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a----------(u|)', ev)]), registry, messages: ask(), maxTurns: 1 });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-(aS)-p-(qR)(uEL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', S: 'start a', p: 'update a1: 10%', q: 'update a1: 50%', R: 'result a: error: lost', u: 'end toolUse',
           E: 'turn_end 1: user, assistant toolUse, toolResult a', L: 'loop_end maxTurns',
         });
       });
@@ -436,10 +444,10 @@ describe('runEventedToolLoop', () => {
     it('a toolProgress value is a tool_update the moment it is emitted, with the tool name and details; plain values still lag one behind', () => {
       testScheduler().run(({ cold, expectObservable }) => {
         const values = { p: toolProgress('waiting for approval', { step: 1 }), a: 'approved', r: 'done' };
-        const registry = new ToolRegistry().register(tool('a', () => cold('-p---a-(r|)', values)));
-        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a-(u|)', ev)]), registry, messages: ask(), maxTurns: 1 });
-        expectObservable(loop.pipe(map(brief))).toBe('Ts-apu----(qREL|)', {
-          T: 'turn_start 1', s: 'message_start', a: 'call a', p: 'update a1: waiting for approval', u: 'end toolUse', q: 'update a1: approved',
+        const registry = new ToolRegistry().register(tool('a', () => cold('----p---a-(r|)', values)));
+        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a----(u|)', ev)]), registry, messages: ask(), maxTurns: 1 });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-(aS)pu----(qREL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', S: 'start a', p: 'update a1: waiting for approval', u: 'end toolUse', q: 'update a1: approved',
           R: 'result a: done', E: 'turn_end 1: user, assistant toolUse, toolResult a', L: 'loop_end maxTurns',
         });
       });
@@ -533,6 +541,99 @@ describe('runEventedToolLoop', () => {
     });
   });
 
+  describe('R23 tool_start', () => {
+    /** tool_call, tool_start and tool_result as `kind id`, other events left out. */
+    const toolLines = (events: readonly LoopEvent[]) =>
+      events.flatMap((e) =>
+        e.type === 'tool_call' ? [`call ${e.call.id}`] : e.type === 'tool_start' ? [`start ${e.call.id}`] : e.type === 'tool_result' ? [`result ${e.message.toolCallId}`] : [],
+      );
+
+    it('R23: a call that can start at once starts right after its tool_call, with the call as sent; the handler runs after the consumer heard of it', () => {
+      const seen: LoopEvent[] = [];
+      const heardBefore: string[] = [];
+      const registry = new ToolRegistry().register(
+        tool('echo', (input: Record<string, string>, { call: c }) => {
+          heardBefore.push(seen.map((e) => e.type).join(' '));
+          expect(seen[seen.length - 1]).toEqual({ type: 'tool_start', call: c });
+          return input.text!;
+        }, { text: 't' }),
+      );
+      const provider = scriptedProvider([toolTurn(call('echo', { text: 'x' }, 'c1')), answerTurn('done')]);
+      runEventedToolLoop({ provider, registry, messages: ask() }).subscribe((event) => seen.push(event));
+      expect(heardBefore).toEqual(['turn_start message_start tool_call tool_start']);
+      const started = only(seen, 'tool_start');
+      expect(started).toEqual([{ type: 'tool_start', call: callOf('c1', 'echo', { text: 'x' }) }]);
+      expect(started[0]!.call).toBe(only(seen, 'tool_call')[0]!.call); // the call as the provider sent it, and as the history keeps it
+      expect(started[0]!.call).toBe(only(seen, 'turn_end')[0]!.assistant.toolCalls![0]);
+      expect(seen.map((e) => e.type).slice(0, 6)).toEqual(['turn_start', 'message_start', 'tool_call', 'tool_start', 'tool_result', 'message_end']);
+    });
+
+    it('R23: no tool_start for a call that never runs: an unknown tool, an invalid input (R17), a duplicate id (R28)', () => {
+      const runs: string[] = [];
+      const registry = new ToolRegistry()
+        .register(tool('t', (_input, { call: c }) => (runs.push(c.id), 'ran')))
+        .register(tool('needs', () => 'never', { path: 'a path' }));
+      const provider = scriptedProvider([
+        toolTurn(call('t', {}, 'x'), call('t', {}, 'x'), call('nope', {}, 'n'), call('needs', {}, 'm'), call('needs', null as unknown as Record<string, unknown>, 'o'), call('t', {}, 'y')),
+      ]);
+      const { values } = collectSync(runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1 }));
+      expect(runs).toEqual(['x', 'y']);
+      expect(toolLines(values)).toEqual([
+        'call x', 'start x', 'result x',
+        'call x', 'result x_dup2',
+        'call n', 'result n',
+        'call m', 'result m',
+        'call o', 'result o',
+        'call y', 'start y', 'result y',
+      ]);
+    });
+
+    it.each([
+      ['toolExecution: sequential', { toolExecution: 'sequential' as const }],
+      ['maxConcurrency: 1', { maxConcurrency: 1 }],
+    ])('R23: under %s each tool_start comes after the previous tool_result, in the same frame', (_label, options) => {
+      const scheduler = testScheduler();
+      scheduler.run(({ cold, flush }) => {
+        // durations that would finish in reverse order if the calls ran at once
+        const registry = new ToolRegistry()
+          .register(tool('a', () => cold('------(r|)', { r: 'A' })))
+          .register(tool('b', () => cold('----(r|)', { r: 'B' })))
+          .register(tool('c', () => cold('--(r|)', { r: 'C' })));
+        const provider = turnsProvider([cold('-s-abc-u|', ev)]);
+        const events: { frame: number; line: string }[] = [];
+        runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, ...options }).subscribe((event) => {
+          const frame = scheduler.now();
+          const [line] = toolLines([event]);
+          if (line !== undefined && !line.startsWith('call')) events.push({ frame, line });
+        });
+        flush();
+        expect(events).toEqual([
+          { frame: 3, line: 'start a1' },
+          { frame: 9, line: 'result a1' },
+          { frame: 9, line: 'start b1' },
+          { frame: 13, line: 'result b1' },
+          { frame: 13, line: 'start c1' },
+          { frame: 15, line: 'result c1' },
+        ]);
+      });
+    });
+
+    it('R23, R22: the calls that turn 0 resumes get their tool_start; the answered ones run again never', () => {
+      const registry = new ToolRegistry().register(tool('weather', () => 'sunny')).register(tool('clock', () => '12:00'));
+      const messages: AgentMessage[] = [
+        { role: 'user', content: 'check' },
+        { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [callOf('c1', 'weather'), callOf('c2', 'clock'), callOf('c3', 'weather')] },
+        { role: 'toolResult', toolCallId: 'c2', toolName: 'clock', content: '11:00', isError: false },
+      ];
+      const { values } = collectSync(runEventedToolLoop({ provider: scriptedProvider([answerTurn('ok')]), registry, messages }));
+      const turn0 = values.slice(0, values.findIndex((e) => e.type === 'turn_end') + 1);
+      expect(turn0.map((e) => (e.type === 'tool_start' ? `tool_start ${e.call.id}` : e.type === 'tool_result' ? `tool_result ${e.message.toolCallId}` : e.type))).toEqual([
+        'turn_start', 'tool_start c1', 'tool_result c1', 'tool_start c3', 'tool_result c3', 'turn_end',
+      ]);
+      expect(only(values, 'tool_start').map((e) => e.call)).toEqual([callOf('c1', 'weather'), callOf('c3', 'weather')]);
+    });
+  });
+
   describe('R10 provider failures end the loop cleanly', () => {
     it('a provider error mid-stream keeps the text and lets started tools finish', () => {
       testScheduler().run(({ cold, expectObservable }) => {
@@ -540,8 +641,8 @@ describe('runEventedToolLoop', () => {
         const registry = new ToolRegistry().register(tool('a', () => work));
         const provider = turnsProvider([cold('-s-t-a-#', ev, new Error('connection reset')), cold('-s-e|', ev)]);
         const loop = runEventedToolLoop({ provider, registry, messages: ask() });
-        expectObservable(loop.pipe(map(brief))).toBe('Ts-t-a-----(rEL|)', {
-          T: 'turn_start 1', s: 'message_start', t: 'text hi', a: 'call a', r: 'result a: R',
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-t-(aS)--(rEL|)', {
+          T: 'turn_start 1', s: 'message_start', t: 'text hi', a: 'call a', S: 'start a', r: 'result a: R',
           E: 'turn_end 1: user, assistant error, toolResult a', L: 'loop_end error',
         });
       });
@@ -605,13 +706,13 @@ describe('runEventedToolLoop', () => {
             return work;
           }),
         );
-        const turn1 = cold<ProviderEvent>('-s-a-t-t-t-u|', ev);
+        const turn1 = cold<ProviderEvent>('-s-a---t-t-t-u|', ev);
         const loop = runEventedToolLoop({ provider: turnsProvider([turn1]), registry, messages: ask() });
-        expectObservable(loop.pipe(map((e) => e.type)), '^------!').toBe('Ts-a-t-', {
-          T: 'turn_start', s: 'message_start', a: 'tool_call', t: 'text_delta',
+        expectObservable(loop.pipe(map((e) => e.type)), '^-------!').toBe('Ts-(aS)t-', {
+          T: 'turn_start', s: 'message_start', a: 'tool_call', S: 'tool_start', t: 'text_delta',
         });
-        expectSubscriptions(turn1.subscriptions).toBe('^------!');
-        expectSubscriptions(work.subscriptions).toBe('---^---!');
+        expectSubscriptions(turn1.subscriptions).toBe('^-------!');
+        expectSubscriptions(work.subscriptions).toBe('---^----!');
       });
       expect(signal?.aborted).toBe(true);
     });
@@ -772,7 +873,7 @@ describe('runEventedToolLoop', () => {
     it('tears down a tool still running after toolTimeoutMs, counted from its start', () => {
       let signal: AbortSignal | undefined;
       testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-        const first = cold<string>('--(r|)', { r: 'R' });
+        const first = cold<string>('-----(r|)', { r: 'R' });
         const never = cold<string>('-');
         const registry = new ToolRegistry()
           .register(tool('a', () => first))
@@ -782,24 +883,25 @@ describe('runEventedToolLoop', () => {
               return never;
             }),
           );
-        const provider = turnsProvider([cold('-s-ab-(u|)', ev)]);
+        const provider = turnsProvider([cold('-s-a---b----(u|)', ev)]);
         const loop = runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, toolExecution: 'sequential', toolTimeoutMs: 10 });
-        expectObservable(loop.pipe(map(brief))).toBe('Ts-abru--------(REL|)', {
-          T: 'turn_start 1', s: 'message_start', a: 'call a', b: 'call b', r: 'result a: R', u: 'end toolUse',
+        // b's 10 frames count from its tool_start, in the frame of a's result (R23)
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-(ax)b(ry)u-----(REL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', x: 'start a', b: 'call b', r: 'result a: R', y: 'start b', u: 'end toolUse',
           R: 'result b: error: tool timed out after 10 ms', E: 'turn_end 1: user, assistant toolUse, toolResult a, toolResult b',
           L: 'loop_end maxTurns',
         });
-        expectSubscriptions(never.subscriptions).toBe('-----^---------!');
+        expectSubscriptions(never.subscriptions).toBe('--------^---------!');
       });
       expect(signal?.aborted).toBe(true);
     });
 
     it('a tool that answers at the very deadline keeps its answer', () => {
       testScheduler().run(({ cold, expectObservable }) => {
-        const registry = new ToolRegistry().register(tool('a', () => cold('---(r|)', { r: 'in time' })));
-        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a-----(u|)', ev)]), registry, messages: ask(), maxTurns: 1, toolTimeoutMs: 3 });
-        expectObservable(loop.pipe(map(brief))).toBe('Ts-a--r--(uEL|)', {
-          T: 'turn_start 1', s: 'message_start', a: 'call a', r: 'result a: in time', u: 'end toolUse',
+        const registry = new ToolRegistry().register(tool('a', () => cold('----(r|)', { r: 'in time' })));
+        const loop = runEventedToolLoop({ provider: turnsProvider([cold('-s-a-----(u|)', ev)]), registry, messages: ask(), maxTurns: 1, toolTimeoutMs: 4 });
+        expectObservable(loop.pipe(map(brief))).toBe('Ts-(aS)r-(uEL|)', {
+          T: 'turn_start 1', s: 'message_start', a: 'call a', S: 'start a', r: 'result a: in time', u: 'end toolUse',
           E: 'turn_end 1: user, assistant toolUse, toolResult a', L: 'loop_end maxTurns',
         });
       });

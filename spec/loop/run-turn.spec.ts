@@ -30,13 +30,14 @@ describe('runTurn', () => {
   it('is an Observable of the turn: events as they come, turn_end last, then complete (R18)', () => {
     new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, expectObservable }) => {
       const provider = cold('-s-c-----e|', { s: start, c: call('slow', {}, 'c1'), e: end('toolUse') });
-      const slow = cold('       ---(r|)', { r: 'done' });
+      const slow = cold('       ----(r|)', { r: 'done' });
       const registry = new ToolRegistry().register(tool('slow', () => slow));
       const turn = runTurn(1, [{ role: 'user', content: 'hi' }], settings(() => provider, { registry }));
-      expectObservable(turn.pipe(map(line))).toBe('Ts-c--r--e(E|)', {
+      expectObservable(turn.pipe(map(line))).toBe('Ts-(cS)r-e(E|)', {
         T: 'turn_start 1',
         s: 'message_start',
         c: 'tool_call slow',
+        S: 'tool_start slow', // R23: in the frame of its tool_call, right after it
         r: 'tool_result slow: done',
         e: 'message_end',
         E: 'turn_end 1: user, assistant, toolResult',
@@ -97,6 +98,8 @@ function line(event: LoopEvent): string {
       return `turn_start ${event.turn}`;
     case 'tool_call':
       return `tool_call ${event.call.name}`;
+    case 'tool_start':
+      return `tool_start ${event.call.name}`;
     case 'tool_result':
       return `tool_result ${event.message.toolName}: ${event.message.content}`;
     case 'turn_end':

@@ -7,7 +7,7 @@
  * spec/properties/support/known-defects.ts to false, so that the properties check that case again.
  * A fixed defect stays here as a plain `it`: a regression test.
  *
- * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"); none is open.
+ * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"), D6 with R23 itself; none is open.
  */
 import { Observable, lastValueFrom, map, take, tap, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
@@ -96,11 +96,11 @@ describe('defects found by the properties', () => {
     const registry = new ToolRegistry().register(tool('echo', () => 'x'));
     const events = await lastValueFrom(
       runEventedToolLoop({ provider, registry, messages: ask() }).pipe(
-        take(7), // turn_start, message_start, tool_call, tool_result, message_end, turn_end, turn_start 2
+        take(8), // turn_start, message_start, tool_call, tool_start, tool_result, message_end, turn_end, turn_start 2
         toArray(),
       ),
     );
-    expect(events[6]).toEqual({ type: 'turn_start', turn: 2 });
+    expect(events[7]).toEqual({ type: 'turn_start', turn: 2 });
     expect(provider).toHaveBeenCalledTimes(1);
   });
 
@@ -170,6 +170,78 @@ describe('defects found by the properties', () => {
     const events = await lastValueFrom(loop.pipe(toArray()));
     expect(events[events.length - 1]).toMatchObject({ type: 'loop_end', reason: 'aborted' });
     expect(events.filter((e) => e.type === 'tool_result' && e.message.toolCallId === 'c2')).toHaveLength(1);
+  });
+
+  /**
+   * D6 (R11, R23). Found when tool_start came in; shrunk counterexamples:
+   *   Scenario(mode=real, initial=user)  cancel: unsubscribe as the consumer receives loop event #8 (= tool_start c1.3)
+   *     turn 1: +0 start, +0 call c1.1 __proto__(missing) -> returns "a", +0 call c1.2 tool(missing) -> Promise(+0 "a"),
+   *             +1 call c1.3 tool(ok) -> returns "a", +0 end toolUse
+   *     -> "tool call c1.3 started after the loop had ended"
+   *   Scenario(mode=real, initial=user)  cancel: signal as the consumer receives loop event #3 (= tool_start c1.1)
+   *     turn 1: +0 start, +0 call c1.1 needs(protoKey) -> Promise(+0 "a", signal eager), +0 end toolUse
+   *     -> "tool call c1.1 started after the signal had aborted"
+   * A consumer that leaves, or aborts the signal, on hearing `tool_start` still had the handler run (its
+   * side effects after the consumer left), then torn down at once.
+   * Cause: `tool_start` is delivered inside the tool's subscribe, before src/tools/tool-queue.ts has its
+   * subscription: `stop()` could not reach it, and executeTool's `subscriber.closed` check saw an open
+   * subscriber; for a synchronous provider, src/loop/run-turn.ts had no teardown in place yet to stop the
+   * tools at all. Fix: the queue holds each call's subscriber before subscribe returns and closes it when
+   * stopped during a delivery; runTurn stops the tools when its consumer left during one.
+   */
+  it('D6: take(4) on a synchronous provider (turn_start, message_start, tool_call, tool_start) never runs the handler', () => {
+    const handler = jest.fn(() => 'side effect');
+    const provider = scriptedProvider([toolTurn(call('act', {}, 'c1')), answerTurn('never')]);
+    const events = collect(runEventedToolLoop({ provider, registry: new ToolRegistry().register(tool('act', handler)), messages: ask() }).pipe(take(4)));
+    expect(events.map((e) => e.type)).toEqual(['turn_start', 'message_start', 'tool_call', 'tool_start']);
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('D6: unsubscribing at the tool_start of a call that came later (an asynchronous provider) never runs its handler', () => {
+    const handler = jest.fn(() => 'side effect');
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, flush }) => {
+      const provider: Provider = () => cold<ProviderEvent>('-s-c-u|', { s: start, c: call('act', {}, 'c1'), u: end('toolUse') });
+      const seen: string[] = [];
+      runEventedToolLoop({ provider, registry: new ToolRegistry().register(tool('act', handler)), messages: ask() })
+        .pipe(take(4))
+        .subscribe((event) => seen.push(event.type));
+      flush();
+      expect(seen).toEqual(['turn_start', 'message_start', 'tool_call', 'tool_start']);
+    });
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('D6: unsubscribing at the tool_start of a queued call (sequential) never runs its handler', () => {
+    const handlers = { first: jest.fn(() => timer(2).pipe(map(() => 'one'))), second: jest.fn(() => 'two') };
+    new TestScheduler(() => undefined).run(({ flush }) => {
+      const provider = scriptedProvider([toolTurn(call('first', {}, 'c1'), call('second', {}, 'c2')), answerTurn('never')]);
+      const registry = new ToolRegistry().register(tool('first', handlers.first)).register(tool('second', handlers.second));
+      const seen: string[] = [];
+      const loop = runEventedToolLoop({ provider, registry, messages: ask(), toolExecution: 'sequential' });
+      const subscription = loop.subscribe((event) => {
+        seen.push(event.type === 'tool_start' ? `tool_start ${event.call.id}` : event.type);
+        if (event.type === 'tool_start' && event.call.id === 'c2') subscription.unsubscribe();
+      });
+      flush();
+      expect(seen.slice(-2)).toEqual(['tool_result', 'tool_start c2']);
+    });
+    expect(handlers.first).toHaveBeenCalledTimes(1);
+    expect(handlers.second).not.toHaveBeenCalled();
+  });
+
+  it('D6: the signal aborted as the consumer receives tool_start: the handler never runs, the call gets error: aborted', () => {
+    const controller = new AbortController();
+    const handler = jest.fn(() => 'side effect');
+    const provider = scriptedProvider([toolTurn(call('act', {}, 'c1')), answerTurn('never')]);
+    const events = collect(
+      runEventedToolLoop({ provider, registry: new ToolRegistry().register(tool('act', handler)), messages: ask(), signal: controller.signal }).pipe(
+        tap((event) => event.type === 'tool_start' && controller.abort()),
+      ),
+    );
+    expect(handler).not.toHaveBeenCalled();
+    expect(events.map((e) => (e.type === 'tool_result' ? e.message.content : e.type))).toEqual([
+      'turn_start', 'message_start', 'tool_call', 'tool_start', 'error: aborted', 'turn_end', 'loop_end',
+    ]);
   });
 
   /**

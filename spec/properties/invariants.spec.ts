@@ -15,6 +15,7 @@ import {
   checkEnds,
   checkNoLeaks,
   checkText,
+  checkToolStarts,
   checkUsage,
   checkValidHistories,
   comparable,
@@ -88,6 +89,10 @@ describe('properties of the evented tool loop (generated scenarios)', () => {
     );
   });
 
+  it('R23: each handler runs right after its tool_start; each tool_start is followed by exactly one tool_result of its call, with only its tool_updates between; no tool_update before it; none for a call whose handler never runs', async () => {
+    await holds(scenarioArb(), checkToolStarts);
+  });
+
   it('turn_end and loop_end usage are the running sums of the message_end usage the loop re-emitted (R27)', async () => {
     await holds(scenarioArb(), checkUsage);
   });
@@ -118,6 +123,9 @@ describe('properties of the evented tool loop (generated scenarios)', () => {
             const updates = record.events.flatMap(({ event }) => (event.type === 'tool_update' && event.toolCallId === id ? [event.content] : []));
             expect({ id, updates }).toEqual({ id, updates: call.updates });
             expect({ id, handlerRuns: record.tools.filter((t) => t.call.id === id).length }).toEqual({ id, handlerRuns: call.runs ? 1 : 0 });
+            // R23: a tool_start exactly for the calls whose handler runs
+            const starts = record.events.filter(({ event }) => event.type === 'tool_start' && event.call.id === id).length;
+            expect({ id, starts }).toEqual({ id, starts: call.runs ? 1 : 0 });
           }
         } catch (error) {
           throw new Error(`${(error as Error).message}\n${trace(record)}`);

@@ -5,6 +5,7 @@ import { call, end, expectLoop, loopLegend, marbleProvider, marbleTools, start, 
 const events = { s: start, c: call('weather'), u: end('toolUse'), t: text('sunny'), e: end('stop') };
 const legend = loopLegend(events, {
   1: 'turn_start 1',
+  S: 'tool_start weather',
   R: 'tool_result weather: sunny',
   E: 'turn_end 1 (toolUse): user, assistant[weather], toolResult weather',
   2: 'turn_start 2',
@@ -15,10 +16,10 @@ const legend = loopLegend(events, {
 function run(toolLine: string, result = 'sunny'): (helpers: Parameters<Parameters<TestScheduler['run']>[0]>[0]) => void {
   return (helpers) => {
     const { cold } = helpers;
-    const provider = marbleProvider(cold('-s-c-u|', events), cold('-----s-t-e|', events));
+    const provider = marbleProvider(cold('-s-c---u|', events), cold('-----s-t-e|', events));
     const registry = marbleTools({ weather: cold(toolLine, { R: result }) });
     expectLoop(helpers, runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'weather?' }] })).toBe(
-      '1s-c-u--(RE2)s-t-e(FL|)',
+      '1s-(cS)u(RE2)s-t-e(FL|)',
       legend,
     );
   };
@@ -33,7 +34,7 @@ describe('expectLoop (T5)', () => {
 
   it('a mismatch reads as marble lines, one above the other', () => {
     expect(() => testScheduler().run(run('------(R|)'))).toThrow(
-      ["expectLoop: the loop's line differs", '  expected: 1s-c-u--(RE2)s-t-e(FL|)', '  actual:   1s-c-u---(RE2)s-t-e(FL|)'].join('\n'),
+      ["expectLoop: the loop's line differs", '  expected: 1s-(cS)u(RE2)s-t-e(FL|)', '  actual:   1s-(cS)u-(RE2)s-t-e(FL|)'].join('\n'),
     );
   });
 
@@ -47,8 +48,8 @@ describe('expectLoop (T5)', () => {
     expect(message).toBe(
       [
         "expectLoop: the loop's line differs",
-        '  expected: 1s-c-u--(RE2)s-t-e(FL|)',
-        '  actual:   1s-c-u--(AE2)s-t-e(FL|)',
+        '  expected: 1s-(cS)u(RE2)s-t-e(FL|)',
+        '  actual:   1s-(cS)u(AE2)s-t-e(FL|)',
         '  legend entries that differ:',
         '    - R: tool_result weather: sunny',
         '    + A: tool_result weather: rainy',

@@ -49,12 +49,13 @@ describe('marbleTools (T1)', () => {
     testScheduler().run(({ cold, expectObservable }) => {
       const events = { s: start, c: { type: 'tool_call', call: { id: 'w', name: 'weather', input: {} } } as ProviderEvent, u: end('toolUse'), e: end('stop') };
       const weather = cold('-----(R|)', { R: 'sunny' });
-      const provider = marbleProvider(cold('-s-c-u|', events), cold('-----s-e|', events));
+      const provider = marbleProvider(cold('-s-c---u|', events), cold('-----s-e|', events));
       const run = runEventedToolLoop({ provider, registry: marbleTools({ weather }), messages: [] });
-      expectObservable(run.pipe(described)).toBe('1s-c-u--(RE2)s-e(FL|)', {
+      expectObservable(run.pipe(described)).toBe('1s-(cS)u(RE2)s-e(FL|)', {
         1: 'turn_start 1',
         s: 'message_start',
         c: 'tool_call weather',
+        S: 'tool_start weather',
         R: 'tool_result weather: sunny',
         u: 'message_end toolUse',
         E: 'turn_end 1 (toolUse): assistant[weather], toolResult weather',

@@ -12,17 +12,18 @@ describe('recordMarbles (T3)', () => {
   it('inside TestScheduler.run: one character a virtual frame, one letter a description', () => {
     new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, expectObservable }) => {
       const events = { s: start, c: call('weather'), u: end('toolUse'), t: text('sunny'), e: end('stop') };
-      const provider = marbleProvider(cold('-s-c-u|', events), cold('-----s-t-e|', events));
+      const provider = marbleProvider(cold('-s-c---u|', events), cold('-----s-t-e|', events));
       const registry = marbleTools({ weather: cold('-----(R|)', { R: 'sunny' }) });
       const run = runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'weather?' }] });
       const recording = recordMarbles(run);
       expectObservable(recording, '^').toBe('------------------(r|)', {
         r: expect.objectContaining({
-          diagram: '1s-c-e--(RE2)s-t-u(FL|)',
+          diagram: '1s-(cA)e(RE2)s-t-u(FL|)',
           values: {
             1: 'turn_start 1',
             s: 'message_start',
             c: 'tool_call weather',
+            A: 'tool_start weather', // R23: no preferred letter of its own, the first free capital
             e: 'message_end toolUse',
             R: 'tool_result weather: sunny',
             E: 'turn_end 1 (toolUse): user, assistant[weather], toolResult weather',
@@ -78,9 +79,29 @@ describe('recordMarbles (T3)', () => {
     expect(() => recordMarbles(of(), { frameMs: 0 })).toThrow(new RangeError('recordMarbles: frameMs must be a number > 0 (got 0)'));
   });
 
+  it('a real-time run: what happens in one synchronous go shares a frame, even when a frame ends meanwhile', async () => {
+    const busy = (ms: number) => {
+      const until = Date.now() + ms;
+      while (Date.now() < until);
+    };
+    const provider = () =>
+      new Observable<ProviderEvent>((subscriber) => {
+        subscriber.next(start);
+        subscriber.next(text('a'));
+        busy(25); // two and a half frames of 10 ms
+        subscriber.next(text('b'));
+        subscriber.next(end('stop'));
+        subscriber.complete();
+      });
+    const { diagram } = await lastValueFrom(recordMarbles(runEventedToolLoop({ provider, registry: marbleTools({}), messages: [] })));
+    // the replay plays a synchronous provider in one frame too
+    expect(diagram).toBe('(1stheEL|)');
+  });
+
   it('a real-time run: its generated test replays it and passes when written to a file and run by jest', async () => {
-    // every event 40 ms after the one before (4 frames of 10 ms): far enough apart that timer jitter does not move a frame
-    const paced = (...events: ProviderEvent[]): Observable<ProviderEvent> => from(events).pipe(concatMap((event) => of(event).pipe(delay(40))));
+    // every event 60 ms after the one before (6 frames of 10 ms): far enough apart that timer jitter does not move a frame,
+    // and a call's (cA) group of tool_call and tool_start (4 frames) ends before the next event
+    const paced = (...events: ProviderEvent[]): Observable<ProviderEvent> => from(events).pipe(concatMap((event) => of(event).pipe(delay(60))));
     let turn = 0;
     const provider = () => {
       turn++;
@@ -89,11 +110,12 @@ describe('recordMarbles (T3)', () => {
         : paced(start, text('Sunny at noon.'), end('stop'));
     };
     const registry = marbleTools({
-      weather: () => timer(100).pipe(concatMap(() => of('sunny'))),
+      // answers well after the turn's message_end (at about frame 30), so that the two never share a frame
+      weather: () => timer(200).pipe(concatMap(() => of('sunny'))),
       clock: () => timer(20).pipe(concatMap(() => of({ content: 'no clock here', isError: true }))),
     });
     const { diagram, test } = await lastValueFrom(recordMarbles(runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'weather?' }] })));
-    expect(diagram).toMatch(/^1-+s-+t-+c-+a.*\(uFL\|\)$/);
+    expect(diagram).toMatch(/^1-+s-+t-+\(cA\)-+\(aB\).*\(uFL\|\)$/);
 
     const folder = mkdtempSync(join(root, 'spec', 'testing', 'recorded-'));
     try {

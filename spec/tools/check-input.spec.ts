@@ -129,12 +129,27 @@ describe('R24 a schema tool: the validator alone decides', () => {
       await expect(run(schemaTool(ok, throws), {})).resolves.toMatchObject({ content: 'error: handler broke', isError: true });
     });
 
-    it('its wait counts toward the tool timeout (R16): the validation is part of the tool', async () => {
-      const never = double(() => new Promise<StandardSchemaV1.Result<unknown>>(() => undefined));
-      const handler = jest.fn(() => 'ran');
-      const progress = await lastValueFrom(executeTool(schemaTool(never, handler), callOf('c1', 't'), 5));
-      expect(progress).toMatchObject({ type: 'settled', message: { content: 'error: tool timed out after 5 ms', isError: true } });
-      expect(handler).not.toHaveBeenCalled();
+    it('its wait does not count toward the tool timeout (R16, R23): the timeout starts at tool_start', async () => {
+      jest.useFakeTimers();
+      try {
+        const after = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(() => resolve(value), ms));
+        // the validator takes 50 ms, longer than the 20 ms timeout; then the handler has its 20 ms
+        const slowCheck = double((value) => after(50, { value }));
+        const play = async (handlerMs: number) => {
+          const started = Date.now();
+          const seen: string[] = [];
+          const tool = schemaTool(slowCheck, () => after(handlerMs, 'ran'));
+          executeTool(tool, callOf('c1', 't'), 20).subscribe((progress) => {
+            seen.push(`${Date.now() - started} ${progress.type === 'settled' ? progress.message.content : progress.type}`);
+          });
+          await jest.advanceTimersByTimeAsync(200);
+          return seen;
+        };
+        expect(await play(15)).toEqual(['50 tool_start', '65 ran']);
+        expect(await play(30)).toEqual(['50 tool_start', '70 error: tool timed out after 20 ms']);
+      } finally {
+        jest.useRealTimers();
+      }
     });
 
     it('unsubscribing while it validates never runs the handler and aborts nothing that started', async () => {

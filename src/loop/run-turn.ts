@@ -20,8 +20,8 @@ import { CallSlot, NO_USAGE, TurnDraft } from './turn-draft.js';
  *
  * ```text
  * provider:  -s-c-----e|           s = message_start, c = tool_call, e = message_end(toolUse)
- * tool:         ---(r|)            starts with c
- * runTurn:   Ts-c--r--e(E|)        T = turn_start, r = tool_result, E = turn_end (spec/loop/run-turn.spec.ts)
+ * tool:         ----(r|)           starts with c
+ * runTurn:   Ts-(cS)r-e(E|)        T = turn_start, S = tool_start (R23), r = tool_result, E = turn_end (spec/loop/run-turn.spec.ts)
  * ```
  *
  * A provider that errors or breaks the event order ends the turn with stop reason `error` (its
@@ -98,7 +98,13 @@ export function runTurn(
       loop.toolTimeoutMs,
       {
         progress(index, progress) {
-          if (progress.type !== 'settled') return deliver(progress);
+          if (progress.type !== 'settled') {
+            deliver(progress);
+            // the consumer left on hearing of it, before this turn's teardown was in place (a synchronous
+            // provider): stop the tools now, so that a call at its tool_start never runs its handler (R23)
+            if (subscriber.closed) tools.stop();
+            return;
+          }
           settle(index, progress);
         },
         idle: end,

@@ -51,13 +51,23 @@ function byFrame(marks: readonly Mark[]): [number, Mark[]][] {
 
 /**
  * A clock in frames from now: virtual frames inside `TestScheduler.run` (where rxjs's `asyncScheduler`
- * reads the test scheduler's clock), else `Math.floor(elapsed / frameMs)`.
+ * reads the test scheduler's clock), else `Math.floor(elapsed / frameMs)`, read once per synchronous
+ * burst: what happens in one go (a `tool_call` and its `tool_start`, a `turn_end` and the next
+ * `turn_start`) shares a frame, as it does when a replay plays it, even when a frame ends meanwhile.
  */
 export function frameClock(frameMs: number): () => number {
   // inside `run`, asyncScheduler.now() is the virtual frame (a small number); outside, it is Date.now()
   const virtual = Math.abs(asyncScheduler.now() - Date.now()) > 1e9;
   const origin = asyncScheduler.now();
-  return virtual ? () => asyncScheduler.now() - origin : () => Math.floor((asyncScheduler.now() - origin) / frameMs);
+  if (virtual) return () => asyncScheduler.now() - origin;
+  let burst: number | undefined;
+  return () => {
+    if (burst === undefined) {
+      burst = Math.floor((asyncScheduler.now() - origin) / frameMs);
+      queueMicrotask(() => (burst = undefined));
+    }
+    return burst;
+  };
 }
 
 /**

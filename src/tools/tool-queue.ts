@@ -1,4 +1,4 @@
-import { Subscription } from 'rxjs';
+import { Observable, Subscriber, Subscription } from 'rxjs';
 import { ToolProgress, executeTool } from './execute-tool.js';
 import type { ToolHooks } from './tool-hooks.js';
 import type { ToolLookup } from './tool-registry.js';
@@ -80,10 +80,20 @@ export class ToolQueue {
     this.active++;
     let finished = false;
     let subscription: Subscription | undefined = undefined;
-    subscription = executeTool(this.registry.get(call.name), call, this.timeoutMs, this.hooks).subscribe({
+    // the call's subscriber, known before `subscribe` returns: a queue stopped while `tool_start` is
+    // delivered (an abort, a consumer that leaves) closes it there, and the handler never runs (R23)
+    let tool: Subscriber<ToolProgress> | undefined;
+    subscription = new Observable<ToolProgress>((subscriber) => {
+      tool = subscriber;
+      executeTool(this.registry.get(call.name), call, this.timeoutMs, this.hooks).subscribe(subscriber);
+    }).subscribe({
       // a tool still inside its synchronous start when the queue was stopped is torn down below;
       // until then, what it sends is no longer wanted
-      next: (progress) => this.stopped || this.events.progress(index, progress),
+      next: (progress) => {
+        if (this.stopped) return;
+        this.events.progress(index, progress);
+        if (this.stopped) tool?.unsubscribe();
+      },
       complete: () => {
         finished = true;
         if (this.stopped) return;

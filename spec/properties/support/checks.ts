@@ -23,6 +23,8 @@ const brief = (event: LoopEvent): string => {
       return `${event.type} ${event.turn}`;
     case 'tool_call':
       return `tool_call ${event.call?.id}`;
+    case 'tool_start':
+      return `tool_start ${event.call.id}`;
     case 'tool_result':
       return `tool_result ${event.message.toolCallId}: ${JSON.stringify(event.message.content).slice(0, 60)}`;
     case 'tool_update':
@@ -155,6 +157,67 @@ export function checkValidHistories(record: RunRecord): void {
     });
     const tail = event.messages.slice(event.messages.length - 1 - calls.length);
     expect(tail).toEqual([event.assistant, ...event.toolResults]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// tool_start (R23)
+
+/**
+ * R23: `tool_start` says that a call's handler really starts. Within a turn, for each call id:
+ * - at most one `tool_start`, and the handler is called right after it (the last event the consumer had
+ *   received is that `tool_start`), unless the consumer cancelled while it was being delivered;
+ * - every handler run (before the loop ended) came right after its call's `tool_start`;
+ * - after a `tool_start`, nothing of that call but `tool_update`s until its one `tool_result`; a turn that
+ *   ended has that `tool_result`; no `tool_update` before the `tool_start` or after the result;
+ * - a `tool_result` without a `tool_start` is a call whose handler never ran (an unknown tool, a refused
+ *   input, a repeated id, an abort before its slot came).
+ */
+export function checkToolStarts(record: RunRecord): void {
+  const events = record.events.map((e) => e.event);
+  let calls = new Map<string, 'started' | 'done'>();
+  events.forEach((event, i) => {
+    switch (event.type) {
+      case 'turn_start':
+        calls = new Map();
+        return;
+      case 'tool_start': {
+        const id = event.call.id;
+        if (calls.has(id)) fail(`R23: tool_start ${id} (#${i}) ${calls.get(id) === 'done' ? 'after its tool_result' : 'a second time'}\n${trace(record)}`);
+        calls.set(id, 'started');
+        const cancelledHere = record.unsubscribedAfter === i + 1 || record.abortedAfter === i + 1;
+        const ran = record.tools.some((run) => run.call.id === id && run.calledAfterEvents === i + 1);
+        if (!ran && !cancelledHere) fail(`R23: tool_start ${id} (#${i}), but its handler was not called right after it\n${trace(record)}`);
+        return;
+      }
+      case 'tool_update': {
+        const state = calls.get(event.toolCallId);
+        if (state !== 'started') fail(`R23: tool_update ${event.toolCallId} (#${i}) ${state === 'done' ? 'after its tool_result' : 'before its tool_start'}\n${trace(record)}`);
+        return;
+      }
+      case 'tool_result': {
+        const id = event.message.toolCallId;
+        const state = calls.get(id);
+        if (state === 'done') fail(`R23: a second tool_result for ${id} (#${i})\n${trace(record)}`);
+        calls.set(id, 'done');
+        if (state === undefined && record.tools.some((run) => run.call.id === id && !run.afterEnd)) {
+          fail(`R23: tool_result ${id} (#${i}) without a tool_start, but its handler ran\n${trace(record)}`);
+        }
+        return;
+      }
+      case 'turn_end':
+        for (const [id, state] of calls) if (state === 'started') fail(`R23: turn_end ${event.turn}, but tool_start ${id} has no tool_result\n${trace(record)}`);
+        return;
+      default:
+        return;
+    }
+  });
+  for (const run of record.tools) {
+    if (run.afterEnd) continue; // a handler run after the end is checkNoLeaks' and checkAbort's to report
+    const before = events[run.calledAfterEvents - 1];
+    if (before?.type !== 'tool_start' || before.call.id !== run.call.id) {
+      fail(`R23: the handler of ${run.call.id} was called after event #${run.calledAfterEvents - 1} (${before === undefined ? 'none' : brief(before)}), not right after its tool_start\n${trace(record)}`);
+    }
   }
 }
 

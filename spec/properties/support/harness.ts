@@ -79,6 +79,8 @@ export interface ToolRun {
   /** the caller's signal had already aborted, or the loop had already ended, when the handler was called */
   afterAbort: boolean;
   afterEnd: boolean;
+  /** how many loop events had been received when the handler was called (R23: the last is its tool_start) */
+  calledAfterEvents: number;
 }
 
 export interface RunRecord {
@@ -418,7 +420,15 @@ export function scenarioRegistry(scenario: Scenario, recorder: Recorder): ToolRe
   const handler: Tool['handler'] = (input, context) => {
     const call = calls.get(context.call.id);
     if (call === undefined) throw new Error(`harness: no behaviour for call ${context.call.id}`);
-    const run: ToolRun = { call, input, settled: false, active: false, afterAbort: recorder.aborted(), afterEnd: recorder.ended() };
+    const run: ToolRun = {
+      call,
+      input,
+      settled: false,
+      active: false,
+      afterAbort: recorder.aborted(),
+      afterEnd: recorder.ended(),
+      calledAfterEvents: recorder.eventCount(),
+    };
     recorder.record.tools.push(run);
     recorder.onHandler(recorder.record.tools.length - 1);
     return runBehaviour(call.behaviour, context, run) as ReturnType<Tool['handler']>;
