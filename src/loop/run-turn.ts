@@ -52,7 +52,8 @@ export function runTurn(
     const order = new EventOrder();
     let streaming = true; // the provider has not finished yet
     let provider: Subscription | undefined;
-    let preparing: Subscription | undefined;
+    let preparing: Subscription | undefined; // H6: prepareTurn's answer
+    let unasked = false; // H6: prepareTurn has not answered yet
 
     // A consumer may abort while an event is being delivered to it (in a `tap`, say). The turn then
     // ends once that delivery is over, so that its last events do not overtake the one in flight.
@@ -119,7 +120,8 @@ export function runTurn(
     };
 
     const abort = () => {
-      draft.abort();
+      if (unasked) draft.abortUnasked();
+      else draft.abort();
       stopStreaming();
       tools.stop();
       end();
@@ -160,7 +162,6 @@ export function runTurn(
     /** One provider call on `input`, its events into the turn (R2). */
     const ask = (input: ProviderInput) => {
       let events: Observable<ProviderEvent>;
-      draft.sent();
       try {
         events = from(loop.provider(input));
       } catch (error) {
@@ -205,8 +206,10 @@ export function runTurn(
     }
     // H6: the model's view of this turn, which may take its time; an abort meanwhile means no model call
     const context = new TurnContext(turn);
+    unasked = true;
     preparing = firstAnswer(() => prepareTurn(input, context), () => context.abort()).subscribe({
       next(prepared) {
+        unasked = false;
         const problem = notProviderInput(prepared);
         if (problem === undefined) return ask(prepared);
         draft.fail(problem, 'prepareTurn failed: ');
@@ -214,6 +217,7 @@ export function runTurn(
         end();
       },
       error(error: unknown) {
+        unasked = false;
         draft.fail(error, 'prepareTurn failed: ');
         stopStreaming();
         end();

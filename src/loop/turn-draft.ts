@@ -91,7 +91,7 @@ export class TurnDraft {
   private errorMessage: string | undefined;
   private usage: Usage | undefined;
   private aborted = false;
-  private modelCalled = false;
+  private unasked = false;
   /** R22: the saved assistant message that turn 0 finishes, and the slots whose results it had already. */
   private saved: AssistantMessage | undefined;
   private earlier: ReadonlySet<number> = new Set();
@@ -151,9 +151,10 @@ export class TurnDraft {
     this.errorMessage = error instanceof ProviderProtocolError ? error.message : `${what}${errorText(error)}`;
   }
 
-  /** The provider has been called: from now on an abort leaves its aborted answer in the history. */
-  sent(): void {
-    this.modelCalled = true;
+  /** H6: aborted while `prepareTurn` waited, before any model call: the empty answer stands in, outside the history. */
+  abortUnasked(): void {
+    this.aborted = true;
+    this.unasked = true;
   }
 
   /**
@@ -198,8 +199,7 @@ export class TurnDraft {
     });
     const assistant = this.saved ?? this.assistant();
     const history = this.history;
-    // aborted before the model was asked (H6: while prepareTurn waited): the empty answer stands in, outside the history
-    if (this.saved !== undefined || this.modelCalled || !this.aborted) history.push(assistant, ...toolResults);
+    if (!this.unasked) history.push(assistant, ...toolResults);
     const usage = addUsage(this.usageBefore, this.usage);
     // turn 0 (R22) reports and decides on the results it made, not on those the saved history had
     const fresh = this.calls.map((_, index) => index).filter((index) => !this.earlier.has(index));
