@@ -3,6 +3,7 @@ export type {
   AgentMessage,
   AssistantMessage,
   BeforeToolCall,
+  ConversationEvent,
   HookAnswer,
   HookContext,
   JsonSchemaObject,
@@ -25,6 +26,7 @@ export type {
   ToolSpec,
   Usage,
   UserMessage,
+  UserMessageEvent,
 } from './types.js';
 export { runEventedToolLoop } from './loop/run-evented-tool-loop.js';
 export { MAX_TURNS } from './loop/loop-options.js';

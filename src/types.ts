@@ -219,3 +219,13 @@ export type LoopEvent =
 
 /** Picks one member of {@link LoopEvent} by its `type`. */
 export type LoopEventOf<T extends LoopEvent['type']> = Extract<LoopEvent, { type: T }>;
+
+/** C1: a prompt joined the history; `messages` is the history with it. */
+export interface UserMessageEvent {
+  type: 'user_message';
+  message: UserMessage;
+  messages: readonly AgentMessage[];
+}
+
+/** What a conversation emits (C1): its loops' events, and each prompt as it joins the history. */
+export type ConversationEvent = LoopEvent | UserMessageEvent;

@@ -1,5 +1,5 @@
 import { OperatorFunction, map } from 'rxjs';
-import type { AgentMessage, AssistantMessage, LoopEvent, ProviderEvent } from '../types.js';
+import type { AgentMessage, AssistantMessage, ConversationEvent, ProviderEvent } from '../types.js';
 
 /**
  * One short, stable line per event (T2) — the words of the project's marble diagrams:
@@ -15,10 +15,11 @@ import type { AgentMessage, AssistantMessage, LoopEvent, ProviderEvent } from '.
  * | `tool_result` | `tool_result slow: S`, `tool_result slow: error: boom (isError)` |
  * | `turn_end` | `turn_end 1 (toolUse): user, assistant "hm"[slow,fast], toolResult slow, toolResult fast` |
  * | `loop_end` | `loop_end stop` |
+ * | `user_message` | `user_message what time is it?` (a conversation's prompt, C1) |
  *
  * A failed turn shows its error: `turn_end 2 (error: overloaded): …`.
  */
-export function describeEvent(event: LoopEvent): string {
+export function describeEvent(event: ConversationEvent): string {
   switch (event.type) {
     case 'turn_start':
       return `turn_start ${event.turn}`;
@@ -40,6 +41,8 @@ export function describeEvent(event: LoopEvent): string {
       return `turn_end ${event.turn} (${why(event.assistant)}): ${event.messages.map(brief).join(', ')}`;
     case 'loop_end':
       return `loop_end ${event.reason}`;
+    case 'user_message':
+      return `user_message ${event.message.content}`;
     default:
       return unknownEvent(event);
   }
@@ -52,7 +55,7 @@ export function describeEvent(event: LoopEvent): string {
  * expectObservable(runEventedToolLoop(options).pipe(described)).toBe('1s-e(EL|)', legend);
  * ```
  */
-export const described: OperatorFunction<LoopEvent, string> = map(describeEvent);
+export const described: OperatorFunction<ConversationEvent, string> = map(describeEvent);
 
 /**
  * The legend of a loop line: the provider's letters, described as the loop re-emits them, plus the
