@@ -29,6 +29,8 @@ export type {
   UserMessageEvent,
 } from './types.js';
 export { runEventedToolLoop } from './loop/run-evented-tool-loop.js';
+export { conversation } from './conversation/conversation.js';
+export type { ConversationOptions, ConversationPolicy } from './conversation/conversation.js';
 export { MAX_TURNS } from './loop/loop-options.js';
 export type { LoopOptions } from './loop/loop-options.js';
 export { expandLast } from './loop/expand-last.js';

@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import type { LoopEvent, LoopEventOf, ProviderEvent, Tool, ToolCall } from '../../src/index.js';
+import type { ConversationEvent, LoopEvent, LoopEventOf, ProviderEvent, Tool, ToolCall } from '../../src/index.js';
 
 import { call, end, start, text } from '../../src/testing/index.js';
 
@@ -19,8 +19,8 @@ export const tool = (name: string, handler: Tool['handler'], input: Record<strin
   handler,
 });
 
-export function only<T extends LoopEvent['type']>(events: readonly LoopEvent[], type: T): LoopEventOf<T>[] {
-  return events.filter((event): event is LoopEventOf<T> => event.type === type);
+export function only<T extends ConversationEvent['type']>(events: readonly ConversationEvent[], type: T): Extract<ConversationEvent, { type: T }>[] {
+  return events.filter((event): event is Extract<ConversationEvent, { type: T }> => event.type === type);
 }
 
 export function loopEndOf(events: readonly LoopEvent[]): LoopEventOf<'loop_end'> {

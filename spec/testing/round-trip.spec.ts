@@ -23,6 +23,11 @@ jest.mock('rx-tool-loop', () => {
       recordMarbles(seen).subscribe((recording) => mockRecordings.push(recording));
       return actual.runEventedToolLoop(options).pipe(tap(seen));
     },
+    conversation: (options: Parameters<typeof actual.conversation>[0]) => (prompts: Parameters<ReturnType<typeof actual.conversation>>[0]) => {
+      const seen = new Subject<import('rx-tool-loop').ConversationEvent>();
+      recordMarbles(seen).subscribe((recording) => mockRecordings.push(recording));
+      return actual.conversation(options)(prompts).pipe(tap(seen));
+    },
   };
 });
 

@@ -60,7 +60,8 @@ export interface LoopSettings {
  * its type: `maxTurns must be an integer >= 1 (got "3", a string)`; a broken history names the message,
  * `messages[2].content must be a string (got 3, a number)`.
  */
-export function checkOptions(options: LoopOptions): LoopSettings {
+export function checkOptions(options: LoopOptions, who = 'runEventedToolLoop'): LoopSettings {
+  const problem = (what: string, value: unknown) => `${who}: ${what} (got ${shown(value)})`;
   if (typeof options !== 'object' || options === null) throw new TypeError(problem('options must be an object', options));
   const { provider, registry, messages, maxTurns = MAX_TURNS, toolExecution = 'parallel' } = options;
   const { maxConcurrency = Infinity, toolTimeoutMs = Infinity, maxToolOutputChars = Infinity, signal } = options;
@@ -70,7 +71,7 @@ export function checkOptions(options: LoopOptions): LoopSettings {
     throw new TypeError(problem('registry must be a ToolRegistry', registry));
   }
   if (!Array.isArray(messages)) throw new TypeError(problem('messages must be an array', messages));
-  checkMessages(messages);
+  checkMessages(messages, who);
   if (!isInteger(maxTurns)) throw new RangeError(problem('maxTurns must be an integer >= 1', maxTurns));
   if (!isCount(maxConcurrency)) throw new RangeError(problem('maxConcurrency must be an integer >= 1 or Infinity', maxConcurrency));
   if (!isCount(toolTimeoutMs)) throw new RangeError(problem('toolTimeoutMs must be an integer >= 1 or Infinity', toolTimeoutMs));
@@ -97,10 +98,6 @@ export function checkOptions(options: LoopOptions): LoopSettings {
     afterToolCall,
     prepareTurn,
   };
-}
-
-function problem(what: string, value: unknown): string {
-  return `runEventedToolLoop: ${what} (got ${shown(value)})`;
 }
 
 function isInteger(value: unknown): value is number {

@@ -1,5 +1,5 @@
-import { Observable, defer, of, subscribeOn } from 'rxjs';
-import type { AgentMessage, AssistantMessage, LoopEndReason, LoopEvent, ToolResultMessage, Usage } from '../types.js';
+import { Observable, concat, defer, from, of, subscribeOn } from 'rxjs';
+import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEndReason, LoopEvent, ToolResultMessage, Usage, UserMessage, UserMessageEvent } from '../types.js';
 import { expandLast } from './expand-last.js';
 import { LoopOptions, LoopSettings, checkOptions } from './loop-options.js';
 import { Resume, runTurn } from './run-turn.js';
@@ -29,7 +29,17 @@ import { NO_USAGE, TurnEnd, TurnOutcome, outcomeOf } from './turn-draft.js';
  * @throws TypeError or RangeError when an option is wrong (R8, R16, R20), at call time.
  */
 export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> {
-  const loop = checkOptions(options);
+  return runLoop(checkOptions(options)) as Observable<LoopEvent>; // without steering, no user_message
+}
+
+/**
+ * Prompts that join a running loop at a turn boundary (C2, `steer`): asked each time the loop goes on to
+ * another turn; what it returns joins the history, as `user_message` events, before that turn starts.
+ */
+export type Steering = () => readonly UserMessage[];
+
+/** The loop on checked settings; a conversation runs one per prompt, with its `steering`. */
+export function runLoop(loop: LoopSettings, steering?: Steering): Observable<ConversationEvent> {
   return defer(() => {
     // R7: aborted before anything started — no provider call, and the history as the caller gave it
     if (loop.signal?.aborted) return of(loopEnd('aborted', abortedAssistant(), loop.messages.slice(), NO_USAGE));
@@ -40,7 +50,7 @@ export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> 
     const first = resume === undefined ? runTurn(1, history, loop) : runTurn(0, history, loop, NO_USAGE, resume);
     const trampoline = new Trampoline(); // R12, R19: every turn starts from it, turn 1 too, so none nests in another
     return first.pipe(
-      expandLast((last) => goOn(last, loop), trampoline),
+      expandLast((last: ConversationEvent) => goOn(last, loop, steering), trampoline),
       subscribeOn(trampoline),
     );
   });
@@ -50,14 +60,28 @@ export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> 
  * The projection: reads the event that ended the last step and decides what comes next — the next
  * turn, the loop's end, or (after `loop_end`) nothing. It emits nothing itself.
  */
-function goOn(last: LoopEvent, loop: LoopSettings): Observable<LoopEvent> | undefined {
+function goOn(last: ConversationEvent, loop: LoopSettings, steering: Steering | undefined): Observable<ConversationEvent> | undefined {
   if (last.type !== 'turn_end') return undefined; // after loop_end: complete
   const outcome = outcomeOf(last as TurnEnd);
   const reason = whyStop(outcome, loop);
-  if (reason === undefined) return runTurn(outcome.turn + 1, outcome.history, loop, outcome.usage);
+  if (reason === undefined) {
+    const steered = steering?.() ?? [];
+    const next = runTurn(outcome.turn + 1, outcome.history, loop, outcome.usage);
+    return steered.length === 0 ? next : concat<ConversationEvent[]>(joined(outcome.history, steered), next);
+  }
   // aborted between turns: the answer that never came stands in, outside the history
   const abortedBetweenTurns = reason === 'aborted' && outcome.assistant.stopReason !== 'aborted';
   return of(loopEnd(reason, abortedBetweenTurns ? abortedAssistant() : outcome.assistant, outcome.history.slice(), outcome.usage));
+}
+
+/** C2: steered prompts join the loop's own history, each announced with the history up to it. */
+function joined(history: AgentMessage[], prompts: readonly UserMessage[]): Observable<UserMessageEvent> {
+  return from(
+    prompts.map((message): UserMessageEvent => {
+      history.push(message);
+      return { type: 'user_message', message, messages: history.slice() };
+    }),
+  );
 }
 
 /** R6/R7/R8: `undefined` to go on, otherwise why the loop ends — decided before the next turn exists. */
@@ -69,6 +93,11 @@ function whyStop({ assistant, toolResults, terminated, turn }: TurnOutcome, loop
   if (turn >= loop.maxTurns) return 'maxTurns';
   if (loop.signal?.aborted) return 'aborted';
   return undefined;
+}
+
+/** R22: whether a loop on `messages` starts with turn 0, resuming calls saved while they ran. */
+export function resumes(messages: readonly AgentMessage[]): boolean {
+  return unanswered(messages) !== undefined;
 }
 
 /**

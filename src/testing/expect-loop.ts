@@ -1,6 +1,6 @@
 import { Observable } from 'rxjs';
 import { TestScheduler, type RunHelpers } from 'rxjs/testing';
-import type { LoopEvent } from '../types.js';
+import type { ConversationEvent } from '../types.js';
 import { describeEvent } from './describe-event.js';
 import { Letters, Mark, drawLine, frameClock } from './marble-line.js';
 
@@ -26,7 +26,7 @@ export interface LoopExpectation {
  * //   actual:   1s--e(EL|)
  * ```
  */
-export function expectLoop(helpers: RunHelpers, run$: Observable<LoopEvent>): LoopExpectation {
+export function expectLoop(helpers: RunHelpers, run$: Observable<ConversationEvent>): LoopExpectation {
   return {
     toBe(diagram, legend) {
       const expected: Mark[] = TestScheduler.parseMarbles(diagram, legend, undefined, true, true).map(({ frame, notification }) => ({

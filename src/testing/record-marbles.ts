@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import type { LoopEvent } from '../types.js';
+import type { ConversationEvent } from '../types.js';
 import { describeEvent } from './describe-event.js';
 import { Letters, Mark, drawLine, drawnFrames, frameClock } from './marble-line.js';
 import { Seen, replayTest } from './replay-test.js';
@@ -38,7 +38,7 @@ export interface RecordOptions {
  * });
  * ```
  */
-export function recordMarbles(run$: Observable<LoopEvent>, options: RecordOptions = {}): Observable<MarbleRecording> {
+export function recordMarbles(run$: Observable<ConversationEvent>, options: RecordOptions = {}): Observable<MarbleRecording> {
   const frameMs = options.frameMs ?? 10;
   if (!(typeof frameMs === 'number' && frameMs > 0 && Number.isFinite(frameMs))) {
     throw new RangeError(`recordMarbles: frameMs must be a number > 0 (got ${String(frameMs)})`);

@@ -1,4 +1,4 @@
-import type { AssistantMessage, LoopEvent, LoopEventOf, ProviderEvent, ToolCall } from '../types.js';
+import type { AssistantMessage, ConversationEvent, LoopEventOf, ProviderEvent, ToolCall } from '../types.js';
 import { describeEvent } from './describe-event.js';
 import { Letters, Mark, drawLine } from './marble-line.js';
 
@@ -6,7 +6,7 @@ import { Letters, Mark, drawLine } from './marble-line.js';
 export interface Seen {
   frame: number;
   kind: 'N' | 'E' | 'C';
-  event?: LoopEvent;
+  event?: ConversationEvent;
   error?: unknown;
 }
 
@@ -40,12 +40,16 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
   const turns: Turn[] = [];
   let initial: LoopEventOf<'turn_end'>['messages'] | undefined;
   let endReason: string | undefined;
+  let prompts = 0; // a conversation's (C1): the replay runs one loop, not the conversation
   seen.forEach(({ event }, i) => {
     if (event === undefined) return;
     const frame = frames[i]!;
     const turn = turns[turns.length - 1];
     const letter = letters.letterOf(describeEvent(event));
     switch (event.type) {
+      case 'user_message':
+        prompts++;
+        return;
       case 'turn_start':
         turns.push({ n: event.turn, from: frame, events: [], runs: [], refused: [] });
         return;
@@ -82,7 +86,7 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
         turn.events.push({ frame: frame - turn.from, event });
     }
   });
-  return writeTest({ turns, initial: initial ?? [], endReason, diagram, values: letters.legend(), letters });
+  return writeTest({ turns, initial: initial ?? [], endReason, diagram, values: letters.legend(), letters, prompts });
 }
 
 interface TestParts {
@@ -92,11 +96,13 @@ interface TestParts {
   diagram: string;
   values: Record<string, string>;
   letters: Letters;
+  prompts: number;
 }
 
-function writeTest({ turns, initial, endReason, diagram, values, letters }: TestParts): string {
+function writeTest({ turns, initial, endReason, diagram, values, letters, prompts }: TestParts): string {
   const lines: [string, string][] = []; // diagram entries: name, marble
   const notes: string[] = [];
+  if (prompts > 0) notes.push(`the run was a conversation of ${prompts} prompts; this replay runs its turns as one loop, so its line differs at each prompt`);
   const events = new Map<string, { letter: string; event: ProviderEvent }>(); // by JSON
   const usedByEvents = new Set<string>();
   const providerLetter = (event: ProviderEvent): string => {
