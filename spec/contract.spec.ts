@@ -76,11 +76,11 @@ describe('the repository points at nothing outside itself', () => {
 describe('CONTRACT.md and the rule numbers cited in the repository agree', () => {
   const contract = read('CONTRACT.md');
   /** A rule is defined by a list item that opens with its number in bold: `- **R4 The history …**`. */
-  const defined = [...contract.matchAll(/^- \*\*([RPTH]\d+)\b/gm)].map((match) => match[1]!);
+  const defined = [...contract.matchAll(/^- \*\*([RPTHC]\d+)\b/gm)].map((match) => match[1]!);
   const definedSet = new Set(defined);
 
-  const rule = /\b([RPTH])(\d+)\b/g;
-  const range = /\b([RPTH])(\d+)\s*[–-]\s*([RPTH])(\d+)\b/g;
+  const rule = /\b([RPTHC])(\d+)\b/g;
+  const range = /\b([RPTHC])(\d+)\s*[–-]\s*([RPTHC])(\d+)\b/g;
   const isSource = (file: string) => /\.(ts|md|js|mjs|cjs)$/.test(file);
   const citing = files.filter(
     (file) => isSource(file) && (file === 'README.md' || /^(src|spec|marbles|examples)\//.test(file)) && file !== self,
@@ -108,7 +108,7 @@ describe('CONTRACT.md and the rule numbers cited in the repository agree', () =>
 
   /** Numbers a section heading keeps for rules still to come: `## Events and tools (R21–R28)`. */
   const reserved = new Set(
-    [...contract.matchAll(/^#+ .*\(([RPTH])(\d+)\s*[–-]\s*\1(\d+)\)\s*$/gm)].flatMap((match) =>
+    [...contract.matchAll(/^#+ .*\(([RPTHC])(\d+)\s*[–-]\s*\1(\d+)\)\s*$/gm)].flatMap((match) =>
       Array.from({ length: Number(match[3]) - Number(match[2]) + 1 }, (_, index) => `${match[1]}${Number(match[2]) + index}`),
     ),
   );
