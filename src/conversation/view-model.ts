@@ -1,0 +1,210 @@
+import { OperatorFunction, scan } from 'rxjs';
+import { NO_USAGE, addUsage } from '../loop/turn-draft.js';
+import type { AgentMessage, ConversationEvent, LoopEventOf, ToolResultMessage, Usage } from '../types.js';
+
+/** One call of the current turn, as a UI lists it (C4). */
+export interface ToolView {
+  /** The call's id (a repeated id's result comes under `ID_dup2`, R28, and is listed under it). */
+  id: string;
+  name: string;
+  /** `queued` from its `tool_call`, `running` from its `tool_start`, `done` / `error` from its `tool_result`. */
+  state: 'queued' | 'running' | 'done' | 'error';
+  /** While running: the content of its last `tool_update`. Absent before the first one, and once it settled. */
+  progress?: string;
+}
+
+/** What a UI shows of a loop or a conversation: one state per event (C4). See {@link toViewModel}. */
+export interface LoopViewModel {
+  /**
+   * `streaming` from `message_start` to `message_end` (or the `turn_end` of a turn whose provider failed);
+   * `tools` while the provider is done and a tool of the turn is queued or running; at `loop_end` `aborted`,
+   * `error` or `done`, kept (through `user_message`s) until the next loop's `turn_start`; `idle` otherwise:
+   * before anything, at `turn_start`, and when the provider and the tools are done.
+   */
+  status: 'idle' | 'streaming' | 'tools' | 'done' | 'error' | 'aborted';
+  /** The number of the last `turn_start` (each loop counts from 1; a resumed run starts at 0); 0 before any. */
+  turn: number;
+  /** The current turn's text: its `text_delta`s joined. */
+  text: string;
+  /** The current turn's calls, in the order the view first heard of them. */
+  tools: readonly ToolView[];
+  /** The last history handed out: by `turn_end`, `loop_end` or `user_message`. */
+  messages: readonly AgentMessage[];
+  /** The conversation's token counts: every loop's totals summed (R27). */
+  usage: Usage;
+  /**
+   * The current loop's own token counts, as its last `turn_end` or `loop_end` reported them (the last
+   * loop's, once it ended; zeros from a new loop's first `turn_start`). Kept in the state, so that
+   * {@link reduceViewModel} can sum the loops from the state alone: `usage` is the earlier loops' totals
+   * plus this.
+   */
+  loopUsage: Usage;
+}
+
+/** The state before any event: `idle`, turn 0, no text, no tools, no messages, no tokens. Frozen. */
+export const initialViewModel: LoopViewModel = Object.freeze({
+  status: 'idle',
+  turn: 0,
+  text: '',
+  tools: Object.freeze([]) as readonly ToolView[],
+  messages: Object.freeze([]) as readonly AgentMessage[],
+  usage: NO_USAGE,
+  loopUsage: NO_USAGE,
+});
+
+/**
+ * From conversation (or loop) events to view states, one per event (C4): `scan(reduceViewModel, initialViewModel)`.
+ * Each state is a new object and never changes afterwards; what an event leaves alone (`tools`, `messages`,
+ * `usage`, each untouched tool) is the same object as in the state before — made for `OnPush` components,
+ * `distinctUntilChanged` and memoized selectors. The states start with the first event's: add
+ * `startWith(initialViewModel)` to show the state before any.
+ *
+ * - `status`: `streaming` from `message_start` to `message_end` (a `tool_call` or a tool's events meanwhile keep
+ *   it); `tools` while the provider is done and a tool of the turn is `queued` or `running` (turn 0 of a
+ *   resumed run calls no provider: `tools` from its first `tool_start`); at `loop_end`, `aborted` for reason
+ *   `aborted`, `error` for `error`, `done` for any other reason — kept, through `user_message`s, until the
+ *   next `turn_start`; `idle` before anything, at each `turn_start` (until `message_start`), and when the
+ *   provider and the tools are done. A `user_message` changes only `messages`.
+ * - `text` and `tools` are the current turn's, reset at `turn_start`. A tool is `queued` from its
+ *   `tool_call`, `running` from its `tool_start` (`progress`: the last `tool_update`'s content), `done` or
+ *   `error` (`isError`) from its `tool_result`, which drops its `progress`. An event for a call the view has
+ *   not listed adds it: a resumed call (turn 0) has a `tool_start` but no `tool_call`, a repeated id's result
+ *   comes under `ID_dup2` (R28). At `turn_end`, a tool still queued or running takes its state from the
+ *   turn's `toolResults`.
+ * - `messages` is the last history handed out, by `turn_end`, `loop_end` or `user_message`.
+ * - `usage` is the conversation's token counts: the totals of the loops that ended plus the running total
+ *   of the current one (`loopUsage`, from its last `turn_end` or `loop_end`, R27). A loop begins at a
+ *   `turn_start` after a `loop_end`, or whose number does not go up (a loop cut short without its
+ *   `loop_end`); a `loop_end` right after another (a loop aborted at subscribe) is a loop of its own.
+ * - An event of a type it does not know gives the state before, as it is.
+ *
+ * ```text
+ * events: 1s-h-(aα)uP-(RE2)s-t-e(FL|)   1 turn_start 1, s message_start, h text_delta "Hi", a tool_call a,
+ *                                       α tool_start a, u message_end toolUse, P tool_update a "50%",
+ *                                       R tool_result a, E turn_end 1, 2 turn_start 2, t text_delta "Sunny.",
+ *                                       e message_end stop, F turn_end 2, L loop_end stop
+ * states: AB-C-(DE)FG-(HH2)I-J-K(KL|)   A idle 1     B streaming 1     C streaming 1 "Hi"
+ *                                       D streaming 1 "Hi" [a:queued]    E streaming 1 "Hi" [a:running]
+ *                                       F tools 1 "Hi" [a:running]       G tools 1 "Hi" [a:running 50%]
+ *                                       H idle 1 "Hi" [a:done] (at E: with turn 1's messages and usage)
+ *                                       2 idle 2     I streaming 2     J streaming 2 "Sunny."
+ *                                       K idle 2 "Sunny." (at F: turn 2's messages, usage)     L done 2 "Sunny."
+ * ```
+ *
+ * ```ts
+ * // an Angular component: the template reads one object, and OnPush sees every change
+ * @Component({ selector: 'app-chat', templateUrl: './chat.html', changeDetection: ChangeDetectionStrategy.OnPush })
+ * export class ChatComponent {
+ *   private readonly agent = inject(AgentService); // its events$: a loop's or a conversation's events
+ *   readonly state$ = this.agent.events$.pipe(toViewModel(), startWith(initialViewModel));
+ * }
+ * // chat.html: @if (state$ | async; as s) { <p>{{ s.text }}</p> @for (t of s.tools; track t.id) { <li>{{ t.name }}: {{ t.progress ?? t.state }}</li> } }
+ * ```
+ */
+export function toViewModel(): OperatorFunction<ConversationEvent, LoopViewModel> {
+  return scan(reduceViewModel, initialViewModel);
+}
+
+/**
+ * The pure reducer of {@link toViewModel}: the state after `event`. Never changes `state`: the result is a new
+ * object that shares with `state` what `event` left alone (an unknown event type gives `state` itself).
+ *
+ * ```ts
+ * // an NgRx reducer over loop events
+ * export const chatReducer = createReducer(initialViewModel, on(agentEvent, (state, { event }) => reduceViewModel(state, event)));
+ * ```
+ */
+export function reduceViewModel(state: LoopViewModel, event: ConversationEvent): LoopViewModel {
+  switch (event.type) {
+    case 'turn_start': {
+      const newLoop = ended(state) || event.turn <= state.turn;
+      return { ...state, status: 'idle', turn: event.turn, text: '', tools: NO_TOOLS, loopUsage: newLoop ? NO_USAGE : state.loopUsage };
+    }
+    case 'message_start':
+      return { ...state, status: 'streaming' };
+    case 'text_delta':
+      return { ...state, text: state.text + event.text };
+    case 'tool_call': {
+      // a repeated id (R28) lists nothing new: its result comes under ID_dup2 and adds it then
+      if (state.tools.some((tool) => tool.id === event.call.id)) return { ...state };
+      return withTools(state, [...state.tools, { id: event.call.id, name: event.call.name, state: 'queued' }]);
+    }
+    case 'tool_start':
+      return withTool(state, event.call.id, event.call.name, () => ({ id: event.call.id, name: event.call.name, state: 'running' }));
+    case 'tool_update':
+      return withTool(state, event.toolCallId, event.toolName, (tool) => ({ id: tool.id, name: tool.name, state: 'running', progress: event.content }));
+    case 'tool_result':
+      return withTool(state, event.message.toolCallId, event.message.toolName, () => settled(event.message));
+    case 'message_end':
+      return { ...state, status: busy(state.tools) ? 'tools' : 'idle' };
+    case 'turn_end': {
+      const tools = settleAll(state.tools, event.toolResults);
+      return { ...state, ...usageOf(state, event), status: busy(tools) ? 'tools' : 'idle', tools, messages: event.messages };
+    }
+    case 'loop_end':
+      return { ...state, ...usageOf(state, event), status: endStatus(event.reason), messages: event.messages };
+    case 'user_message':
+      return { ...state, messages: event.messages };
+    default:
+      return state;
+  }
+}
+
+const NO_TOOLS: readonly ToolView[] = Object.freeze([]);
+
+function ended({ status }: LoopViewModel): boolean {
+  return status === 'done' || status === 'error' || status === 'aborted';
+}
+
+function busy(tools: readonly ToolView[]): boolean {
+  return tools.some((tool) => tool.state === 'queued' || tool.state === 'running');
+}
+
+function endStatus(reason: LoopEventOf<'loop_end'>['reason']): LoopViewModel['status'] {
+  return reason === 'aborted' ? 'aborted' : reason === 'error' ? 'error' : 'done';
+}
+
+function settled(result: ToolResultMessage): ToolView {
+  return { id: result.toolCallId, name: result.toolName, state: result.isError ? 'error' : 'done' };
+}
+
+/** The state with `tools`; while streaming it stays `streaming`, otherwise `tools` or `idle` says whether a tool is busy. */
+function withTools(state: LoopViewModel, tools: readonly ToolView[]): LoopViewModel {
+  const status = state.status === 'streaming' ? 'streaming' : busy(tools) ? 'tools' : 'idle';
+  return { ...state, status, tools };
+}
+
+/** The state with the tool `id` replaced by `next(tool)`, or added at the end when the view had not listed it. */
+function withTool(state: LoopViewModel, id: string, name: string, next: (tool: ToolView) => ToolView): LoopViewModel {
+  const index = state.tools.findIndex((tool) => tool.id === id);
+  if (index === -1) return withTools(state, [...state.tools, next({ id, name, state: 'queued' })]);
+  const tools = state.tools.slice();
+  tools[index] = next(state.tools[index]!);
+  return withTools(state, tools);
+}
+
+/** At `turn_end`: each tool still queued or running takes its state from the turn's results. */
+function settleAll(tools: readonly ToolView[], results: readonly ToolResultMessage[]): readonly ToolView[] {
+  if (!busy(tools)) return tools;
+  return tools.map((tool) => {
+    if (tool.state !== 'queued' && tool.state !== 'running') return tool;
+    const result = results.find((r) => r.toolCallId === tool.id);
+    return result === undefined ? tool : settled(result);
+  });
+}
+
+/** `usage` and `loopUsage` after an event that carries the current loop's running total. */
+function usageOf(state: LoopViewModel, event: { usage?: Usage }): Pick<LoopViewModel, 'usage' | 'loopUsage'> {
+  const loopUsage = addUsage(NO_USAGE, event.usage); // a copy, sanitized as the loop counts (R27)
+  // after a loop_end, this event is a new loop's (a loop aborted at subscribe has only its loop_end)
+  const before = ended(state) ? state.usage : minus(state.usage, state.loopUsage);
+  return { usage: addUsage(before, loopUsage), loopUsage };
+}
+
+/** `total` without `part`, a part of it. */
+function minus(total: Usage, part: Usage): Usage {
+  const rest: Usage = { inputTokens: total.inputTokens - part.inputTokens, outputTokens: total.outputTokens - part.outputTokens };
+  if (total.cacheReadTokens !== undefined) rest.cacheReadTokens = total.cacheReadTokens - (part.cacheReadTokens ?? 0);
+  if (total.cacheWriteTokens !== undefined) rest.cacheWriteTokens = total.cacheWriteTokens - (part.cacheWriteTokens ?? 0);
+  return rest;
+}
