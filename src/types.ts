@@ -40,6 +40,8 @@ export interface AssistantMessage {
   toolCalls?: ToolCall[];
   /** Why, when `stopReason` is `'error'` or `'aborted'`. */
   errorMessage?: string;
+  /** P10: the reasoning blocks the API sent with this message (Anthropic `thinking`), sent back as they came. */
+  reasoning?: unknown[];
 }
 
 /**
@@ -67,8 +69,13 @@ export type AgentMessage = SystemMessage | UserMessage | AssistantMessage | Tool
 export type ProviderEvent =
   | { type: 'message_start' }
   | { type: 'text_delta'; text: string }
+  /** P10: the model's reasoning as it streams (Anthropic thinking); shown, never sent back as text. */
+  | { type: 'reasoning_delta'; text: string }
+  /** P9: a chunk of a call's arguments as it streams, before its `tool_call`; `index` counts the reply's calls from 0. */
+  | { type: 'tool_call_delta'; index: number; id?: string; name?: string; argumentsDelta: string }
   | { type: 'tool_call'; call: ToolCall }
-  | { type: 'message_end'; stopReason: StopReason; errorMessage?: string; usage?: Usage };
+  /** `usage`: the API's token counts (R27); `reasoning`: the API's reasoning blocks, opaque, to send back (P10). */
+  | { type: 'message_end'; stopReason: StopReason; errorMessage?: string; usage?: Usage; reasoning?: unknown[] };
 
 /** Token counts of a model call (R27); `turn_end` and `loop_end` carry the loop's running totals. */
 export interface Usage {

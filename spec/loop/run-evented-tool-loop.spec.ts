@@ -926,3 +926,35 @@ describe('runEventedToolLoop', () => {
     });
   });
 });
+
+describe('provider events of version 2 through the loop (P9, P10)', () => {
+  it('re-emits reasoning and argument deltas as they come; the reasoning blocks of message_end stay on the assistant message', () => {
+    const blocks = [{ type: 'thinking', thinking: 'the user wants the time', signature: 'sig' }];
+    const provider = scriptedProvider([
+      [
+        start,
+        { type: 'reasoning_delta', text: 'the user wants the time' },
+        { type: 'tool_call_delta', index: 0, id: 'c1', name: 'now', argumentsDelta: '{}' },
+        call('now', {}, 'c1'),
+        { type: 'message_end', stopReason: 'toolUse', reasoning: blocks },
+      ],
+      answerTurn('noon'),
+    ]);
+    const registry = new ToolRegistry().register(tool('now', () => 'noon'));
+    const events = collectSync(runEventedToolLoop({ provider, registry, messages: ask() })).values;
+    expect(events.slice(1, 5).map((event) => event.type)).toEqual(['message_start', 'reasoning_delta', 'tool_call_delta', 'tool_call']);
+    const end = loopEndOf(events);
+    expect(end.messages[1]).toEqual({ role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [{ id: 'c1', name: 'now', input: {} }], reasoning: blocks });
+    // the reasoning is not text: the assistant's content stays what the text deltas said
+    expect(end.assistant).toEqual({ role: 'assistant', content: 'noon', stopReason: 'stop' });
+    // and it goes back to the provider as part of the history (the provider decides how to send it)
+    expect(provider.inputs[1]!.messages[1]).toMatchObject({ reasoning: blocks });
+  });
+
+  it('R21: an assistant message whose reasoning is not an array is refused at call time', () => {
+    const messages = [...ask(), { role: 'assistant', content: '', stopReason: 'stop', reasoning: 'x' }] as AgentMessage[];
+    expect(() => runEventedToolLoop({ provider: scriptedProvider([]), registry: new ToolRegistry(), messages })).toThrow(
+      new TypeError('runEventedToolLoop: messages[1].reasoning must be an array (got "x", a string)'),
+    );
+  });
+});

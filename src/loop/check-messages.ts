@@ -63,6 +63,8 @@ export function checkMessages(messages: readonly unknown[], who = 'runEventedToo
     if (open.size > 0) fail(unanswered(messages, index, owner, open, role));
     owner = role === 'assistant' ? index : -1;
     if (role !== 'assistant') continue;
+    const { reasoning } = message as { reasoning?: unknown };
+    if (reasoning !== undefined && !Array.isArray(reasoning)) fail(`messages[${index}].reasoning must be an array`, reasoning);
     const calls = message.toolCalls;
     if (calls === undefined) continue;
     if (!Array.isArray(calls)) fail(`messages[${index}].toolCalls must be an array`, calls);

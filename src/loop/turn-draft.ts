@@ -90,6 +90,7 @@ export class TurnDraft {
   private stopReason: StopReason = 'error';
   private errorMessage: string | undefined;
   private usage: Usage | undefined;
+  private reasoning: unknown[] | undefined;
   private aborted = false;
   private unasked = false;
   /** R22: the saved assistant message that turn 0 finishes, and the slots whose results it had already. */
@@ -141,6 +142,7 @@ export class TurnDraft {
         this.stopReason = event.stopReason;
         this.errorMessage = event.errorMessage;
         this.usage = event.usage;
+        this.reasoning = event.reasoning;
         break;
     }
   }
@@ -230,6 +232,7 @@ export class TurnDraft {
     const message: AssistantMessage = { role: 'assistant', content: this.text.toString(), stopReason };
     if (this.calls.length > 0) message.toolCalls = this.calls.slice();
     if (errorMessage !== undefined) message.errorMessage = errorMessage;
+    if (this.reasoning !== undefined && this.reasoning.length > 0) message.reasoning = this.reasoning;
     return message;
   }
 }

@@ -9,8 +9,8 @@ export class ProviderProtocolError extends Error {
 const STOP_REASONS: ReadonlySet<string> = new Set<StopReason>(['stop', 'toolUse', 'length', 'error', 'aborted']);
 
 /**
- * Passes a provider's events through while they follow the protocol — `message_start`, then text
- * deltas and tool calls, then `message_end`, then completion — and errors with a
+ * Passes a provider's events through while they follow the protocol — `message_start`, then text,
+ * reasoning and argument deltas and tool calls, then `message_end`, then completion — and errors with a
  * `ProviderProtocolError` (unsubscribing the provider) at the first event that does not, or when the
  * provider completes without `message_end` (R10).
  *
@@ -74,6 +74,19 @@ function violation(event: ProviderEvent, phase: Phase): string | undefined {
         : typeof (event as { text: unknown }).text === 'string'
           ? undefined
           : 'provider sent a text_delta whose text is not a string';
+    case 'reasoning_delta':
+      return phase !== 'open'
+        ? outOfOrder(type, phase)
+        : typeof (event as { text: unknown }).text === 'string'
+          ? undefined
+          : 'provider sent a reasoning_delta whose text is not a string';
+    case 'tool_call_delta': {
+      if (phase !== 'open') return outOfOrder(type, phase);
+      const { index, argumentsDelta } = event as { index?: unknown; argumentsDelta?: unknown };
+      return Number.isInteger(index) && (index as number) >= 0 && typeof argumentsDelta === 'string'
+        ? undefined
+        : 'provider sent a tool_call_delta without an index >= 0 and a string argumentsDelta';
+    }
     case 'tool_call': {
       if (phase !== 'open') return outOfOrder(type, phase);
       const call = (event as { call?: { id?: unknown; name?: unknown } }).call;
@@ -83,7 +96,8 @@ function violation(event: ProviderEvent, phase: Phase): string | undefined {
     }
     case 'message_end': {
       if (phase !== 'open') return outOfOrder(type, phase);
-      const reason: unknown = (event as { stopReason: unknown }).stopReason;
+      const { stopReason: reason, reasoning } = event as { stopReason: unknown; reasoning?: unknown };
+      if (reasoning !== undefined && !Array.isArray(reasoning)) return 'provider sent message_end whose reasoning is not an array';
       return typeof reason === 'string' && STOP_REASONS.has(reason)
         ? undefined
         : `provider sent message_end with an unknown stop reason: ${JSON.stringify(reason) ?? String(reason)}`;

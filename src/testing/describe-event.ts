@@ -11,6 +11,8 @@ import type { AgentMessage, AssistantMessage, ConversationEvent, ProviderEvent }
  * | `text_delta` | `text_delta hi` |
  * | `tool_call` | `tool_call slow` |
  * | `tool_start` | `tool_start slow` |
+ * | `tool_call_delta` | `tool_call_delta slow: {"pa` (the call's name when the event has it, else `#INDEX`) |
+ * | `reasoning_delta` | `reasoning_delta TEXT` |
  * | `tool_update` | `tool_update slow: 50%` |
  * | `tool_result` | `tool_result slow: S`, `tool_result slow: error: boom (isError)` |
  * | `turn_end` | `turn_end 1 (toolUse): user, assistant "hm"[slow,fast], toolResult slow, toolResult fast` |
@@ -31,6 +33,10 @@ export function describeEvent(event: ConversationEvent): string {
       return `tool_call ${event.call.name}`;
     case 'tool_start':
       return `tool_start ${event.call.name}`;
+    case 'tool_call_delta':
+      return `tool_call_delta ${event.name ?? `#${event.index}`}: ${event.argumentsDelta}`;
+    case 'reasoning_delta':
+      return `reasoning_delta ${event.text}`;
     case 'message_end':
       return `message_end ${event.stopReason}`;
     case 'tool_update':
