@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import type { ProviderEvent } from '../../types.js';
 import { onAbort } from '../../util/abort-signal.js';
-import { errorText } from '../../util/values.js';
+import { errorText, isPlainObject, shown } from '../../util/values.js';
 import { SseEvent, readServerSentEvents } from './sse.js';
 
 /** What the providers call to send a request: the global `fetch`, or any function shaped like it. */
@@ -23,7 +23,22 @@ export interface HttpProviderOptions {
   maxRetries?: number;
   /** A custom transport (default: the global `fetch`). */
   fetch?: FetchLike;
+  /** P11: the sampling temperature. */
+  temperature?: number;
+  /** P11: at most this many output tokens (OpenAI `max_completion_tokens`, Anthropic `max_tokens`). */
+  maxTokens?: number;
+  /** P11: `'auto'`, `'none'`, `'required'`, or the name of the tool the model must call — in each API's shape. */
+  toolChoice?: ToolChoice;
+  /** P11: where the model stops: a string or several. */
+  stop?: string | readonly string[];
+  /** P11: merged last into the request body, shallowly (top-level keys replace): what the options do not cover. */
+  extraBody?: Record<string, unknown>;
+  /** P12: a request whose next byte does not arrive within this many ms fails (default 300,000). */
+  idleTimeoutMs?: number;
 }
+
+/** P11: whether the model may, must or must not call a tool, or which one. */
+export type ToolChoice = 'auto' | 'none' | 'required' | (string & {});
 
 /** One request, ready to send. */
 export interface StreamRequest {
@@ -269,7 +284,16 @@ export interface HttpSettings {
   system: string | undefined;
   /** Without a trailing slash. */
   baseURL: string;
-  /** The request of one call: `body` as JSON to `${baseURL}${path}`, with the provider's headers, then the caller's. */
+  temperature: number | undefined;
+  maxTokens: number | undefined;
+  toolChoice: ToolChoice | undefined;
+  /** Always a list, when given. */
+  stop: readonly string[] | undefined;
+  idleTimeoutMs: number;
+  /**
+   * The request of one call: `body` as JSON to `${baseURL}${path}`, with the provider's headers, then the
+   * caller's; `extraBody` merged last.
+   */
   request(path: string, ownHeaders: Record<string, string>, body: object): StreamRequest;
 }
 
@@ -291,6 +315,24 @@ export function httpSettings(options: HttpProviderOptions, who: string, defaultB
   }
   const fetch: FetchLike | undefined = options.fetch ?? globalThis.fetch?.bind(globalThis);
   if (typeof fetch !== 'function') throw new TypeError(`${who}: no fetch available; pass options.fetch`);
+  const { temperature, maxTokens, toolChoice, stop, extraBody = {}, idleTimeoutMs = 300_000 } = options;
+  if (temperature !== undefined && !(typeof temperature === 'number' && Number.isFinite(temperature) && temperature >= 0)) {
+    throw new RangeError(`${who}: temperature must be a number >= 0 (got ${shown(temperature)})`);
+  }
+  if (maxTokens !== undefined && !(Number.isInteger(maxTokens) && maxTokens >= 1)) {
+    throw new RangeError(`${who}: maxTokens must be an integer >= 1 (got ${shown(maxTokens)})`);
+  }
+  if (toolChoice !== undefined && (typeof toolChoice !== 'string' || toolChoice === '')) {
+    throw new TypeError(`${who}: toolChoice must be 'auto', 'none', 'required' or a tool's name (got ${shown(toolChoice)})`);
+  }
+  const stops = typeof stop === 'string' ? [stop] : stop;
+  if (stops !== undefined && !(Array.isArray(stops) && stops.every((text) => typeof text === 'string'))) {
+    throw new TypeError(`${who}: stop must be a string or an array of strings (got ${shown(stop)})`);
+  }
+  if (!isPlainObject(extraBody)) throw new TypeError(`${who}: extraBody must be a plain object (got ${shown(extraBody)})`);
+  if (!(idleTimeoutMs === Infinity || (Number.isInteger(idleTimeoutMs) && idleTimeoutMs >= 1))) {
+    throw new RangeError(`${who}: idleTimeoutMs must be an integer >= 1 or Infinity (got ${shown(idleTimeoutMs)})`);
+  }
   const apiKey = options.apiKey ?? fromEnvironment(keyVariable) ?? '';
   const baseURL = (options.baseURL ?? defaultBaseURL).replace(/\/+$/, '');
   // credentials passed as headers are as secret as the key
@@ -303,11 +345,16 @@ export function httpSettings(options: HttpProviderOptions, who: string, defaultB
     apiKey,
     system: options.system,
     baseURL,
+    temperature,
+    maxTokens,
+    toolChoice,
+    stop: stops,
+    idleTimeoutMs,
     request(path, ownHeaders, body) {
       const headers = new Headers({ 'content-type': 'application/json', accept: 'text/event-stream' });
       for (const [name, value] of Object.entries(ownHeaders)) headers.set(name, value);
       for (const [name, value] of Object.entries(callerHeaders)) headers.set(name, value);
-      return { url: `${baseURL}${path}`, headers, body: JSON.stringify(body), maxRetries, fetch, secrets };
+      return { url: `${baseURL}${path}`, headers, body: JSON.stringify({ ...body, ...extraBody }), maxRetries, fetch, secrets };
     },
   };
 }
