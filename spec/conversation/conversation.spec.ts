@@ -181,3 +181,43 @@ describe('saved and restored (C5)', () => {
     }
   });
 });
+
+describe('abort$: a stop button', () => {
+  it('aborts the running loop as signal does and drops the prompts still waiting; the conversation goes on', () => {
+    const hanging = new Subject<ProviderEvent>();
+    let calls = 0;
+    const provider = () => (++calls === 1 ? hanging : of(start, text('fresh'), end('stop')));
+    const prompts = new Subject<string>();
+    const stop = new Subject<void>();
+    const run = collectSync(prompts.pipe(conversation({ provider, registry: registry(), abort$: stop })));
+    stop.next(); // idle: nothing happens
+    prompts.next('long task');
+    hanging.next(start);
+    hanging.next(text('working'));
+    prompts.next('queued behind it');
+    stop.next();
+    expect(hanging.observed).toBe(false);
+    prompts.next('after the stop');
+    prompts.complete();
+    expect(run.completed).toBe(true);
+    expect(lines(run.values).filter((line) => /^(user_message|loop_end)/.test(line))).toEqual([
+      'user_message long task',
+      'loop_end aborted',
+      'user_message after the stop',
+      'loop_end stop',
+    ]);
+    // the aborted turn stays in the history, with what the user saw of it
+    expect(only(run.values, 'loop_end')[1]!.messages).toEqual([
+      { role: 'user', content: 'long task' },
+      { role: 'assistant', content: 'working', stopReason: 'aborted', errorMessage: 'aborted' },
+      { role: 'user', content: 'after the stop' },
+      { role: 'assistant', content: 'fresh', stopReason: 'stop' },
+    ]);
+  });
+
+  it('is checked at call time', () => {
+    expect(() => conversation({ provider: scriptedProvider([]), registry: registry(), abort$: 'stop' as never })).toThrow(
+      new TypeError('conversation: abort$ must be an Observable (got "stop", a string)'),
+    );
+  });
+});

@@ -1,4 +1,4 @@
-import { Observable, OperatorFunction, Subscriber, Subscription, asapScheduler } from 'rxjs';
+import { Observable, OperatorFunction, Subscriber, Subscription, asapScheduler, isObservable } from 'rxjs';
 import type { AgentMessage, ConversationEvent, UserMessage } from '../types.js';
 import { type LoopOptions, type LoopSettings, checkOptions } from '../loop/loop-options.js';
 import { resumes, runLoop } from '../loop/run-evented-tool-loop.js';
@@ -15,6 +15,12 @@ export interface ConversationOptions extends Omit<LoopOptions, 'messages'> {
   messages?: readonly AgentMessage[];
   /** What a prompt does while a loop runs; default `'queue'`. */
   policy?: ConversationPolicy;
+  /**
+   * A stop button: each value aborts the running loop as `signal` does (R11: the aborted turn stays in the
+   * history) and drops the prompts that have not joined the history yet; the conversation goes on with the
+   * next prompt. While no loop runs, a value changes nothing.
+   */
+  abort$?: Observable<unknown>;
 }
 
 const POLICIES: readonly ConversationPolicy[] = ['queue', 'switch', 'steer'];
@@ -44,10 +50,11 @@ export function conversation(options: ConversationOptions): OperatorFunction<str
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`conversation: options must be an object (got ${shown(options)})`);
   }
-  const { messages = [], policy = 'queue', ...loopOptions } = options;
+  const { messages = [], policy = 'queue', abort$, ...loopOptions } = options;
   if (!POLICIES.includes(policy)) throw new RangeError(`conversation: policy must be 'queue', 'switch' or 'steer' (got ${shown(policy)})`);
+  if (abort$ !== undefined && !isObservable(abort$)) throw new TypeError(`conversation: abort$ must be an Observable (got ${shown(abort$)})`);
   const settings = checkOptions({ ...loopOptions, messages }, 'conversation');
-  return (prompts$) => new Observable<ConversationEvent>((subscriber) => new Conversation(settings, policy, subscriber).start(prompts$));
+  return (prompts$) => new Observable<ConversationEvent>((subscriber) => new Conversation(settings, policy, subscriber).start(prompts$, abort$));
 }
 
 /** One subscription's conversation: its history, the loop that runs, the prompts that wait. */
@@ -63,6 +70,7 @@ class Conversation {
   private stopped = false;
   private failure: { error: unknown } | undefined;
   private prompts: Subscription | undefined;
+  private aborts: Subscription | undefined;
   private stopListening: (() => void) | undefined;
   /** Each loop starts from it, so that a long queue of synchronous loops keeps a flat stack (R12). */
   private readonly trampoline = new Trampoline();
@@ -75,7 +83,7 @@ class Conversation {
     this.history = settings.messages;
   }
 
-  start(prompts$: Observable<string | UserMessage>): () => void {
+  start(prompts$: Observable<string | UserMessage>, abort$: Observable<unknown> | undefined): () => void {
     const { signal } = this.settings;
     const teardown = () => this.teardown();
     if (signal?.aborted) {
@@ -83,6 +91,14 @@ class Conversation {
       return teardown;
     }
     if (signal !== undefined) this.stopListening = onAbort(signal, () => this.stop());
+    // a stop button: the running loop ends as R11 says, waiting prompts are dropped, the conversation goes on
+    this.aborts = abort$?.subscribe({
+      next: () => {
+        this.waiting = [];
+        this.running?.controller.abort();
+      },
+      error: (error: unknown) => this.fail(error),
+    });
     // C5: a history saved while its tools ran resumes first, as a loop of its own (R22)
     if (resumes(this.history)) this.run([]);
     this.prompts = prompts$.subscribe({
@@ -188,12 +204,14 @@ class Conversation {
     this.scheduled?.unsubscribe();
     this.scheduled = undefined;
     this.prompts?.unsubscribe();
+    this.aborts?.unsubscribe();
     this.running?.controller.abort();
   }
 
   private teardown(): void {
     this.stopped = true;
     this.prompts?.unsubscribe();
+    this.aborts?.unsubscribe();
     this.scheduled?.unsubscribe();
     this.running?.subscription?.unsubscribe();
     this.stopListening?.();
