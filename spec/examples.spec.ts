@@ -4,12 +4,12 @@ import { ChatAction, ChatState, chatEpic, chatReducer } from '../examples/chat-e
 import { demoProvider, demoRegistry, runCli } from '../examples/cli.js';
 import { Conversation, ConversationService } from '../examples/conversation-service.js';
 import { echoProvider } from '../examples/custom-provider.js';
-import { conversation } from '../examples/prompts-in-events-out.js';
-import { LoopEvent, ProviderInput, ToolRegistry, scriptedProvider } from '../src/index.js';
+import { chat } from '../examples/prompts-in-events-out.js';
+import { ConversationEvent, ProviderInput, ToolRegistry, scriptedProvider } from '../src/index.js';
 import { answerTurn, call, only, toolTurn } from './support/events.js';
 
 describe('examples/prompts-in-events-out', () => {
-  it('carries the history from one prompt to the next, and stop$ cancels the running loop', () => {
+  it('carries the history from one prompt to the next (a prompt waits for the running loop), and stop$ ends it all', () => {
     const prompts = new Subject<string>();
     const stop = new Subject<void>();
     const hanging = new Subject<never>();
@@ -17,12 +17,13 @@ describe('examples/prompts-in-events-out', () => {
     const script = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('It is now.'), answerTurn('You are welcome.')]);
     const provider = (input: ProviderInput) => (++turn <= 3 ? script(input) : hanging);
 
-    const events: LoopEvent[] = [];
+    const events: ConversationEvent[] = [];
     let completed = false;
-    conversation(prompts, stop, provider).subscribe({ next: (e) => events.push(e), complete: () => (completed = true) });
+    chat(prompts, stop, provider).subscribe({ next: (e) => events.push(e), complete: () => (completed = true) });
 
     prompts.next('What time is it?');
     prompts.next('Thanks!');
+    expect(only(events, 'user_message').map((e) => e.message.content)).toEqual(['What time is it?', 'Thanks!']);
     expect(only(events, 'loop_end').map((e) => e.assistant.content)).toEqual(['It is now.', 'You are welcome.']);
     expect(script.inputs[2]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant', 'user']);
 
