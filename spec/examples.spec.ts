@@ -1,12 +1,12 @@
-import { BehaviorSubject, Subject, lastValueFrom, scan, take, toArray } from 'rxjs';
+import { BehaviorSubject, Observable, Subject, concat, lastValueFrom, of, scan, take, toArray } from 'rxjs';
 import { cancelWithSignal, cancelWithTakeUntil } from '../examples/cancel-with-take-until.js';
 import { ChatAction, ChatState, chatEpic, chatReducer } from '../examples/chat-epic.js';
 import { demoProvider, demoRegistry, runCli } from '../examples/cli.js';
-import { Conversation, ConversationService } from '../examples/conversation-service.js';
+import { ConversationService } from '../examples/conversation-service.js';
 import { echoProvider } from '../examples/custom-provider.js';
 import { chat } from '../examples/prompts-in-events-out.js';
-import { ConversationEvent, ProviderInput, ToolRegistry, scriptedProvider } from '../src/index.js';
-import { answerTurn, call, only, toolTurn } from './support/events.js';
+import { ConversationEvent, LoopViewModel, Provider, ProviderEvent, ProviderInput, ToolRegistry, initialViewModel, scriptedProvider } from '../src/index.js';
+import { answerTurn, call, only, start, text, toolTurn } from './support/events.js';
 
 describe('examples/prompts-in-events-out', () => {
   it('carries the history from one prompt to the next (a prompt waits for the running loop), and stop$ ends it all', () => {
@@ -52,6 +52,21 @@ describe('examples/custom-provider', () => {
   });
 });
 
+/** A provider whose first call streams `Let me` and then hangs (until unsubscribed), and whose later calls follow `script`. */
+function firstHangs(script: (input: ProviderInput) => Observable<ProviderEvent>): { provider: Provider; hanging: Subject<never> } {
+  const hanging = new Subject<never>();
+  let calls = 0;
+  return { hanging, provider: (input) => (++calls === 1 ? concat(of(start, text('Let me')), hanging) : script(input)) };
+}
+
+/** Past the frame in which a `switch` conversation starts its loop (asap). */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+const clock = () => new ToolRegistry().register({ name: 'current_time', description: '', input: {}, handler: () => '12:00' });
+
+/** The aborted turn that a first, hanging call leaves in the history (R11). */
+const abortedTurn = { role: 'assistant', content: 'Let me', stopReason: 'aborted' };
+
 describe('examples/chat-epic', () => {
   it('maps loop events to actions, and a new prompt cancels the running loop (switchMap)', async () => {
 
@@ -82,19 +97,66 @@ describe('examples/chat-epic', () => {
 });
 
 describe('examples/conversation-service', () => {
-  it('keeps the conversation in a BehaviorSubject updated from turn_end and loop_end', async () => {
-    const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('Noon.')]);
-    const registry = new ToolRegistry().register({ name: 'current_time', description: '', input: {}, handler: () => '12:00' });
-    const service = new ConversationService(provider, registry);
+  it('keeps the view model in a BehaviorSubject: the history carried, the status from the events', async () => {
+    const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('Noon.'), answerTurn('You are welcome.')]);
+    const service = new ConversationService(provider, clock());
     const statuses: string[] = [];
-    service.conversation$.subscribe((c) => statuses.push(c.status));
+    service.conversation$.subscribe((s) => statuses.push(s.status));
     service.ask('What time is it?');
-    let now: Conversation | undefined;
-    service.conversation$.subscribe((c) => (now = c)).unsubscribe();
-    expect(now?.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
-    expect(now?.status).toBe('idle');
-    expect(statuses).toEqual(expect.arrayContaining(['idle', 'thinking', 'running tools']));
+    await tick();
+    service.ask('Thanks!');
+    await tick();
+    let now: LoopViewModel | undefined;
+    service.conversation$.subscribe((s) => (now = s)).unsubscribe();
+    expect(now?.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant', 'user', 'assistant']);
+    expect(provider.inputs[2]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant', 'user']);
+    expect(now).toMatchObject({ status: 'done', text: 'You are welcome.' });
+    expect(statuses).toEqual(expect.arrayContaining(['idle', 'streaming', 'done']));
     service.destroy();
+  });
+
+  it('ask() while a loop runs aborts it (switch): the first prompt and its aborted turn stay, the second runs', async () => {
+    const script = scriptedProvider([answerTurn('Noon.')]);
+    const { provider, hanging } = firstHangs(script);
+    const service = new ConversationService(provider, clock());
+    let now: LoopViewModel = initialViewModel;
+    service.conversation$.subscribe((s) => (now = s));
+
+    service.ask('first');
+    await tick();
+    expect(now).toMatchObject({ status: 'streaming', text: 'Let me' });
+    service.ask('second');
+    expect(hanging.observed).toBe(false);
+    await tick();
+    expect(now.messages).toMatchObject([{ role: 'user', content: 'first' }, abortedTurn, { role: 'user', content: 'second' }, { role: 'assistant', content: 'Noon.' }]);
+    expect(now.status).toBe('done');
+    service.destroy();
+  });
+
+  it('stop() aborts the running loop only: its turn stays, and the next ask() goes on from that history', async () => {
+    const script = scriptedProvider([answerTurn('Noon.')]);
+    const { provider, hanging } = firstHangs(script);
+    const service = new ConversationService(provider, clock());
+    let now: LoopViewModel = initialViewModel;
+    let completed = false;
+    service.conversation$.subscribe({ next: (s) => (now = s), complete: () => (completed = true) });
+
+    service.stop(); // nothing runs: nothing changes
+    service.ask('first');
+    await tick();
+    expect(hanging.observed).toBe(true);
+    service.stop();
+    expect(hanging.observed).toBe(false);
+    expect(now).toMatchObject({ status: 'aborted', messages: [{ role: 'user', content: 'first' }, abortedTurn] });
+
+    service.ask('again');
+    await tick();
+    expect(script.inputs[0]!.messages).toMatchObject([{ role: 'user', content: 'first' }, abortedTurn, { role: 'user', content: 'again' }]);
+    expect(now).toMatchObject({ status: 'done', text: 'Noon.' });
+    expect(now.messages).toHaveLength(4);
+
+    service.destroy();
+    expect(completed).toBe(true);
   });
 });
 
