@@ -5,7 +5,7 @@ import { demoProvider, demoRegistry, runCli } from '../examples/cli.js';
 import { ConversationService } from '../examples/conversation-service.js';
 import { echoProvider } from '../examples/custom-provider.js';
 import { chat } from '../examples/prompts-in-events-out.js';
-import { ConversationEvent, LoopViewModel, Provider, ProviderEvent, ProviderInput, ToolRegistry, initialViewModel, scriptedProvider } from '../src/index.js';
+import { AgentMessage, ConversationEvent, LoopViewModel, Provider, ProviderEvent, ProviderInput, ToolRegistry, initialViewModel, scriptedProvider } from '../src/index.js';
 import { answerTurn, call, only, start, text, toolTurn } from './support/events.js';
 
 describe('examples/prompts-in-events-out', () => {
@@ -68,31 +68,54 @@ const clock = () => new ToolRegistry().register({ name: 'current_time', descript
 const abortedTurn = { role: 'assistant', content: 'Let me', stopReason: 'aborted' };
 
 describe('examples/chat-epic', () => {
-  it('maps loop events to actions, and a new prompt cancels the running loop (switchMap)', async () => {
-
-    const hanging = new Subject<never>();
-    const script = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('It is noon.')]);
-    let calls = 0;
-    const provider = (input: ProviderInput) => (++calls === 1 ? hanging : script(input));
-    const registry = new ToolRegistry().register({ name: 'current_time', description: '', input: {}, handler: () => '12:00' });
-
+  function store(provider: Provider, preloaded: ChatState = initialViewModel) {
     const action$ = new Subject<ChatAction>();
-    const state$ = new BehaviorSubject<ChatState>({ messages: [], streaming: '', running: [] });
+    const state$ = new BehaviorSubject<ChatState>(preloaded);
     const actions: ChatAction[] = [];
-    action$.pipe(scan(chatReducer, state$.value)).subscribe(state$);
-    chatEpic(action$, state$, { provider, registry }).subscribe((action) => {
+    action$.pipe(scan(chatReducer, preloaded)).subscribe(state$);
+    chatEpic(action$, state$, { provider, registry: clock() }).subscribe((action) => {
       actions.push(action);
       action$.next(action);
     });
+    return { state$, actions, prompt: (text: string) => action$.next({ type: 'chat/prompt', text }) };
+  }
 
-    action$.next({ type: 'chat/prompt', text: 'first, never answered' });
+  it('a new prompt aborts the running loop (switch): its turn stays in the history, then the new prompt runs', async () => {
+    const script = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('It is noon.')]);
+    const { provider, hanging } = firstHangs(script);
+    const { state$, actions, prompt } = store(provider);
+
+    prompt('first, never answered');
+    await tick();
     expect(hanging.observed).toBe(true);
-    action$.next({ type: 'chat/prompt', text: 'What time is it?' });
+    expect(state$.value).toMatchObject({ status: 'streaming', text: 'Let me' });
+
+    prompt('What time is it?');
     expect(hanging.observed).toBe(false);
-    expect(actions.map((a) => a.type)).toEqual(['chat/toolStarted', 'chat/toolFinished', 'chat/turnEnded', 'chat/delta', 'chat/turnEnded', 'chat/answered']);
-    expect(state$.value.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
-    expect(state$.value.messages[0]).toEqual({ role: 'user', content: 'What time is it?' });
-    expect(state$.value.running).toEqual([]);
+    expect(state$.value.status).toBe('aborted');
+    await tick();
+    expect(actions.every((a) => a.type === 'chat/event')).toBe(true);
+    expect(only(actions.map((a) => (a as Extract<ChatAction, { type: 'chat/event' }>).event), 'loop_end').map((e) => e.reason)).toEqual(['aborted', 'stop']);
+    expect(state$.value.messages).toMatchObject([
+      { role: 'user', content: 'first, never answered' },
+      abortedTurn,
+      { role: 'user', content: 'What time is it?' },
+      { role: 'assistant', stopReason: 'toolUse' },
+      { role: 'toolResult', toolCallId: 'c1', content: '12:00' },
+      { role: 'assistant', content: 'It is noon.' },
+    ]);
+    expect(script.inputs[0]!.messages).toEqual(state$.value.messages.slice(0, 3));
+    expect(state$.value).toMatchObject({ status: 'done', turn: 2, text: 'It is noon.', tools: [] });
+  });
+
+  it('starts from the history in the state when the epic starts (one restored from storage)', async () => {
+    const script = scriptedProvider([answerTurn('Still noon.')]);
+    const saved: ChatState = { ...initialViewModel, messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello.' }] as AgentMessage[] };
+    const { state$, prompt } = store(script, saved);
+    prompt('And now?');
+    await tick();
+    expect(script.inputs[0]!.messages.map((m) => m.content)).toEqual(['Hi', 'Hello.', 'And now?']);
+    expect(state$.value.messages).toHaveLength(4);
   });
 });
 
