@@ -1,70 +1,44 @@
 /**
- * An effect-style service (as an Angular or NgRx service would be, without Angular): the conversation
- * is a `BehaviorSubject` that `turn_end` and `loop_end` events update; `ask()` starts a loop and
- * cancels the one still running; `stop()` cancels; `destroy()` ends everything.
+ * An effect-style service (as an Angular or NgRx service would be, without Angular) on `conversation()`:
+ * the state is `toViewModel()`'s (status, the turn's text and tools, the history, usage) in a
+ * `BehaviorSubject`. `ask()` sends a prompt; under policy `'switch'` one that arrives while a loop runs
+ * aborts that loop — its turn, with what the user saw of it, stays in the history — and then runs.
+ * `stop()` aborts the running loop the same way; `destroy()` tears everything down.
  */
-import { BehaviorSubject, Observable, Subject, Subscription, switchMap, takeUntil } from 'rxjs';
-import type { AgentMessage, LoopEvent, Provider, ToolRegistry } from '../src/index.js';
-import { runEventedToolLoop } from '../src/index.js';
-
-export interface Conversation {
-  messages: readonly AgentMessage[];
-  status: 'idle' | 'thinking' | 'running tools';
-  /** The assistant's text of the turn in progress. */
-  draft: string;
-}
+import { BehaviorSubject, Observable, Subject, Subscription, defer, repeat } from 'rxjs';
+import { LoopViewModel, Provider, ToolRegistry, conversation, initialViewModel, toViewModel } from '../src/index.js';
 
 export class ConversationService {
-  private readonly state = new BehaviorSubject<Conversation>({ messages: [], status: 'idle', draft: '' });
+  private readonly state = new BehaviorSubject<LoopViewModel>(initialViewModel);
   private readonly prompts = new Subject<string>();
-  private readonly stops = new Subject<void>();
+  private stopping = new AbortController();
   private readonly subscription: Subscription;
 
-  /** The conversation, for templates and selectors. */
-  readonly conversation$: Observable<Conversation> = this.state.asObservable();
+  /** The state, for templates and selectors. */
+  readonly conversation$: Observable<LoopViewModel> = this.state.asObservable();
 
   constructor(provider: Provider, registry: ToolRegistry) {
-    this.subscription = this.prompts
-      .pipe(
-        switchMap((prompt) =>
-          runEventedToolLoop({
-            provider,
-            registry,
-            messages: [...this.state.value.messages, { role: 'user', content: prompt }],
-          }).pipe(takeUntil(this.stops)),
-        ),
-      )
-      .subscribe((event) => this.state.next(reduce(this.state.value, event)));
+    // conversation() cannot abort its running loop alone: stop() aborts the whole conversation's signal
+    // (the loop ends `aborted`, then the conversation completes) and repeat() starts the next from its history
+    const conversation$ = defer(() => {
+      this.stopping = new AbortController();
+      const messages = this.state.value.messages;
+      return this.prompts.pipe(conversation({ provider, registry, messages, policy: 'switch', signal: this.stopping.signal }));
+    });
+    this.subscription = conversation$.pipe(repeat(), toViewModel()).subscribe(this.state);
   }
 
   ask(prompt: string): void {
-    this.state.next({ ...this.state.value, status: 'thinking', draft: '' });
     this.prompts.next(prompt);
   }
 
-  /** Cancels the running loop; the conversation keeps what the last finished turn left. */
+  /** Aborts the running loop (its turn stays in the history); a prompt not started yet never runs. */
   stop(): void {
-    this.stops.next();
-    this.state.next({ ...this.state.value, status: 'idle', draft: '' });
+    this.stopping.abort();
   }
 
   destroy(): void {
     this.subscription.unsubscribe();
     this.state.complete();
-  }
-}
-
-function reduce(state: Conversation, event: LoopEvent): Conversation {
-  switch (event.type) {
-    case 'text_delta':
-      return { ...state, draft: state.draft + event.text };
-    case 'tool_start':
-      return { ...state, status: 'running tools' };
-    case 'turn_end':
-      return { ...state, messages: event.messages, status: 'thinking', draft: '' };
-    case 'loop_end':
-      return { messages: event.messages, status: 'idle', draft: '' };
-    default:
-      return state;
   }
 }

@@ -1,29 +1,18 @@
 /**
- * The loop inside an RxJS app: prompts in, events out, `takeUntil` to cancel.
- * Each prompt continues the conversation where the previous loop ended (`loop_end.messages`).
+ * The loop inside an RxJS app: prompts in, events out. `conversation()` runs one loop per prompt and carries
+ * the history from each to the next; a prompt that arrives while a loop runs waits for it (policy `'queue'`,
+ * the default). `takeUntil(stop$)` ends the conversation, tearing down the running loop's provider call and
+ * tools; pass `signal` instead to end it with that loop's `loop_end` `aborted`, its turn kept in the history.
  */
-import { Observable, concatMap, defer, takeUntil, tap } from 'rxjs';
-import { AgentMessage, LoopEvent, Provider, ToolRegistry, runEventedToolLoop } from '../src/index.js';
+import { Observable, takeUntil } from 'rxjs';
+import { ConversationEvent, Provider, ToolRegistry, conversation } from '../src/index.js';
 
-export function conversation(prompts$: Observable<string>, stop$: Observable<unknown>, provider: Provider): Observable<LoopEvent> {
+export function chat(prompts$: Observable<string>, stop$: Observable<unknown>, provider: Provider): Observable<ConversationEvent> {
   const registry = new ToolRegistry().register({
     name: 'current_time',
     description: 'Returns the current time as an ISO 8601 string',
     input: {},
     handler: () => new Date().toISOString(),
   });
-
-  return defer(() => {
-    let history: readonly AgentMessage[] = []; // this subscription's conversation
-    return prompts$.pipe(
-      // one loop at a time: a prompt that arrives meanwhile waits for the running loop to end
-      concatMap((prompt) =>
-        runEventedToolLoop({ provider, registry, messages: [...history, { role: 'user', content: prompt }] }),
-      ),
-      tap((event) => {
-        if (event.type === 'loop_end') history = event.messages;
-      }),
-      takeUntil(stop$), // unsubscribes the running loop: its provider call and its tools are torn down
-    );
-  });
+  return prompts$.pipe(conversation({ provider, registry }), takeUntil(stop$));
 }

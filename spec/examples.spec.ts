@@ -1,15 +1,15 @@
-import { BehaviorSubject, Subject, lastValueFrom, scan, take, toArray } from 'rxjs';
+import { BehaviorSubject, Observable, Subject, concat, lastValueFrom, of, scan, take, toArray } from 'rxjs';
 import { cancelWithSignal, cancelWithTakeUntil } from '../examples/cancel-with-take-until.js';
 import { ChatAction, ChatState, chatEpic, chatReducer } from '../examples/chat-epic.js';
 import { demoProvider, demoRegistry, runCli } from '../examples/cli.js';
-import { Conversation, ConversationService } from '../examples/conversation-service.js';
+import { ConversationService } from '../examples/conversation-service.js';
 import { echoProvider } from '../examples/custom-provider.js';
-import { conversation } from '../examples/prompts-in-events-out.js';
-import { LoopEvent, ProviderInput, ToolRegistry, scriptedProvider } from '../src/index.js';
-import { answerTurn, call, only, toolTurn } from './support/events.js';
+import { chat } from '../examples/prompts-in-events-out.js';
+import { AgentMessage, ConversationEvent, LoopViewModel, Provider, ProviderEvent, ProviderInput, ToolRegistry, initialViewModel, scriptedProvider } from '../src/index.js';
+import { answerTurn, call, only, start, text, toolTurn } from './support/events.js';
 
 describe('examples/prompts-in-events-out', () => {
-  it('carries the history from one prompt to the next, and stop$ cancels the running loop', () => {
+  it('carries the history from one prompt to the next (a prompt waits for the running loop), and stop$ ends it all', () => {
     const prompts = new Subject<string>();
     const stop = new Subject<void>();
     const hanging = new Subject<never>();
@@ -17,12 +17,13 @@ describe('examples/prompts-in-events-out', () => {
     const script = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('It is now.'), answerTurn('You are welcome.')]);
     const provider = (input: ProviderInput) => (++turn <= 3 ? script(input) : hanging);
 
-    const events: LoopEvent[] = [];
+    const events: ConversationEvent[] = [];
     let completed = false;
-    conversation(prompts, stop, provider).subscribe({ next: (e) => events.push(e), complete: () => (completed = true) });
+    chat(prompts, stop, provider).subscribe({ next: (e) => events.push(e), complete: () => (completed = true) });
 
     prompts.next('What time is it?');
     prompts.next('Thanks!');
+    expect(only(events, 'user_message').map((e) => e.message.content)).toEqual(['What time is it?', 'Thanks!']);
     expect(only(events, 'loop_end').map((e) => e.assistant.content)).toEqual(['It is now.', 'You are welcome.']);
     expect(script.inputs[2]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant', 'user']);
 
@@ -51,49 +52,134 @@ describe('examples/custom-provider', () => {
   });
 });
 
+/** A provider whose first call streams `Let me` and then hangs (until unsubscribed), and whose later calls follow `script`. */
+function firstHangs(script: (input: ProviderInput) => Observable<ProviderEvent>): { provider: Provider; hanging: Subject<never> } {
+  const hanging = new Subject<never>();
+  let calls = 0;
+  return { hanging, provider: (input) => (++calls === 1 ? concat(of(start, text('Let me')), hanging) : script(input)) };
+}
+
+/** Past the frame in which a `switch` conversation starts its loop (asap). */
+const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+const clock = () => new ToolRegistry().register({ name: 'current_time', description: '', input: {}, handler: () => '12:00' });
+
+/** The aborted turn that a first, hanging call leaves in the history (R11). */
+const abortedTurn = { role: 'assistant', content: 'Let me', stopReason: 'aborted' };
+
 describe('examples/chat-epic', () => {
-  it('maps loop events to actions, and a new prompt cancels the running loop (switchMap)', async () => {
-
-    const hanging = new Subject<never>();
-    const script = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('It is noon.')]);
-    let calls = 0;
-    const provider = (input: ProviderInput) => (++calls === 1 ? hanging : script(input));
-    const registry = new ToolRegistry().register({ name: 'current_time', description: '', input: {}, handler: () => '12:00' });
-
+  function store(provider: Provider, preloaded: ChatState = initialViewModel) {
     const action$ = new Subject<ChatAction>();
-    const state$ = new BehaviorSubject<ChatState>({ messages: [], streaming: '', running: [] });
+    const state$ = new BehaviorSubject<ChatState>(preloaded);
     const actions: ChatAction[] = [];
-    action$.pipe(scan(chatReducer, state$.value)).subscribe(state$);
-    chatEpic(action$, state$, { provider, registry }).subscribe((action) => {
+    action$.pipe(scan(chatReducer, preloaded)).subscribe(state$);
+    chatEpic(action$, state$, { provider, registry: clock() }).subscribe((action) => {
       actions.push(action);
       action$.next(action);
     });
+    return { state$, actions, prompt: (text: string) => action$.next({ type: 'chat/prompt', text }) };
+  }
 
-    action$.next({ type: 'chat/prompt', text: 'first, never answered' });
+  it('a new prompt aborts the running loop (switch): its turn stays in the history, then the new prompt runs', async () => {
+    const script = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('It is noon.')]);
+    const { provider, hanging } = firstHangs(script);
+    const { state$, actions, prompt } = store(provider);
+
+    prompt('first, never answered');
+    await tick();
     expect(hanging.observed).toBe(true);
-    action$.next({ type: 'chat/prompt', text: 'What time is it?' });
+    expect(state$.value).toMatchObject({ status: 'streaming', text: 'Let me' });
+
+    prompt('What time is it?');
     expect(hanging.observed).toBe(false);
-    expect(actions.map((a) => a.type)).toEqual(['chat/toolStarted', 'chat/toolFinished', 'chat/turnEnded', 'chat/delta', 'chat/turnEnded', 'chat/answered']);
-    expect(state$.value.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
-    expect(state$.value.messages[0]).toEqual({ role: 'user', content: 'What time is it?' });
-    expect(state$.value.running).toEqual([]);
+    expect(state$.value.status).toBe('aborted');
+    await tick();
+    expect(actions.every((a) => a.type === 'chat/event')).toBe(true);
+    expect(only(actions.map((a) => (a as Extract<ChatAction, { type: 'chat/event' }>).event), 'loop_end').map((e) => e.reason)).toEqual(['aborted', 'stop']);
+    expect(state$.value.messages).toMatchObject([
+      { role: 'user', content: 'first, never answered' },
+      abortedTurn,
+      { role: 'user', content: 'What time is it?' },
+      { role: 'assistant', stopReason: 'toolUse' },
+      { role: 'toolResult', toolCallId: 'c1', content: '12:00' },
+      { role: 'assistant', content: 'It is noon.' },
+    ]);
+    expect(script.inputs[0]!.messages).toEqual(state$.value.messages.slice(0, 3));
+    expect(state$.value).toMatchObject({ status: 'done', turn: 2, text: 'It is noon.', tools: [] });
+  });
+
+  it('starts from the history in the state when the epic starts (one restored from storage)', async () => {
+    const script = scriptedProvider([answerTurn('Still noon.')]);
+    const saved: ChatState = { ...initialViewModel, messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello.' }] as AgentMessage[] };
+    const { state$, prompt } = store(script, saved);
+    prompt('And now?');
+    await tick();
+    expect(script.inputs[0]!.messages.map((m) => m.content)).toEqual(['Hi', 'Hello.', 'And now?']);
+    expect(state$.value.messages).toHaveLength(4);
   });
 });
 
 describe('examples/conversation-service', () => {
-  it('keeps the conversation in a BehaviorSubject updated from turn_end and loop_end', async () => {
-    const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('Noon.')]);
-    const registry = new ToolRegistry().register({ name: 'current_time', description: '', input: {}, handler: () => '12:00' });
-    const service = new ConversationService(provider, registry);
+  it('keeps the view model in a BehaviorSubject: the history carried, the status from the events', async () => {
+    const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('Noon.'), answerTurn('You are welcome.')]);
+    const service = new ConversationService(provider, clock());
     const statuses: string[] = [];
-    service.conversation$.subscribe((c) => statuses.push(c.status));
+    service.conversation$.subscribe((s) => statuses.push(s.status));
     service.ask('What time is it?');
-    let now: Conversation | undefined;
-    service.conversation$.subscribe((c) => (now = c)).unsubscribe();
-    expect(now?.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
-    expect(now?.status).toBe('idle');
-    expect(statuses).toEqual(expect.arrayContaining(['idle', 'thinking', 'running tools']));
+    await tick();
+    service.ask('Thanks!');
+    await tick();
+    let now: LoopViewModel | undefined;
+    service.conversation$.subscribe((s) => (now = s)).unsubscribe();
+    expect(now?.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant', 'user', 'assistant']);
+    expect(provider.inputs[2]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant', 'user']);
+    expect(now).toMatchObject({ status: 'done', text: 'You are welcome.' });
+    expect(statuses).toEqual(expect.arrayContaining(['idle', 'streaming', 'done']));
     service.destroy();
+  });
+
+  it('ask() while a loop runs aborts it (switch): the first prompt and its aborted turn stay, the second runs', async () => {
+    const script = scriptedProvider([answerTurn('Noon.')]);
+    const { provider, hanging } = firstHangs(script);
+    const service = new ConversationService(provider, clock());
+    let now: LoopViewModel = initialViewModel;
+    service.conversation$.subscribe((s) => (now = s));
+
+    service.ask('first');
+    await tick();
+    expect(now).toMatchObject({ status: 'streaming', text: 'Let me' });
+    service.ask('second');
+    expect(hanging.observed).toBe(false);
+    await tick();
+    expect(now.messages).toMatchObject([{ role: 'user', content: 'first' }, abortedTurn, { role: 'user', content: 'second' }, { role: 'assistant', content: 'Noon.' }]);
+    expect(now.status).toBe('done');
+    service.destroy();
+  });
+
+  it('stop() aborts the running loop only: its turn stays, and the next ask() goes on from that history', async () => {
+    const script = scriptedProvider([answerTurn('Noon.')]);
+    const { provider, hanging } = firstHangs(script);
+    const service = new ConversationService(provider, clock());
+    let now: LoopViewModel = initialViewModel;
+    let completed = false;
+    service.conversation$.subscribe({ next: (s) => (now = s), complete: () => (completed = true) });
+
+    service.stop(); // nothing runs: nothing changes
+    service.ask('first');
+    await tick();
+    expect(hanging.observed).toBe(true);
+    service.stop();
+    expect(hanging.observed).toBe(false);
+    expect(now).toMatchObject({ status: 'aborted', messages: [{ role: 'user', content: 'first' }, abortedTurn] });
+
+    service.ask('again');
+    await tick();
+    expect(script.inputs[0]!.messages).toMatchObject([{ role: 'user', content: 'first' }, abortedTurn, { role: 'user', content: 'again' }]);
+    expect(now).toMatchObject({ status: 'done', text: 'Noon.' });
+    expect(now.messages).toHaveLength(4);
+
+    service.destroy();
+    expect(completed).toBe(true);
   });
 });
 
