@@ -5,27 +5,22 @@
  * aborts that loop — its turn, with what the user saw of it, stays in the history — and then runs.
  * `stop()` aborts the running loop the same way; `destroy()` tears everything down.
  */
-import { BehaviorSubject, Observable, Subject, Subscription, defer, repeat } from 'rxjs';
+import { BehaviorSubject, Observable, Subject, Subscription } from 'rxjs';
 import { LoopViewModel, Provider, ToolRegistry, conversation, initialViewModel, toViewModel } from '../src/index.js';
 
 export class ConversationService {
   private readonly state = new BehaviorSubject<LoopViewModel>(initialViewModel);
   private readonly prompts = new Subject<string>();
-  private stopping = new AbortController();
+  private readonly stops = new Subject<void>();
   private readonly subscription: Subscription;
 
   /** The state, for templates and selectors. */
   readonly conversation$: Observable<LoopViewModel> = this.state.asObservable();
 
   constructor(provider: Provider, registry: ToolRegistry) {
-    // conversation() cannot abort its running loop alone: stop() aborts the whole conversation's signal
-    // (the loop ends `aborted`, then the conversation completes) and repeat() starts the next from its history
-    const conversation$ = defer(() => {
-      this.stopping = new AbortController();
-      const messages = this.state.value.messages;
-      return this.prompts.pipe(conversation({ provider, registry, messages, policy: 'switch', signal: this.stopping.signal }));
-    });
-    this.subscription = conversation$.pipe(repeat(), toViewModel()).subscribe(this.state);
+    this.subscription = this.prompts
+      .pipe(conversation({ provider, registry, policy: 'switch', abort$: this.stops }), toViewModel())
+      .subscribe(this.state);
   }
 
   ask(prompt: string): void {
@@ -34,7 +29,7 @@ export class ConversationService {
 
   /** Aborts the running loop (its turn stays in the history); a prompt not started yet never runs. */
   stop(): void {
-    this.stopping.abort();
+    this.stops.next();
   }
 
   destroy(): void {
