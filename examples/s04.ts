@@ -11,9 +11,7 @@
  *   npm run s04 -- --provider anthropic --model claude-sonnet-4-5
  */
 import { LoopEvent, ProviderInput, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../src/index.js';
-import { describeCommon, lastToolResult, runSeriesDemo } from './series-demo.js';
-
-const FIXED_NOW = '2026-01-01T00:00:00Z';
+import { FIXED_NOW, describeCommon, lastToolResult, runSeriesDemo } from './series-demo.js';
 
 const registry = new ToolRegistry().register({
   name: 'current_time',

@@ -1,11 +1,14 @@
 /**
- * What the series' demos share (s04, s05): the provider chosen from the command line — the scripted one
- * by default, a real API with `--provider` — and the transcript: the question, one line per event, the
- * final answer and the shape of the history.
+ * What the series' demos share (s04, s05, the chat): the provider chosen from the command line — the
+ * scripted one by default, a real API with `--provider` — and the transcript: the question, one line per
+ * event, the final answer and the shape of the history.
  */
 import { parseArgs } from 'node:util';
 import { Observable, lastValueFrom, tap } from 'rxjs';
 import { AgentMessage, LoopEvent, Provider, ProviderInput, anthropicProvider, openAIChatProvider } from '../src/index.js';
+
+/** What the demos' `current_time` tool answers, so that a transcript on the scripted provider never changes. */
+export const FIXED_NOW = '2026-01-01T00:00:00Z';
 
 export interface SeriesDemo {
   /** `s04`, `s05`: the npm script, and the prefix of its error lines. */
@@ -49,15 +52,8 @@ export function runSeriesDemo(demo: SeriesDemo): void {
 }
 
 async function main({ name, title, question, scripted, run, describe }: SeriesDemo): Promise<void> {
-  const usage = `usage: npm run ${name} [-- --provider openai|anthropic --model MODEL [--base-url URL]]`;
-  let provider: Provider;
-  try {
-    provider = chooseProvider(process.argv.slice(2), scripted);
-  } catch (error) {
-    console.error(`${name}: ${error instanceof Error ? error.message : String(error)}\n${usage}`);
-    process.exitCode = 2;
-    return;
-  }
+  const provider = providerFromArgs(name, process.argv.slice(2), scripted);
+  if (provider === undefined) return;
   console.log(`${name}: ${title}\n`);
   console.log(`[user]\n${question}\n`);
 
@@ -75,6 +71,21 @@ async function main({ name, title, question, scripted, run, describe }: SeriesDe
 
   console.log(`\n[assistant]\ncontent: ${end.assistant.content}\nstopReason: ${end.assistant.stopReason}\n`);
   console.log(`[state]\n${end.messages.map((message) => message.role).join(' -> ')}`);
+}
+
+/**
+ * The provider that the flags of `npm run NAME -- …` choose, or `undefined` once a bad flag has been
+ * reported on stderr with the usage line (exit code 2).
+ */
+export function providerFromArgs(name: string, args: string[], scripted: Provider): Provider | undefined {
+  try {
+    return chooseProvider(args, scripted);
+  } catch (error) {
+    const usage = `usage: npm run ${name} [-- --provider openai|anthropic --model MODEL [--base-url URL]]`;
+    console.error(`${name}: ${error instanceof Error ? error.message : String(error)}\n${usage}`);
+    process.exitCode = 2;
+    return undefined;
+  }
 }
 
 /** No flags: the scripted provider. `--provider openai|anthropic --model M [--base-url URL]`: a real API. */

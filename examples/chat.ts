@@ -1,0 +1,279 @@
+/**
+ * C6, a terminal chat: the lines of standard input are the prompts, `prompts$.pipe(conversation(…))` turns
+ * them into events, and the events are printed as they come — the text streamed, a status line while tools
+ * run. On the scripted provider by default (no network, no keys; asked the time, it calls `current_time`,
+ * which takes half a second), or on a real API with the s04 flags:
+ *
+ *   npm run chat
+ *   npm run chat -- --provider openai --model gpt-4o-mini
+ *   npm run chat -- --provider anthropic --model claude-sonnet-4-5
+ *   printf 'What time is it?\nThanks!\n' | npm run chat
+ *
+ * - On a terminal: a `> ` prompt; the status line is rewritten in place. Ctrl+D ends the chat.
+ * - Not on a terminal (a pipe, a file): one prompt per line, each echoed as `you: …`; each change of the
+ *   status is a line of its own (`[running current_time]`). At the end of input the prompts still waiting
+ *   are answered, then the chat exits with code 0.
+ * - Policy `queue`: a prompt that arrives while an answer runs waits for it; the history carries over.
+ * - Ctrl+C (SIGINT) cancels the running loop: the cancelled turn stays in the history (R11), `[cancelled]` is
+ *   printed and the chat goes on. Ctrl+C with nothing running, or again before the cancelled loop has
+ *   ended, exits with code 130.
+ */
+import { Interface, createInterface } from 'node:readline';
+import { EMPTY, Observable, concat, concatMap, defer, delay, filter, from, fromEvent, map, merge, of, repeat, share, takeUntil, tap, timer } from 'rxjs';
+import type { AgentMessage, ConversationEvent, ConversationOptions, Provider, ProviderEvent, UserMessage } from '../src/index.js';
+import { ToolRegistry, conversation, toolProgress } from '../src/index.js';
+import type { Output } from './cli.js';
+import { FIXED_NOW, providerFromArgs } from './series-demo.js';
+
+/** What the chat emits: the conversation's events, and what the chat itself adds to them. */
+export type ChatEvent =
+  | ConversationEvent
+  /** Ctrl+C cancelled the running loop (after its `loop_end`); `dropped`: the prompts that waited behind it. */
+  | { type: 'cancelled'; dropped: number }
+  /** Nothing runs and no prompt waits: the place for a `> ` prompt. */
+  | { type: 'idle' }
+  /** Ctrl+C with nothing to cancel: the chat completes right after it. */
+  | { type: 'quit' };
+
+/** A loop's options, as `conversation()` takes them; the chat decides the history, the signal and the policy. */
+export type ChatOptions = Omit<ConversationOptions, 'messages' | 'signal' | 'policy'>;
+
+/**
+ * The chat as an Observable: prompts and interrupts (Ctrl+C) in, events out; completes when the prompts
+ * have completed and the last answer has ended, or with `quit`.
+ *
+ * `conversation()` has one `signal`, for the whole conversation (C3): aborting it ends the running loop as
+ * R11 says and then completes the conversation. So a chat is a series of conversation *sessions*: each has
+ * an `AbortController` of its own and starts from the history where the last one stopped (C5). Ctrl+C aborts
+ * the session, whose running loop ends with `aborted` (its turn and the `error: aborted` results join the
+ * history); `repeat` then starts the next session on the same prompts. A prompt that waited behind the
+ * cancelled loop never runs (C3) — as a terminal drops what was typed ahead when Ctrl+C interrupts a
+ * command — and `cancelled.dropped` counts it. `prompts$` is subscribed once per session, so it must be hot
+ * and remember that it completed (see {@link lines}).
+ *
+ * ```text
+ * prompts:     a-----------b---------c|
+ * interrupts:  ------x
+ * chat:        I(Ua)…(LCI)-(Ub)……(LI)-(Uc)……(LI|)     I = idle, U = user_message, L = loop_end, C = cancelled
+ * ```
+ */
+export function chat(prompts$: Observable<string>, interrupts$: Observable<unknown>, options: ChatOptions): Observable<ChatEvent> {
+  return new Observable<ChatEvent>((subscriber) => {
+    subscriber.next({ type: 'idle' });
+    let history: readonly AgentMessage[] = [];
+    let session = new AbortController();
+    /** Prompts handed to this session that have not joined the history yet. */
+    let waiting = 0;
+    /** `running` from a prompt's `user_message` to its `loop_end`; `cancelling` once Ctrl+C has aborted it. */
+    let loop: 'idle' | 'running' | 'cancelling' = 'idle';
+
+    const sessions = defer(() => {
+      session = new AbortController();
+      waiting = 0;
+      return prompts$.pipe(
+        tap(() => waiting++),
+        conversation({ ...options, messages: history, signal: session.signal, policy: 'queue' }),
+      );
+    })
+      // a session that Ctrl+C aborted is followed by the next one; one that ended with the prompts ends the chat
+      .pipe(repeat({ delay: () => (session.signal.aborted ? of(true) : EMPTY) }))
+      .subscribe({
+        next: (event) => {
+          if (event.type === 'user_message') {
+            waiting--;
+            loop = 'running';
+          }
+          if (event.type === 'loop_end') history = event.messages; // where the next session starts, if Ctrl+C ends this one
+          subscriber.next(event);
+          if (event.type !== 'loop_end') return;
+          if (loop === 'cancelling') subscriber.next({ type: 'cancelled', dropped: waiting });
+          loop = 'idle';
+          if (waiting === 0 || session.signal.aborted) subscriber.next({ type: 'idle' });
+        },
+        complete: () => subscriber.complete(),
+      });
+
+    const interrupts = interrupts$.subscribe(() => {
+      if (loop !== 'running') {
+        subscriber.next({ type: 'quit' });
+        return subscriber.complete();
+      }
+      loop = 'cancelling';
+      session.abort(); // R11: the loop ends at once with `aborted`; the next session starts from its history
+    });
+
+    return () => {
+      sessions.unsubscribe();
+      interrupts.unsubscribe();
+    };
+  });
+}
+
+/**
+ * The lines of a readline interface, blank ones left out: one subscription to the interface, shared by every
+ * subscriber, and a subscriber that comes after the end of input is told at once that the lines completed.
+ */
+export function lines(input: Interface): Observable<string> {
+  return fromEvent(input, 'line', (line: string) => line).pipe(
+    takeUntil(fromEvent(input, 'close')),
+    filter((line) => line.trim() !== ''),
+    share({ resetOnComplete: false, resetOnRefCountZero: false }),
+  );
+}
+
+/** `current_time`, slow enough to watch: a progress update at once, the (fixed) time after `ms`. */
+export function chatRegistry(ms = 500): ToolRegistry {
+  return new ToolRegistry().register({
+    name: 'current_time',
+    description: 'Returns the current time as an ISO 8601 string',
+    input: {},
+    handler: () => concat(of(toolProgress('reading the clock')), timer(ms).pipe(map(() => FIXED_NOW))),
+  });
+}
+
+/**
+ * The scripted model of the chat, which answers every prompt from the history alone: asked the time, it
+ * calls `current_time` and then says the time; anything else it repeats, with what it remembers — how many
+ * prompts it has seen, the one before, and the answers that were cancelled.
+ */
+export function chatProvider(wordMs = 10): Provider {
+  return ({ messages }) => {
+    const last = messages[messages.length - 1];
+    if (last?.role === 'toolResult') {
+      return answer(last.isError ? `I could not read the clock (${last.content}).` : `The time is ${last.content}.`, wordMs);
+    }
+    const prompts = messages.filter((message): message is UserMessage => message.role === 'user');
+    const prompt = prompts[prompts.length - 1]?.content ?? '';
+    if (/\btime\b/i.test(prompt)) {
+      const id = `call_${messages.filter((message) => message.role === 'assistant').length + 1}`;
+      return from<ProviderEvent[]>([
+        { type: 'message_start' },
+        { type: 'tool_call', call: { id, name: 'current_time', input: {} } },
+        { type: 'message_end', stopReason: 'toolUse' },
+      ]);
+    }
+    const before = prompts[prompts.length - 2]?.content;
+    const cancelled = messages.filter((message) => message.role === 'assistant' && message.stopReason === 'aborted').length;
+    return answer(
+      `You said "${prompt}". ` +
+        (before === undefined ? 'That is the first prompt of this chat.' : `That is prompt ${prompts.length} of this chat; the one before was "${before}".`) +
+        (cancelled === 0 ? '' : ` So far ${cancelled} ${cancelled === 1 ? 'answer was' : 'answers were'} cancelled.`),
+      wordMs,
+    );
+  };
+}
+
+/** A streamed answer: its words one by one, `wordMs` apart. */
+function answer(text: string, wordMs: number): Observable<ProviderEvent> {
+  const words = text.match(/\S+\s*/g) ?? [];
+  return concat(
+    of<ProviderEvent>({ type: 'message_start' }),
+    from(words).pipe(concatMap((word) => of<ProviderEvent>({ type: 'text_delta', text: word }).pipe(delay(wordMs)))),
+    of<ProviderEvent>({ type: 'message_end', stopReason: 'stop' }),
+  );
+}
+
+/**
+ * Prints a chat's events to `out`. `inPlace`: the status line is rewritten in place (`\r\x1b[K`) under the
+ * text, for a terminal; else each change of status is a line. `echo`: each prompt is printed as `you: …`, for
+ * when the terminal did not show it as it was typed.
+ */
+export function chatRenderer(out: Output, { inPlace, echo }: { inPlace: boolean; echo: boolean }): (event: ChatEvent) => void {
+  const tools = new Map<string, string>(); // call id -> its status, in the order they started
+  let status = ''; // the status on screen (in place) or last printed
+  let lineOpen = false; // text was written without its newline yet
+
+  const showStatus = () => {
+    const next = [...tools.values()].map((tool) => `[${tool}]`).join(' ');
+    if (next === status) return;
+    if (inPlace) {
+      if (lineOpen) return; // the status line has a line of its own: it comes back once the text's line ends
+      out.write(`\r\x1b[K${next}`);
+    } else if (next !== '') {
+      if (lineOpen) out.write('\n');
+      lineOpen = false;
+      out.write(`${next}\n`);
+    }
+    status = next;
+  };
+  const print = (text: string) => {
+    if (inPlace && status !== '') out.write('\r\x1b[K');
+    if (inPlace) status = '';
+    out.write(text);
+    lineOpen = !text.endsWith('\n');
+    showStatus();
+  };
+  const endLine = () => {
+    if (lineOpen) print('\n');
+  };
+
+  return (event) => {
+    switch (event.type) {
+      case 'user_message':
+        return echo ? print(`you: ${event.message.content}\n`) : undefined;
+      case 'text_delta':
+        return print(event.text);
+      case 'message_end':
+        return endLine();
+      case 'tool_start':
+        tools.set(event.call.id, `running ${event.call.name}`);
+        return showStatus();
+      case 'tool_update':
+        tools.set(event.toolCallId, `${event.toolName}: ${event.content}`);
+        return showStatus();
+      case 'tool_result': {
+        const { toolCallId, toolName, isError, content } = event.message;
+        tools.delete(toolCallId);
+        endLine();
+        return print(isError ? `[${toolName} failed: ${content}]\n` : `[${toolName} done]\n`);
+      }
+      case 'loop_end':
+        tools.clear();
+        endLine();
+        if (event.reason === 'error') return print(`[error: ${event.assistant.errorMessage ?? 'the model call failed'}]\n`);
+        if (event.reason !== 'stop' && event.reason !== 'aborted') return print(`[ended: ${event.reason}]\n`);
+        return showStatus();
+      case 'cancelled':
+        return print(event.dropped === 0 ? '[cancelled]\n' : `[cancelled; ${event.dropped} waiting ${event.dropped === 1 ? 'prompt' : 'prompts'} dropped]\n`);
+      default:
+        return undefined;
+    }
+  };
+}
+
+function main(): void {
+  const provider = providerFromArgs('chat', process.argv.slice(2), chatProvider());
+  if (provider === undefined) return;
+  // a terminal on both ends: readline edits the line, shows the prompt and turns Ctrl+C into its 'SIGINT'
+  const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true;
+  const input = createInterface({ input: process.stdin, output: interactive ? process.stdout : undefined, terminal: interactive, prompt: '> ' });
+  const interrupts$ = merge(fromEvent(process, 'SIGINT'), fromEvent(input, 'SIGINT'));
+  const render = chatRenderer(process.stdout, { inPlace: process.stdout.isTTY === true, echo: !interactive });
+  let idle = false;
+  let ended = false;
+  input.on('close', () => (ended = true));
+  if (interactive) {
+    console.log('chat: Ctrl+C cancels the answer, Ctrl+C with nothing running exits, Ctrl+D ends.');
+    input.on('line', (line) => line.trim() === '' && idle && input.prompt()); // a blank line is no prompt
+  }
+
+  chat(lines(input), interrupts$, { provider, registry: chatRegistry() }).subscribe({
+    next: (event) => {
+      render(event);
+      if (event.type === 'user_message') idle = false;
+      if (event.type === 'idle') idle = true;
+      if (event.type === 'idle' && interactive && !ended) input.prompt();
+      if (event.type === 'quit') {
+        if (interactive) process.stdout.write('\n');
+        input.close();
+        process.exit(130);
+      }
+    },
+    complete: () => {
+      if (interactive) process.stdout.write('\n'); // after Ctrl+D at the `> ` prompt
+      input.close();
+    },
+  });
+}
+
+if (require.main === module) main();

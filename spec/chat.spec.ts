@@ -1,0 +1,127 @@
+/**
+ * `npm run chat` (C6), driven as a user drives it: a child process with prompts on standard input (not a
+ * terminal: one prompt per line, each echoed, status changes as lines) and SIGINT for Ctrl+C.
+ */
+import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const root = join(__dirname, '..');
+/** ts-node starts in a few seconds on a small machine; the scripted chat itself answers within one. */
+const WAIT_MS = 30_000;
+jest.setTimeout(90_000);
+
+interface Chat {
+  child: ChildProcessWithoutNullStreams;
+  /** Everything the chat printed so far. */
+  stdout(): string;
+  /** Resolves once stdout holds `text` (from `from` on); fails after WAIT_MS with what it printed. */
+  printed(text: string, from?: number): Promise<void>;
+  /** Resolves with the exit code (or the signal that ended it). */
+  exited: Promise<number | NodeJS.Signals>;
+  say(line: string): void;
+}
+
+let running: ChildProcessWithoutNullStreams | undefined;
+
+function startChat(): Chat {
+  const child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), 'examples/chat.ts'], { cwd: root });
+  running = child;
+  let stdout = '';
+  let stderr = '';
+  const waiters = new Set<() => void>();
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    for (const check of waiters) check();
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | NodeJS.Signals>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal!)));
+  return {
+    child,
+    stdout: () => stdout,
+    printed: (text, from = 0) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`the chat did not print ${JSON.stringify(text)} within ${WAIT_MS} ms; stdout:\n${stdout}\nstderr:\n${stderr}`));
+        }, WAIT_MS);
+        const check = () => {
+          if (!stdout.includes(text, from)) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+        check();
+      }),
+    exited,
+    say: (line) => child.stdin.write(`${line}\n`),
+  };
+}
+
+afterEach(() => {
+  if (running !== undefined && running.exitCode === null && running.signalCode === null) running.kill('SIGKILL');
+  running = undefined;
+});
+
+describe('npm run chat (C6)', () => {
+  it('not on a terminal: one prompt per line, the tool on a status line, the history carried; exit 0 at the end of input', async () => {
+    const chat = startChat();
+    chat.say('What time is it?');
+    chat.say('Thanks! What did I ask before?');
+    chat.child.stdin.end();
+
+    expect(await chat.exited).toBe(0);
+    expect(chat.stdout()).toBe(readFileSync(join(root, 'spec/fixtures/chat.expected.txt'), 'utf8'));
+  });
+
+  it('SIGINT while current_time runs cancels that loop only: the chat goes on, and the cancelled turn is in the history', async () => {
+    const chat = startChat();
+    chat.say('What time is it?');
+    await chat.printed('[running current_time]\n');
+    chat.child.kill('SIGINT');
+    await chat.printed('[cancelled]\n');
+    expect(chat.child.exitCode).toBeNull();
+
+    chat.say('Never mind. What did I ask before?');
+    await chat.printed('answer was cancelled.\n');
+    chat.child.stdin.end();
+
+    expect(await chat.exited).toBe(0);
+    expect(chat.stdout()).toBe(
+      [
+        'you: What time is it?',
+        '[running current_time]',
+        '[current_time: reading the clock]',
+        '[current_time failed: error: aborted]',
+        '[cancelled]',
+        'you: Never mind. What did I ask before?',
+        'You said "Never mind. What did I ask before?". That is prompt 2 of this chat; the one before was "What time is it?". So far 1 answer was cancelled.',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('SIGINT with nothing running exits with code 130', async () => {
+    const chat = startChat();
+    chat.say('hello');
+    await chat.printed('That is the first prompt of this chat.\n');
+    chat.child.kill('SIGINT');
+
+    expect(await chat.exited).toBe(130);
+    expect(chat.stdout()).toBe('you: hello\nYou said "hello". That is the first prompt of this chat.\n');
+  });
+
+  it('a second SIGINT right after the one that cancelled exits with code 130 (the prompt that waited was dropped)', async () => {
+    const chat = startChat();
+    chat.say('What time is it?');
+    chat.say('and this one waits');
+    await chat.printed('[running current_time]\n');
+    chat.child.kill('SIGINT');
+    await chat.printed('[cancelled; 1 waiting prompt dropped]\n');
+    chat.child.kill('SIGINT');
+
+    expect(await chat.exited).toBe(130);
+    expect(chat.stdout()).not.toContain('you: and this one waits');
+  });
+});
