@@ -19,8 +19,8 @@
  *   ended, exits with code 130.
  */
 import { Interface, createInterface } from 'node:readline';
-import { EMPTY, Observable, concat, concatMap, defer, delay, filter, from, fromEvent, map, merge, of, repeat, share, takeUntil, tap, timer } from 'rxjs';
-import type { AgentMessage, ConversationEvent, ConversationOptions, Provider, ProviderEvent, UserMessage } from '../src/index.js';
+import { Observable, Subject, concat, concatMap, delay, filter, from, fromEvent, map, merge, of, takeUntil, tap, timer } from 'rxjs';
+import type { ConversationEvent, ConversationOptions, Provider, ProviderEvent, UserMessage } from '../src/index.js';
 import { ToolRegistry, conversation, toolProgress } from '../src/index.js';
 import type { Output } from './cli.js';
 import { FIXED_NOW, providerFromArgs } from './series-demo.js';
@@ -35,21 +35,15 @@ export type ChatEvent =
   /** Ctrl+C with nothing to cancel: the chat completes right after it. */
   | { type: 'quit' };
 
-/** A loop's options, as `conversation()` takes them; the chat decides the history, the signal and the policy. */
-export type ChatOptions = Omit<ConversationOptions, 'messages' | 'signal' | 'policy'>;
+/** A loop's options, as `conversation()` takes them; the chat decides the policy and the stop button. */
+export type ChatOptions = Omit<ConversationOptions, 'policy' | 'abort$'>;
 
 /**
  * The chat as an Observable: prompts and interrupts (Ctrl+C) in, events out; completes when the prompts
- * have completed and the last answer has ended, or with `quit`.
- *
- * `conversation()` has one `signal`, for the whole conversation (C3): aborting it ends the running loop as
- * R11 says and then completes the conversation. So a chat is a series of conversation *sessions*: each has
- * an `AbortController` of its own and starts from the history where the last one stopped (C5). Ctrl+C aborts
- * the session, whose running loop ends with `aborted` (its turn and the `error: aborted` results join the
- * history); `repeat` then starts the next session on the same prompts. A prompt that waited behind the
- * cancelled loop never runs (C3) — as a terminal drops what was typed ahead when Ctrl+C interrupts a
- * command — and `cancelled.dropped` counts it. `prompts$` is subscribed once per session, so it must be hot
- * and remember that it completed (see {@link lines}).
+ * have completed and the last answer has ended, or with `quit`. Ctrl+C is the conversation's `abort$`: the
+ * running loop ends as `signal` would end it (R11: its turn and the `error: aborted` results stay in the
+ * history) and the prompts typed ahead are dropped — as a terminal drops them when Ctrl+C interrupts a
+ * command — then the chat goes on.
  *
  * ```text
  * prompts:     a-----------b---------c|
@@ -60,35 +54,29 @@ export type ChatOptions = Omit<ConversationOptions, 'messages' | 'signal' | 'pol
 export function chat(prompts$: Observable<string>, interrupts$: Observable<unknown>, options: ChatOptions): Observable<ChatEvent> {
   return new Observable<ChatEvent>((subscriber) => {
     subscriber.next({ type: 'idle' });
-    let history: readonly AgentMessage[] = [];
-    let session = new AbortController();
-    /** Prompts handed to this session that have not joined the history yet. */
+    const aborts = new Subject<void>();
+    /** Prompts that have not joined the history yet. */
     let waiting = 0;
+    let dropped = 0;
     /** `running` from a prompt's `user_message` to its `loop_end`; `cancelling` once Ctrl+C has aborted it. */
     let loop: 'idle' | 'running' | 'cancelling' = 'idle';
 
-    const sessions = defer(() => {
-      session = new AbortController();
-      waiting = 0;
-      return prompts$.pipe(
+    const events = prompts$
+      .pipe(
         tap(() => waiting++),
-        conversation({ ...options, messages: history, signal: session.signal, policy: 'queue' }),
-      );
-    })
-      // a session that Ctrl+C aborted is followed by the next one; one that ended with the prompts ends the chat
-      .pipe(repeat({ delay: () => (session.signal.aborted ? of(true) : EMPTY) }))
+        conversation({ ...options, policy: 'queue', abort$: aborts }),
+      )
       .subscribe({
         next: (event) => {
           if (event.type === 'user_message') {
             waiting--;
             loop = 'running';
           }
-          if (event.type === 'loop_end') history = event.messages; // where the next session starts, if Ctrl+C ends this one
           subscriber.next(event);
           if (event.type !== 'loop_end') return;
-          if (loop === 'cancelling') subscriber.next({ type: 'cancelled', dropped: waiting });
+          if (loop === 'cancelling') subscriber.next({ type: 'cancelled', dropped });
           loop = 'idle';
-          if (waiting === 0 || session.signal.aborted) subscriber.next({ type: 'idle' });
+          if (waiting === 0) subscriber.next({ type: 'idle' });
         },
         complete: () => subscriber.complete(),
       });
@@ -99,25 +87,23 @@ export function chat(prompts$: Observable<string>, interrupts$: Observable<unkno
         return subscriber.complete();
       }
       loop = 'cancelling';
-      session.abort(); // R11: the loop ends at once with `aborted`; the next session starts from its history
+      dropped = waiting;
+      waiting = 0;
+      aborts.next(); // the loop ends at once with `aborted`, the waiting prompts are dropped
     });
 
     return () => {
-      sessions.unsubscribe();
+      events.unsubscribe();
       interrupts.unsubscribe();
     };
   });
 }
 
-/**
- * The lines of a readline interface, blank ones left out: one subscription to the interface, shared by every
- * subscriber, and a subscriber that comes after the end of input is told at once that the lines completed.
- */
+/** The lines of a readline interface until it closes, blank ones left out. */
 export function lines(input: Interface): Observable<string> {
   return fromEvent(input, 'line', (line: string) => line).pipe(
     takeUntil(fromEvent(input, 'close')),
     filter((line) => line.trim() !== ''),
-    share({ resetOnComplete: false, resetOnRefCountZero: false }),
   );
 }
 
