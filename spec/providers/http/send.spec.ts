@@ -1,4 +1,5 @@
 import { lastValueFrom } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
 import { WireError } from '../../../src/providers/http/error-text.js';
 import { RetryableError } from '../../../src/providers/http/retry.js';
 import { AcceptedResponse, sendOnce } from '../../../src/providers/http/send.js';
@@ -80,5 +81,18 @@ describe('sendOnce: one attempt, as a cold Observable (P1, P4)', () => {
     expect(signal?.aborted).toBe(true);
     await new Promise((resolve) => setImmediate(resolve));
     expect(seen).toEqual([]);
+  });
+
+  it('P12: a server that sends no headers in idleTimeoutMs is aborted, and the attempt fails with a RetryableError then', () => {
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ expectObservable, flush }) => {
+      const signals: AbortSignal[] = [];
+      const silent: FetchLike = (_, init) => {
+        signals.push(init.signal!);
+        return new Promise(() => undefined);
+      };
+      expectObservable(sendOnce({ ...request(silent), idleTimeoutMs: 8 })).toBe('--------#', undefined, new RetryableError('no data for 8 ms'));
+      flush();
+      expect(signals.map((signal) => signal.aborted)).toEqual([true]);
+    });
   });
 });

@@ -36,6 +36,9 @@ export interface HttpProviderOptions {
 /** P11: whether the model may, must or must not call a tool, or which one. */
 export type ToolChoice = 'auto' | 'none' | 'required' | (string & {});
 
+/** P12's default `idleTimeoutMs`: five minutes. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 300_000;
+
 /** One request, ready to send. */
 export interface StreamRequest {
   url: string;
@@ -88,7 +91,7 @@ export function httpSettings(options: HttpProviderOptions, who: string, defaultB
   }
   const fetch: FetchLike | undefined = options.fetch ?? globalThis.fetch?.bind(globalThis);
   if (typeof fetch !== 'function') throw new TypeError(`${who}: no fetch available; pass options.fetch`);
-  const { temperature, maxTokens, toolChoice, stop, extraBody = {}, idleTimeoutMs = 300_000 } = options;
+  const { temperature, maxTokens, toolChoice, stop, extraBody = {}, idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS } = options;
   if (temperature !== undefined && !(typeof temperature === 'number' && Number.isFinite(temperature) && temperature >= 0)) {
     throw new RangeError(`${who}: temperature must be a number >= 0 (got ${shown(temperature)})`);
   }

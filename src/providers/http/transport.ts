@@ -4,7 +4,7 @@ import { failureText } from './error-text.js';
 import { WireTranslator, replyEvents } from './reply.js';
 import { retryFailures } from './retry.js';
 import { sendOnce } from './send.js';
-import type { StreamRequest } from './settings.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, StreamRequest } from './settings.js';
 
 // what the providers import from here
 export type { FetchLike, HttpProviderOptions, HttpSettings, StreamRequest, ToolChoice } from './settings.js';
@@ -18,7 +18,9 @@ export { WireError, messageOf } from './error-text.js';
  * (`replyEvents`): `message_start`, what `translate()` makes of each server-sent event, `message_end`,
  * completion. Never errors: a failure before the reply is `message_start` and `message_end {stopReason:
  * 'error'}`, with the request's secrets redacted (P4). Retries happen only before `message_start`.
- * Unsubscribing before the end aborts the request, or the wait for a retry.
+ * Unsubscribing before the end aborts the request, or the wait for a retry. P12: no byte for
+ * `idleTimeoutMs` aborts the request: before the headers (and so before `message_start`) it is retried
+ * like a 5xx; after, the call ends with `message_end` `no data for N ms`.
  *
  * The reply's events go to the subscriber directly, not through an operator: the per-chunk path has
  * nothing on it but the reader and the translator.
@@ -44,11 +46,11 @@ export function streamRequest(prepare: () => StreamRequest, translate: () => Wir
     } catch (error) {
       return failBeforeReply(subscriber, error, []);
     }
-    const { secrets } = request;
+    const { secrets, idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS } = request;
     return sendOnce(request)
       .pipe(retryFailures(request.maxRetries))
       .subscribe({
-        next: (accepted) => replyEvents(accepted, translate, secrets).subscribe(subscriber),
+        next: (accepted) => replyEvents(accepted, translate, secrets, idleTimeoutMs).subscribe(subscriber),
         error: (error: unknown) => failBeforeReply(subscriber, error, secrets),
       });
   });
