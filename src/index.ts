@@ -47,6 +47,6 @@ export { openAIChatProvider } from './providers/openai.js';
 export type { OpenAIChatProviderOptions } from './providers/openai.js';
 export { anthropicProvider } from './providers/anthropic.js';
 export type { AnthropicProviderOptions } from './providers/anthropic.js';
-export type { FetchLike, HttpProviderOptions, ToolChoice } from './providers/http/transport.js';
+export type { FetchLike, HttpProviderOptions, ToolChoice } from './providers/http/settings.js';
 export { initialViewModel, reduceViewModel, toViewModel } from './conversation/view-model.js';
 export type { LoopViewModel, ToolView } from './conversation/view-model.js';

@@ -13,6 +13,8 @@ export function fixture(name: string): Buffer {
 
 /** How the server answers one request. */
 export interface Reply {
+  /** Awaited before the status line and the headers: a server slow to answer, or (`() => new Promise(() => {})`) one that never does. */
+  hold?: () => Promise<void>;
   status?: number;
   headers?: Record<string, string>;
   /** The body: all at once, or as these pieces. */
@@ -112,12 +114,15 @@ export class LoopbackServer {
   private async answer(response: ServerResponse, reply: Reply | undefined, progress: Received['progress']): Promise<void> {
     this.responses.add(response);
     response.on('close', () => this.responses.delete(response));
-    const { status = 200, body = '', chunkSize, between, then = 'end', lingerMs } = reply ?? {
+    const { hold, status = 200, body = '', chunkSize, between, then = 'end', lingerMs } = reply ?? {
       status: 500,
       body: '{"error":{"message":"loopback server: no reply queued"}}',
     };
+    if (hold) await hold();
+    if (response.destroyed) return;
     const json = status !== 200 || reply === undefined;
     response.writeHead(status, { 'content-type': json ? 'application/json' : 'text/event-stream', 'cache-control': 'no-cache', ...reply?.headers });
+    response.flushHeaders(); // the headers leave now, as an event stream's do, even when no piece of the body follows
     for (const [index, part] of pieces(body, chunkSize).entries()) {
       if (index > 0 && between) await between(index);
       if (response.destroyed) return;
@@ -160,6 +165,9 @@ export async function closedPort(): Promise<number> {
 export function collect(events: Observable<ProviderEvent>): Promise<ProviderEvent[]> {
   return lastValueFrom(events.pipe(checkProviderEvents(), toArray()));
 }
+
+/** A promise that never settles: `hold: never` is a server that never answers. */
+export const never = () => new Promise<void>(() => undefined);
 
 /** A promise and the function that resolves it. */
 export function gate(): { opened: Promise<void>; open: () => void } {

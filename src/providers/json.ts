@@ -1,6 +1,6 @@
 import { isPlainObject } from '../util/values.js';
 import type { JsonSchemaObject, ToolSpec } from '../types.js';
-import { WireError } from './http/transport.js';
+import { WireError } from './http/error-text.js';
 
 /** A series-style tool's inputs as the JSON Schema object the APIs expect: every listed input a required string (P2). */
 export interface InputSchema extends JsonSchemaObject {

@@ -89,6 +89,16 @@ describe('readServerSentEvents', () => {
     expect(events.map((event) => event.data).at(-1)).toBe('[DONE]');
   });
 
+  it('P12: counts every chunk of bytes as it arrives, a comment or half an event too', async () => {
+    const count = { chunks: 0 };
+    const counted: number[] = [];
+    for await (const event of readServerSentEvents(bodyOf([bytes(': keep-alive\n\n'), bytes('data: o'), bytes('ne\n\n'), bytes('data: two\n\n')]), count)) {
+      counted.push(count.chunks, Number(event.data === 'two'));
+    }
+    expect(counted).toEqual([3, 0, 4, 1]); // 'one' completed by the third chunk, 'two' by the fourth
+    expect(count.chunks).toBe(5); // and the end of the stream
+  });
+
   it('cancels the stream when the reader stops early', async () => {
     let cancelled = false;
     const body = new ReadableStream<Uint8Array>({

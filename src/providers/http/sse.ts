@@ -8,7 +8,8 @@ export interface SseEvent {
  * The events of a `text/event-stream` body, as its bytes arrive. Handles `\n`, `\r\n` and `\r` line
  * ends, comment lines (`: keep-alive`), multi-line `data:`, UTF-8 characters split across chunks, and
  * a last event without its closing blank line (flushed at the end of the stream). Stopping early (a
- * `break`, or an error in the loop's body) cancels the stream.
+ * `break`, or an error in the loop's body) cancels the stream. Each chunk of bytes bumps
+ * `count.chunks`, events or not: what an idle timeout watches (P12).
  *
  * ```ts
  * const response = await fetch(url, { method: 'POST', body });
@@ -18,7 +19,7 @@ export interface SseEvent {
  * }
  * ```
  */
-export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent, void, undefined> {
+export async function* readServerSentEvents(body: ReadableStream<Uint8Array>, count: { chunks: number } = { chunks: 0 }): AsyncGenerator<SseEvent, void, undefined> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
   const parser = new SseParser();
@@ -26,6 +27,7 @@ export async function* readServerSentEvents(body: ReadableStream<Uint8Array>): A
   try {
     for (;;) {
       const { value, done } = await reader.read();
+      count.chunks++;
       if (done) {
         finished = true;
         yield* parser.push(decoder.decode(), true);

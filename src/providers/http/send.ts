@@ -1,0 +1,86 @@
+import { Observable } from 'rxjs';
+import { WireError, describe, responseMessage } from './error-text.js';
+import { ChunkCount, idleTimeout } from './idle-timeout.js';
+import { RetryableError, isRetryableStatus, retryAfter } from './retry.js';
+import { DEFAULT_IDLE_TIMEOUT_MS, StreamRequest } from './settings.js';
+
+/** A response the server accepted: its event stream, and the controller that aborts it — now the subscriber's. */
+export interface AcceptedResponse {
+  body: ReadableStream<Uint8Array>;
+  controller: AbortController;
+}
+
+/**
+ * One attempt at `request`, as a cold Observable: each subscription POSTs the request once. A 2xx event
+ * stream is emitted as soon as its headers arrive, and the Observable completes, handing the response's
+ * abort over to the subscriber. Anything else errors, before any emission: a `RetryableError` for what P4
+ * retries (a network failure, 408, 409, 429, 5xx, with the server's `retry-after`), else a `WireError`,
+ * each worded for `errorMessage` with the API's own words. Unsubscribing before the emission aborts the
+ * request.
+ *
+ * P12: a server that sends no headers within `idleTimeoutMs` is aborted, and the attempt errors at that
+ * moment with the `RetryableError` `no data for N ms`, retried like a 5xx. An error body that stalls as
+ * long is cut short: its status still counts, with the status text for the API's words.
+ *
+ * ```text
+ * server:     ----h            h: the headers of a 200 text/event-stream
+ * sendOnce:   ----(a|)         a: { body, controller }
+ *
+ * server:     ----5            5: a 503 and its body
+ * sendOnce:   ----#            RetryableError 'HTTP 503: Service Unavailable'
+ *
+ * server:     ------------     no headers (idleTimeoutMs = 8)
+ * sendOnce:   --------#        RetryableError 'no data for 8 ms', the request aborted
+ * ```
+ */
+export function sendOnce(request: StreamRequest): Observable<AcceptedResponse> {
+  return new Observable<AcceptedResponse>((subscriber) => {
+    const controller = new AbortController();
+    const { idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS } = request;
+    const count: ChunkCount = { chunks: 0 }; // 1 once the headers are in
+    let settled = false;
+    const idle = idleTimeout(count, idleTimeoutMs).subscribe(() => {
+      controller.abort();
+      if (count.chunks === 0) subscriber.error(new RetryableError(`no data for ${idleTimeoutMs} ms`));
+    });
+    send(request, controller.signal, count).then(
+      (body) => {
+        settled = true;
+        idle.unsubscribe();
+        subscriber.next({ body, controller });
+        subscriber.complete();
+      },
+      (error: unknown) => {
+        settled = true;
+        idle.unsubscribe();
+        if (!controller.signal.aborted || count.chunks > 0) subscriber.error(error);
+      },
+    );
+    return () => {
+      idle.unsubscribe();
+      if (!settled) controller.abort();
+    };
+  });
+}
+
+async function send(request: StreamRequest, signal: AbortSignal, count: ChunkCount): Promise<ReadableStream<Uint8Array>> {
+  let response: Response;
+  try {
+    response = await request.fetch(request.url, { method: 'POST', headers: request.headers, body: request.body, signal });
+  } catch (error) {
+    throw new RetryableError(`request to ${request.url} failed: ${describe(error)}`);
+  }
+  count.chunks++;
+  if (response.ok && !isJson(response)) {
+    if (response.body === null) throw new WireError(`HTTP ${response.status}: the response has no body`);
+    return response.body;
+  }
+  const message = await responseMessage(response);
+  if (response.ok) throw new WireError(`HTTP ${response.status}: expected an event stream, got JSON: ${message}`);
+  if (isRetryableStatus(response.status)) throw new RetryableError(`HTTP ${response.status}: ${message}`, retryAfter(response.headers));
+  throw new WireError(`HTTP ${response.status}: ${message}`);
+}
+
+function isJson(response: Response): boolean {
+  return (response.headers.get('content-type') ?? '').includes('application/json');
+}
