@@ -1,7 +1,7 @@
-import type { AgentMessage, ProviderEvent } from '../../src/index.js';
+import type { AgentMessage, ProviderEvent, StopReason, Usage } from '../../src/index.js';
 import { anthropicProvider } from '../../src/index.js';
 import type { AnthropicProviderOptions } from '../../src/index.js';
-import { addSchema, addSpec, call, end, failed, forecastSchema, forecastSpec, history, question, start, text, timeSpec, weatherSpec } from './conversation';
+import { addSchema, addSpec, call, failed, forecastSchema, forecastSpec, history, question, start, text, timeSpec, weatherSpec } from './conversation';
 import { LoopbackServer, Reply, collect, fixture, gate, nextTurn, splitAfterEvents } from './loopback-server';
 
 const KEY = 'sk-ant-api03-test-0123456789-SECRET';
@@ -18,20 +18,45 @@ const provider = (options: Partial<AnthropicProviderOptions> = {}) =>
 
 const stream = (name: string, extra: Reply = {}): Reply => ({ body: fixture(`anthropic/${name}`), ...extra });
 
+/** R27: what the fixtures report — message_start's input and cache counts, message_delta's (cumulative) output count. */
+const usage: Usage = { inputTokens: 412, outputTokens: 42, cacheReadTokens: 0, cacheWriteTokens: 0 };
+/** `message_end` as the Anthropic fixtures end: with their usage (R27), and `extra` (reasoning, P10). */
+const end = (stopReason: StopReason, extra: { usage?: Usage; reasoning?: unknown[] } = {}): ProviderEvent => ({ type: 'message_end', stopReason, usage, ...extra });
+/** P9: a chunk of the arguments of the reply's call number `index`; its first chunk names the call. */
+const args = (index: number, argumentsDelta: string, first?: { id: string; name: string }): ProviderEvent => ({ type: 'tool_call_delta', index, ...first, argumentsDelta });
+/** P10 */
+const thought = (value: string): ProviderEvent => ({ type: 'reasoning_delta', text: value });
+
 // P5: recorded streams replayed in the exact wire format by a server on loopback; P3: how they read
 describe('anthropicProvider: recorded streams', () => {
+  // R27 gave every end its usage, P9 every tool_use its argument deltas, P10 the thinking block of unknown-events.sse its events
   const cases: [string, ProviderEvent[], Reply][] = [
     ['text.sse', [start, text('Hello'), text('! 现在是'), text('北京时间'), text('中午 🕛。'), end('stop')], {}],
     [
       'tool-use-split.sse', // a text block, then a tool_use block whose input comes in 6 input_json_delta pieces
-      [start, text("I'll check the weather."), call('toolu_01WeatherParis00000001', 'get_weather', { city: '巴黎', unit: 'celsius' }), end('toolUse')],
+      [
+        start,
+        text("I'll check the weather."),
+        args(0, '', { id: 'toolu_01WeatherParis00000001', name: 'get_weather' }), // call 0, though content block 1
+        args(0, '{"city'),
+        args(0, '": "巴'),
+        args(0, '黎", "u'),
+        args(0, 'nit": "cel'),
+        args(0, 'sius"}'),
+        call('toolu_01WeatherParis00000001', 'get_weather', { city: '巴黎', unit: 'celsius' }),
+        end('toolUse'),
+      ],
       {},
     ],
     [
       'two-tool-uses.sse',
       [
         start,
+        args(0, '', { id: 'toolu_01Paris000000000000001', name: 'get_weather' }),
+        args(0, '{"city": "Paris"}'),
         call('toolu_01Paris000000000000001', 'get_weather', { city: 'Paris' }),
+        args(1, '{"city": ', { id: 'toolu_01Tokyo000000000000002', name: 'get_weather' }),
+        args(1, '"Tokyo"}'),
         call('toolu_01Tokyo000000000000002', 'get_weather', { city: 'Tokyo' }),
         end('toolUse'),
       ],
@@ -39,15 +64,38 @@ describe('anthropicProvider: recorded streams', () => {
     ],
     [
       'ping-no-arg-tool.sse', // pings between deltas; the tool's only partial_json is ""
-      [start, text('Let me'), text(' look.'), call('toolu_01CurrentTime0000000001', 'current_time', {}), end('toolUse')],
+      [
+        start,
+        text('Let me'),
+        text(' look.'),
+        args(0, '', { id: 'toolu_01CurrentTime0000000001', name: 'current_time' }),
+        call('toolu_01CurrentTime0000000001', 'current_time', {}),
+        end('toolUse'),
+      ],
       {},
     ],
     ['max-tokens.sse', [start, text('This answer is cut'), text(' off at the tok'), end('length')], {}],
-    ['unknown-events.sse', [start, text('Hi!'), end('stop')], {}], // thinking blocks and a future event type are skipped
+    [
+      'unknown-events.sse', // a future event type is skipped; the thinking block is reasoning (P10)
+      [
+        start,
+        thought('The user wants a greeting.'),
+        text('Hi!'),
+        end('stop', {
+          reasoning: [{ type: 'thinking', thinking: 'The user wants a greeting.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds' }],
+        }),
+      ],
+      {},
+    ],
     ['stream-error.sse', [start, text('Partial'), failed('error in the stream: overloaded_error: Overloaded')], {}],
     [
       'invalid-arguments.sse',
-      [start, failed(expect.stringMatching(/^invalid JSON in the arguments of tool call get_weather \(toolu_01BadArgs00000000000001\): /))],
+      [
+        start,
+        args(0, '{"city": ', { id: 'toolu_01BadArgs00000000000001', name: 'get_weather' }),
+        args(0, '"Par'),
+        failed(expect.stringMatching(/^invalid JSON in the arguments of tool call get_weather \(toolu_01BadArgs00000000000001\): /)),
+      ],
       {},
     ],
     ['cut-off.sse', [start, text('Before the cut'), failed(expect.stringMatching(/^the stream broke off: terminated/))], { then: 'destroy' }],

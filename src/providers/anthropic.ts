@@ -1,4 +1,4 @@
-import type { AgentMessage, Provider, ProviderEvent, ProviderInput, SystemMessage } from '../types.js';
+import type { AgentMessage, Provider, ProviderEvent, ProviderInput, StopReason, SystemMessage, Usage } from '../types.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
 import { isPlainObject } from '../util/values.js';
 import type { SseEvent } from './http/sse.js';
@@ -110,27 +110,53 @@ function blocks(content: string | Block[]): Block[] {
   return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
 }
 
+interface WireUsage {
+  input_tokens?: unknown;
+  output_tokens?: unknown;
+  cache_read_input_tokens?: unknown;
+  cache_creation_input_tokens?: unknown;
+}
+
 interface StreamEvent {
   type?: unknown;
   index?: unknown;
-  content_block?: { type?: unknown; id?: unknown; name?: unknown; text?: unknown; input?: unknown };
-  delta?: { type?: unknown; text?: unknown; partial_json?: unknown; stop_reason?: unknown };
+  message?: { usage?: WireUsage };
+  content_block?: { type?: unknown; id?: unknown; name?: unknown; text?: unknown; input?: unknown; thinking?: unknown; signature?: unknown };
+  delta?: { type?: unknown; text?: unknown; partial_json?: unknown; stop_reason?: unknown; thinking?: unknown; signature?: unknown };
+  usage?: WireUsage;
   error?: { type?: unknown; message?: unknown };
 }
 
-/** A `tool_use` block being streamed. */
-interface PendingToolUse {
+/** A `tool_use` block being streamed; `call` is its place among the reply's calls (P9). */
+interface OpenToolUse {
+  kind: 'tool_use';
+  call: number;
   id: string;
   name: string;
   json: string;
   input: unknown;
+  /** Whether a `tool_call_delta` of it went out (the first carries id and name). */
+  announced: boolean;
 }
 
+/** A `thinking` block being streamed (its text and signature come in deltas), or a `redacted_thinking` one (whole at its start). */
+interface OpenReasoning {
+  kind: 'reasoning';
+  block: Record<string, unknown>;
+  thinking: string;
+  signature: string;
+}
+
+const CUT_STOP_REASONS: ReadonlySet<string> = new Set(['max_tokens', 'model_context_window_exceeded']);
+
 /**
- * Messages API events → provider events: `text_delta` as text arrives, a `tool_call` at each
- * `tool_use` block's `content_block_stop`, `message_end` at `message_stop` (or at the end of a stream
- * that brought a `stop_reason`). `ping` and unknown event and block types are skipped; an `error`
- * event fails the call.
+ * Messages API events → provider events: `text_delta` as text arrives, `reasoning_delta` as thinking
+ * arrives (P10), a `tool_call_delta` for each `input_json_delta` (P9) and a `tool_call` at each
+ * `tool_use` block's `content_block_stop`, `message_end` at `message_stop` (or at the end of a stream that
+ * brought a `stop_reason`) with the reply's `usage` (R27) and its thinking blocks, reassembled as the API
+ * would have sent them whole, as `reasoning` (P10). A `tool_use` block that the token limit cut is no call
+ * (P6); a second `message_start` (two replies spliced into one stream, P7) and an `error` event fail the
+ * call. `ping` and unknown event, block and delta types are skipped.
  *
  * ```ts
  * const stream = new AnthropicTranslator();
@@ -141,34 +167,38 @@ interface PendingToolUse {
  * ```
  */
 export class AnthropicTranslator implements WireTranslator {
-  private readonly toolUses = new Map<number, PendingToolUse>();
+  /** The blocks this adapter uses that have started and not stopped, by content block index. */
+  private readonly open = new Map<number, OpenToolUse | OpenReasoning>();
+  private started = false;
+  /** `tool_use` blocks started, and `tool_call`s emitted. */
+  private toolUses = 0;
   private calls = 0;
   private stopReason: string | undefined;
+  private reasoning: unknown[] | undefined;
+  private inputTokens: number | undefined;
+  private outputTokens: number | undefined;
+  private cacheReadTokens: number | undefined;
+  private cacheWriteTokens: number | undefined;
 
   next({ data }: SseEvent): ProviderEvent[] {
     const event = parseEventData(data) as StreamEvent | null;
     if (typeof event !== 'object' || event === null) throw new WireError(`unexpected data in the stream: ${data.slice(0, 200)}`);
-    const index = typeof event.index === 'number' ? event.index : -1;
     switch (event.type) {
-      case 'content_block_start': {
-        const block = event.content_block;
-        if (block?.type === 'text' && typeof block.text === 'string' && block.text !== '') return [{ type: 'text_delta', text: block.text }];
-        if (block?.type === 'tool_use') {
-          this.toolUses.set(index, { id: String(block.id ?? ''), name: String(block.name ?? ''), json: '', input: block.input });
-        }
-        return [];
-      }
-      case 'content_block_delta': {
-        const delta = event.delta;
-        if (delta?.type === 'text_delta' && typeof delta.text === 'string' && delta.text !== '') return [{ type: 'text_delta', text: delta.text }];
-        const toolUse = this.toolUses.get(index);
-        if (delta?.type === 'input_json_delta' && toolUse !== undefined && typeof delta.partial_json === 'string') toolUse.json += delta.partial_json;
-        return [];
-      }
+      case 'content_block_delta':
+        return this.delta(event);
+      case 'content_block_start':
+        return this.start(event);
       case 'content_block_stop':
-        return this.toolCall(index);
+        return this.stop(typeof event.index === 'number' ? event.index : -1);
+      case 'message_start':
+        // P7: a proxy that retried upstream may splice a second reply into the stream; its blocks would mix with the first's
+        if (this.started) throw new WireError('a second message_start inside one reply: the stream holds two replies');
+        this.started = true;
+        this.count(event.message?.usage);
+        return [];
       case 'message_delta':
         if (typeof event.delta?.stop_reason === 'string') this.stopReason = event.delta.stop_reason;
+        this.count(event.usage);
         return [];
       case 'message_stop':
         this.stopReason ??= 'end_turn';
@@ -177,35 +207,130 @@ export class AnthropicTranslator implements WireTranslator {
         const { type, message } = event.error ?? {};
         throw new WireError(`error in the stream: ${[type, message].filter((part) => typeof part === 'string').join(': ') || data.slice(0, 500)}`);
       }
-      default: // message_start, ping, and whatever the API adds later
+      default: // ping, and whatever the API adds later
         return [];
     }
   }
 
   end(): ProviderEvent[] {
     if (this.stopReason === undefined) throw new WireError('the stream ended before the reply was complete (no stop_reason)');
-    const events = [...this.toolUses.keys()].flatMap((index) => this.toolCall(index)); // blocks the stream never closed
-    if (this.calls > 0) return [...events, { type: 'message_end', stopReason: 'toolUse' }];
-    switch (this.stopReason) {
+    const cut = CUT_STOP_REASONS.has(this.stopReason);
+    let cutCall = false;
+    const events: ProviderEvent[] = [];
+    // blocks the stream never closed: cut by the token limit (P6: no call, no half a signature), else whole
+    for (const [index, block] of this.open) {
+      if (!cut) events.push(...this.stop(index));
+      else if (block.kind === 'tool_use') cutCall = true;
+    }
+    this.open.clear();
+    // P6 before P3: a call cut short makes the reply `length`, whatever whole calls came before it
+    if (cutCall || (cut && this.calls === 0)) events.push(this.messageEnd('length'));
+    else if (this.calls > 0 || this.stopReason === 'tool_use') events.push(this.messageEnd('toolUse'));
+    else if (this.stopReason === 'refusal') events.push(this.messageEnd('error', 'stop_reason refusal: the model declined to answer'));
+    else events.push(this.messageEnd('stop')); // end_turn, stop_sequence, pause_turn, …
+    return events;
+  }
+
+  private start({ index, content_block: block }: StreamEvent): ProviderEvent[] {
+    const at = typeof index === 'number' ? index : -1;
+    switch (block?.type) {
+      case 'text':
+        return typeof block.text === 'string' && block.text !== '' ? [{ type: 'text_delta', text: block.text }] : [];
       case 'tool_use':
-        return [...events, { type: 'message_end', stopReason: 'toolUse' }];
-      case 'max_tokens':
-      case 'model_context_window_exceeded':
-        return [...events, { type: 'message_end', stopReason: 'length' }];
-      case 'refusal':
-        return [...events, { type: 'message_end', stopReason: 'error', errorMessage: 'stop_reason refusal: the model declined to answer' }];
-      default: // end_turn, stop_sequence, pause_turn, …
-        return [...events, { type: 'message_end', stopReason: 'stop' }];
+        this.open.set(at, {
+          kind: 'tool_use',
+          call: this.toolUses++,
+          id: String(block.id ?? ''),
+          name: String(block.name ?? ''),
+          json: '',
+          input: block.input,
+          announced: false,
+        });
+        return [];
+      case 'thinking': {
+        const thinking = typeof block.thinking === 'string' ? block.thinking : '';
+        const signature = typeof block.signature === 'string' ? block.signature : '';
+        this.open.set(at, { kind: 'reasoning', block: block as Record<string, unknown>, thinking, signature });
+        return thinking !== '' ? [{ type: 'reasoning_delta', text: thinking }] : [];
+      }
+      case 'redacted_thinking': // encrypted: nothing to show, all to send back
+        this.open.set(at, { kind: 'reasoning', block: block as Record<string, unknown>, thinking: '', signature: '' });
+        return [];
+      default: // server tools' blocks and their results, and whatever the API adds later
+        return [];
     }
   }
 
-  private toolCall(index: number): ProviderEvent[] {
-    const toolUse = this.toolUses.get(index);
-    if (toolUse === undefined) return []; // a text block, or one this adapter does not use
-    this.toolUses.delete(index);
-    const { id, name, json, input } = toolUse;
+  private delta({ index, delta }: StreamEvent): ProviderEvent[] {
+    switch (delta?.type) {
+      case 'text_delta':
+        return typeof delta.text === 'string' && delta.text !== '' ? [{ type: 'text_delta', text: delta.text }] : [];
+      case 'input_json_delta': {
+        const open = this.open.get(typeof index === 'number' ? index : -1);
+        if (open?.kind !== 'tool_use' || typeof delta.partial_json !== 'string') return []; // a server tool's input
+        open.json += delta.partial_json;
+        if (open.announced) return [{ type: 'tool_call_delta', index: open.call, argumentsDelta: delta.partial_json }];
+        open.announced = true;
+        return [{ type: 'tool_call_delta', index: open.call, id: open.id, name: open.name, argumentsDelta: delta.partial_json }];
+      }
+      case 'thinking_delta': {
+        const open = this.open.get(typeof index === 'number' ? index : -1);
+        if (open?.kind !== 'reasoning' || typeof delta.thinking !== 'string' || delta.thinking === '') return [];
+        open.thinking += delta.thinking;
+        return [{ type: 'reasoning_delta', text: delta.thinking }];
+      }
+      case 'signature_delta': {
+        const open = this.open.get(typeof index === 'number' ? index : -1);
+        if (open?.kind === 'reasoning' && typeof delta.signature === 'string') open.signature += delta.signature;
+        return [];
+      }
+      default: // citations_delta, compaction_delta, …
+        return [];
+    }
+  }
+
+  /** A block's `content_block_stop`: a `tool_call` for a `tool_use` block; a reasoning block joins `reasoning`. */
+  private stop(index: number): ProviderEvent[] {
+    const open = this.open.get(index);
+    if (open === undefined) return []; // a text block, or one this adapter does not use
+    this.open.delete(index);
+    if (open.kind === 'reasoning') {
+      // the block as the API would have sent it whole: its text and signature put back together
+      const whole = open.block.type === 'thinking' ? { ...open.block, thinking: open.thinking, signature: open.signature } : open.block;
+      (this.reasoning ??= []).push(whole);
+      return [];
+    }
+    const { id, name, json, input } = open;
     const parsed = json === '' && isPlainObject(input) ? input : parseArguments(json, name, id);
     this.calls++;
     return [{ type: 'tool_call', call: { id, name, input: parsed } }];
+  }
+
+  /** R27: the last count of each kind wins (`message_delta`'s are cumulative). */
+  private count(usage: WireUsage | undefined): void {
+    if (typeof usage !== 'object' || usage === null) return;
+    const { input_tokens: input, output_tokens: output, cache_read_input_tokens: read, cache_creation_input_tokens: write } = usage;
+    if (typeof input === 'number' && Number.isFinite(input)) this.inputTokens = input;
+    if (typeof output === 'number' && Number.isFinite(output)) this.outputTokens = output;
+    if (typeof read === 'number' && Number.isFinite(read)) this.cacheReadTokens = read;
+    if (typeof write === 'number' && Number.isFinite(write)) this.cacheWriteTokens = write;
+  }
+
+  private messageEnd(stopReason: StopReason, errorMessage?: string): ProviderEvent {
+    const event: Extract<ProviderEvent, { type: 'message_end' }> = { type: 'message_end', stopReason };
+    if (errorMessage !== undefined) event.errorMessage = errorMessage;
+    const usage = this.usage();
+    if (usage !== undefined) event.usage = usage;
+    if (this.reasoning !== undefined) event.reasoning = this.reasoning;
+    return event;
+  }
+
+  /** The reply's token counts, when the stream reported any (R27). */
+  private usage(): Usage | undefined {
+    if (this.inputTokens === undefined && this.outputTokens === undefined) return undefined;
+    const usage: Usage = { inputTokens: this.inputTokens ?? 0, outputTokens: this.outputTokens ?? 0 };
+    if (this.cacheReadTokens !== undefined) usage.cacheReadTokens = this.cacheReadTokens;
+    if (this.cacheWriteTokens !== undefined) usage.cacheWriteTokens = this.cacheWriteTokens;
+    return usage;
   }
 }
