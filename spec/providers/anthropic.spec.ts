@@ -1,5 +1,7 @@
-import type { AgentMessage, ProviderEvent, StopReason, Usage } from '../../src/index.js';
-import { anthropicProvider } from '../../src/index.js';
+import { lastValueFrom, toArray } from 'rxjs';
+import type { AgentMessage, LoopEvent, ProviderEvent, StopReason, Usage } from '../../src/index.js';
+import { ToolRegistry, anthropicProvider, runEventedToolLoop } from '../../src/index.js';
+import { AnthropicTranslator } from '../../src/providers/anthropic.js';
 import type { AnthropicProviderOptions } from '../../src/index.js';
 import { addSchema, addSpec, call, failed, forecastSchema, forecastSpec, history, question, start, text, timeSpec, weatherSpec } from './conversation';
 import { LoopbackServer, Reply, collect, fixture, gate, nextTurn, splitAfterEvents } from './loopback-server';
@@ -109,6 +111,248 @@ describe('anthropicProvider: recorded streams', () => {
   it.each(cases)('%s, sent in 5-byte pieces', async (name, expected, extra) => {
     server.reply(stream(name, { chunkSize: 5, between: nextTurn, ...extra }));
     expect(await collect(provider()(question))).toEqual(expected);
+  });
+});
+
+/** One SSE event of the Messages API, as the translator gets it. */
+const sse = (data: object) => ({ event: (data as { type: string }).type, data: JSON.stringify(data) });
+/** Every event the translator makes of `events`, then of the stream's end; a thrown error as the transport words it. */
+function translate(...events: object[]): ProviderEvent[] {
+  const translator = new AnthropicTranslator();
+  const out: ProviderEvent[] = [];
+  try {
+    for (const event of events) {
+      out.push(...translator.next(sse(event)));
+      if (out.at(-1)?.type === 'message_end') return out;
+    }
+    out.push(...translator.end());
+  } catch (error) {
+    out.push({ type: 'message_end', stopReason: 'error', errorMessage: (error as Error).message });
+  }
+  return out;
+}
+const messageStart = (usage: object = { input_tokens: 10, output_tokens: 1 }) => ({ type: 'message_start', message: { id: 'msg_1', usage } });
+const blockStart = (index: number, content_block: object) => ({ type: 'content_block_start', index, content_block });
+const blockDelta = (index: number, delta: object) => ({ type: 'content_block_delta', index, delta });
+const blockStop = (index: number) => ({ type: 'content_block_stop', index });
+const messageDelta = (stop_reason: string | null, usage?: object) => ({ type: 'message_delta', delta: { stop_reason }, ...(usage && { usage }) });
+const messageStop = { type: 'message_stop' };
+const ended = (stopReason: StopReason, extra: object = {}): ProviderEvent => ({ type: 'message_end', stopReason, usage: { inputTokens: 10, outputTokens: 1 }, ...extra });
+
+const pieces: [string, Reply][] = [
+  ['sent at once', {}],
+  ['sent in 5-byte pieces', { chunkSize: 5, between: nextTurn }],
+];
+
+/** The fixture without its last `count` events: a stream that ended early. */
+const withoutLast = (name: string, count: number): string => {
+  const events = fixture(`anthropic/${name}`).toString('utf8').split('\n\n').filter((event) => event !== '');
+  return `${events.slice(0, events.length - count).join('\n\n')}\n\n`;
+};
+
+// P6: a reply cut by the token limit inside a tool call
+describe('anthropicProvider: P6, a reply cut by the token limit inside a tool call', () => {
+  const cases: [string, ProviderEvent[]][] = [
+    [
+      'max-tokens-mid-call.sse', // the API leaves the cut block open: no content_block_stop
+      [
+        start,
+        text("I'll write the report"),
+        text(' to a file.'),
+        args(0, '', { id: 'toolu_01WriteReport00000000001', name: 'write_file' }),
+        args(0, '{"path": "report.md", '),
+        args(0, '"content": "# Report\\n\\nThe first fin'),
+        end('length'),
+      ],
+    ],
+    [
+      'max-tokens-after-calls.sse', // a whole call first: emitted as ever
+      [
+        start,
+        text('Checking both cities.'),
+        args(0, '', { id: 'toolu_01CutParis000000000001', name: 'get_weather' }),
+        args(0, '{"city": "Paris", "unit": "celsius"}'),
+        call('toolu_01CutParis000000000001', 'get_weather', { city: 'Paris', unit: 'celsius' }),
+        args(1, '{"city": "To', { id: 'toolu_01CutTokyo000000000002', name: 'get_weather' }),
+        end('length'),
+      ],
+    ],
+  ];
+  const each = cases.flatMap(([name, expected]) => pieces.map(([how, reply]) => [name, how, expected, reply] as const));
+
+  it.each(each)('P6: %s (%s) ends with length, the text so far and no call for the cut block, never a JSON error', async (name, _how, expected, reply) => {
+    server.reply(stream(name, reply));
+    expect(await collect(provider()(question))).toEqual(expected);
+  });
+
+  it('P6: the same when the stream ends after the stop reason, without message_stop', async () => {
+    server.reply({ body: withoutLast('max-tokens-after-calls.sse', 1) });
+    expect(await collect(provider()(question))).toEqual(cases[1][1]);
+  });
+
+  it('P6: also model_context_window_exceeded; a block the stream left open at any other stop reason is still a call', () => {
+    const cut = [messageStart(), blockStart(0, { type: 'tool_use', id: 't1', name: 'f', input: {} }), blockDelta(0, { type: 'input_json_delta', partial_json: '{"a":' })];
+    expect(translate(...cut, messageDelta('model_context_window_exceeded'), messageStop).at(-1)).toEqual(ended('length'));
+    const whole = [messageStart(), blockStart(0, { type: 'tool_use', id: 't1', name: 'f', input: {} }), blockDelta(0, { type: 'input_json_delta', partial_json: '{"a":1}' })];
+    expect(translate(...whole, messageDelta('tool_use'), messageStop).slice(-2)).toEqual([call('t1', 'f', { a: 1 }), ended('toolUse')]);
+  });
+
+  it('P6: the whole calls before the cut run, and the loop ends with length', async () => {
+    server.reply(stream('max-tokens-after-calls.sse'));
+    const registry = new ToolRegistry().register({ ...weatherSpec, handler: ({ city }) => `${city}: 18°C` });
+    const events = await lastValueFrom(runEventedToolLoop({ provider: provider(), registry, messages: question.messages }).pipe(toArray()));
+    const last = events.at(-1) as Extract<LoopEvent, { type: 'loop_end' }>;
+    expect(last.reason).toBe('length');
+    expect(last.messages.slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: 'Checking both cities.',
+        stopReason: 'length',
+        toolCalls: [{ id: 'toolu_01CutParis000000000001', name: 'get_weather', input: { city: 'Paris', unit: 'celsius' } }],
+      },
+      { role: 'toolResult', toolCallId: 'toolu_01CutParis000000000001', toolName: 'get_weather', content: 'Paris: 18°C', isError: false },
+    ]);
+    expect(server.requests).toHaveLength(1); // `length` ends the loop (R6)
+  });
+});
+
+// P7: a proxy that splices two replies into one stream is not silently accepted
+describe('anthropicProvider: P7, a second message_start', () => {
+  it.each(pieces)('P7: a second message_start inside one reply ends it with error (%s)', async (_how, reply) => {
+    server.reply(stream('spliced-message-start.sse', reply));
+    expect(await collect(provider()(question))).toEqual([
+      start,
+      text('Let me check.'),
+      args(0, '{"city": "Pa', { id: 'toolu_01SplicedFirst000000001', name: 'get_weather' }),
+      failed('a second message_start inside one reply: the stream holds two replies'),
+    ]);
+  });
+
+  it('P7: even one that repeats the first before anything else came', () => {
+    expect(translate(messageStart(), messageStart(), blockStart(0, { type: 'text', text: '' }), messageDelta('end_turn'), messageStop)).toEqual([
+      failed('a second message_start inside one reply: the stream holds two replies'),
+    ]);
+  });
+});
+
+// P9: the arguments as they stream
+describe('anthropicProvider: P9, tool_call_delta', () => {
+  it.each(pieces)('P9: one tool_call_delta per input_json_delta, before its tool_call; index counts the calls, not the content blocks (%s)', async (_how, reply) => {
+    server.reply(stream('thinking-tool-use.sse', reply));
+    const events = await collect(provider()(question));
+    expect(events.filter((event) => event.type === 'tool_call_delta' || event.type === 'tool_call')).toEqual([
+      args(0, '', { id: 'toolu_01ThinkParis0000000001', name: 'get_weather' }), // content block 3
+      args(0, '{"city": "Paris",'),
+      args(0, ' "unit": "celsius"}'),
+      call('toolu_01ThinkParis0000000001', 'get_weather', { city: 'Paris', unit: 'celsius' }),
+    ]);
+  });
+
+  it("P9: a server tool's input (server_tool_use, mcp_tool_use) makes no delta and takes no index", () => {
+    const events = translate(
+      messageStart(),
+      blockStart(0, { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} }),
+      blockDelta(0, { type: 'input_json_delta', partial_json: '{"query": "weather"}' }),
+      blockStop(0),
+      blockStart(1, { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] }),
+      blockStop(1),
+      blockStart(2, { type: 'mcp_tool_use', id: 'mcptoolu_1', name: 'echo', server_name: 'x', input: {} }),
+      blockDelta(2, { type: 'input_json_delta', partial_json: '{}' }),
+      blockStop(2),
+      blockStart(3, { type: 'tool_use', id: 't1', name: 'f', input: {} }),
+      blockDelta(3, { type: 'input_json_delta', partial_json: '{"a":' }),
+      blockDelta(3, { type: 'input_json_delta', partial_json: '1}' }),
+      blockStop(3),
+      blockStart(4, { type: 'tool_use', id: 't2', name: 'g', input: {} }),
+      blockStop(4), // no delta at all: no tool_call_delta, the call all the same
+      messageDelta('tool_use'),
+      messageStop,
+    );
+    expect(events).toEqual([args(0, '{"a":', { id: 't1', name: 'f' }), args(0, '1}'), call('t1', 'f', { a: 1 }), call('t2', 'g', {}), ended('toolUse')]);
+  });
+});
+
+// P10: thinking blocks as events and as message_end.reasoning
+describe('anthropicProvider: P10, thinking', () => {
+  const thinkingBlock = {
+    type: 'thinking',
+    thinking: 'The user wants the weather in Paris. I should call get_weather in celsius.',
+    signature: 'EpYDCkYIBxgCKkBzUo1qAQvTBQ2Z0u3ZdNlXG9mQ3c0SgX4wFhiW2Ww7tR0a3B4VmI5ZqLkPjHcY8YxwR1T',
+  };
+  const redactedBlock = { type: 'redacted_thinking', data: 'EmwKAhgBEgyJ3u7R9Qm0aLk2oTgaDPq1Wc8yXv4aUO2bZiIw0Xk3N4Z7Jp1mQd9R8aGvT5Ls2KcYw==' };
+
+  it.each(pieces)('P10: thinking text as reasoning_delta; the thinking and redacted_thinking blocks, whole, as message_end.reasoning (%s)', async (_how, reply) => {
+    server.reply(stream('thinking-tool-use.sse', reply));
+    const events = await collect(provider()(question));
+    expect(events.filter((event) => event.type !== 'tool_call_delta')).toEqual([
+      start,
+      thought('The user wants the weather in Paris.'),
+      thought(' I should call get_weather in celsius.'),
+      text('Let me look that up.'),
+      call('toolu_01ThinkParis0000000001', 'get_weather', { city: 'Paris', unit: 'celsius' }),
+      end('toolUse', {
+        usage: { inputTokens: 1310, outputTokens: 96, cacheReadTokens: 2048, cacheWriteTokens: 512 },
+        reasoning: [thinkingBlock, redactedBlock],
+      }),
+    ]);
+  });
+
+  it('P10: a block keeps fields the API may add; empty thinking deltas show nothing; a block the token limit cut is not kept', () => {
+    const events = translate(
+      messageStart(),
+      blockStart(0, { type: 'thinking', thinking: '', signature: '', extra: 1 }),
+      blockDelta(0, { type: 'thinking_delta', thinking: 'a' }),
+      blockDelta(0, { type: 'thinking_delta', thinking: '' }),
+      blockDelta(0, { type: 'signature_delta', signature: 'S1' }),
+      blockStop(0),
+      blockStart(1, { type: 'thinking', thinking: '' }), // no signature field yet: it comes in the deltas
+      blockDelta(1, { type: 'thinking_delta', thinking: 'b' }),
+      blockDelta(1, { type: 'signature_delta', signature: 'S' }),
+      blockDelta(1, { type: 'signature_delta', signature: '2' }),
+      blockStop(1),
+      blockStart(2, { type: 'thinking', thinking: '', signature: '' }),
+      blockDelta(2, { type: 'thinking_delta', thinking: 'c' }), // cut before its signature
+      messageDelta('max_tokens'),
+      messageStop,
+    );
+    expect(events).toEqual([
+      thought('a'),
+      thought('b'),
+      thought('c'),
+      ended('length', {
+        reasoning: [
+          { type: 'thinking', thinking: 'a', signature: 'S1', extra: 1 },
+          { type: 'thinking', thinking: 'b', signature: 'S2' },
+        ],
+      }),
+    ]);
+    expect(translate(messageStart(), messageDelta('end_turn'), messageStop)).toEqual([ended('stop')]); // no reasoning: no field
+  });
+});
+
+// R27: token counts from message_start and message_delta
+describe('anthropicProvider: R27, usage', () => {
+  it('R27: input, cache read and cache write from the stream, output the last (cumulative) count', async () => {
+    server.reply(stream('thinking-answer.sse'));
+    expect((await collect(provider()(question))).at(-1)).toEqual({
+      type: 'message_end',
+      stopReason: 'stop',
+      usage: { inputTokens: 1450, outputTokens: 31, cacheReadTokens: 2560, cacheWriteTokens: 0 },
+    });
+  });
+
+  it('R27: the last count of each kind wins; a count that is not a number is no count; no cache counts, no cache fields', () => {
+    expect(
+      translate(
+        messageStart({ input_tokens: 10, output_tokens: 1 }),
+        messageDelta(null, { output_tokens: 5 }),
+        messageDelta('end_turn', { input_tokens: 12, output_tokens: 9, cache_read_input_tokens: null }),
+        messageStop,
+      ),
+    ).toEqual([{ type: 'message_end', stopReason: 'stop', usage: { inputTokens: 12, outputTokens: 9 } }]);
+    expect(translate(messageStart({ input_tokens: '10', output_tokens: 1, cache_read_input_tokens: 4 }), messageDelta('end_turn'), messageStop)).toEqual([
+      { type: 'message_end', stopReason: 'stop', usage: { inputTokens: 0, outputTokens: 1, cacheReadTokens: 4 } },
+    ]);
   });
 });
 
