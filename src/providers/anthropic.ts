@@ -1,17 +1,30 @@
-import type { AgentMessage, Provider, ProviderEvent, ProviderInput, StopReason, SystemMessage, Usage } from '../types.js';
+import type { AgentMessage, Provider, ProviderEvent, ProviderInput, SystemMessage, StopReason, Usage } from '../types.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
-import { isPlainObject } from '../util/values.js';
+import { isPlainObject, shown } from '../util/values.js';
 import type { SseEvent } from './http/sse.js';
-import { HttpProviderOptions, WireError, WireTranslator, httpSettings, streamRequest } from './http/transport.js';
+import { HttpProviderOptions, ToolChoice, WireError, WireTranslator, httpSettings, streamRequest } from './http/transport.js';
 
 /** Options of {@link anthropicProvider}. `baseURL` excludes the version: default `https://api.anthropic.com`. */
 export interface AnthropicProviderOptions extends HttpProviderOptions {
-  /** The reply's token limit, `max_tokens` (default 4096). */
+  /** The reply's token limit, `max_tokens` (default 4096); with `thinking`, it must be greater than the budget. */
   maxTokens?: number;
+  /**
+   * P10: extended thinking with this budget of tokens, sent as `thinking: { type: 'enabled', budget_tokens }`:
+   * an integer >= 1024 (the API's least budget) and below `maxTokens`, checked at call time. The API then
+   * takes `temperature` only as 1 and `toolChoice` only as `'auto'` or `'none'`. (Interleaved thinking,
+   * whose budget may pass `max_tokens`, goes through `extraBody: { thinking: … }` and a beta header.)
+   */
+  thinking?: number;
 }
 
 /** The API version this adapter speaks. */
 export const ANTHROPIC_VERSION = '2023-06-01';
+
+/** `max_tokens` when the caller sets none: the API requires one. */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+
+/** The least `budget_tokens` the API accepts for extended thinking. */
+const MIN_THINKING_BUDGET = 1024;
 
 /**
  * A {@link Provider} for the Anthropic Messages streaming API. Each subscription POSTs one request to
@@ -19,30 +32,50 @@ export const ANTHROPIC_VERSION = '2023-06-01';
  * it. `apiKey` defaults to `ANTHROPIC_API_KEY` and is sent as `x-api-key`.
  *
  * ```ts
- * const provider = anthropicProvider({ model: 'claude-sonnet-4-5', maxTokens: 1024 });
+ * const provider = anthropicProvider({ model: 'claude-sonnet-4-5', maxTokens: 16000, thinking: 8000 });
  * runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'What time is it?' }] }).subscribe(console.log);
  * ```
  */
 export function anthropicProvider(options: AnthropicProviderOptions): Provider {
   const settings = httpSettings(options, 'anthropicProvider', 'https://api.anthropic.com', 'ANTHROPIC_API_KEY');
-  const { maxTokens = 4096 } = options;
-  if (!Number.isInteger(maxTokens) || maxTokens < 1) {
-    throw new RangeError(`anthropicProvider: maxTokens must be an integer >= 1 (got ${String(maxTokens)})`);
+  const maxTokens = settings.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
+  const { thinking } = options;
+  if (thinking !== undefined) {
+    if (!(Number.isInteger(thinking) && thinking >= MIN_THINKING_BUDGET)) {
+      throw new RangeError(`anthropicProvider: thinking must be an integer >= ${MIN_THINKING_BUDGET} (got ${shown(thinking)})`);
+    }
+    // the API refuses max_tokens <= budget_tokens; say so now rather than in every reply
+    if (maxTokens <= thinking) {
+      const which = settings.maxTokens === undefined ? ' (the default)' : '';
+      throw new RangeError(`anthropicProvider: maxTokens must be greater than thinking (got maxTokens ${maxTokens}${which}, thinking ${thinking})`);
+    }
   }
   const { model, system, apiKey } = settings;
+  const more: AnthropicRequestOptions = { temperature: settings.temperature, toolChoice: settings.toolChoice, stop: settings.stop, thinking };
   const own: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
   if (apiKey !== '') own['x-api-key'] = apiKey;
   return (input: ProviderInput) =>
     streamRequest(
-      () => settings.request('/v1/messages', own, anthropicRequest(model, maxTokens, system, input)),
+      () => settings.request('/v1/messages', own, anthropicRequest(model, maxTokens, system, input, more)),
       () => new AnthropicTranslator(),
     );
+}
+
+/** The request options besides model, token limit and system prompt (P10, P11); each left out when undefined. */
+export interface AnthropicRequestOptions {
+  temperature?: number | undefined;
+  toolChoice?: ToolChoice | undefined;
+  stop?: readonly string[] | undefined;
+  /** The thinking budget in tokens. */
+  thinking?: number | undefined;
 }
 
 type Block =
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
-  | { type: 'tool_result'; tool_use_id: string; content: string; is_error: boolean };
+  | { type: 'tool_result'; tool_use_id: string; content: string; is_error: boolean }
+  /** P10: a `thinking` or `redacted_thinking` block, as the API sent it. */
+  | object;
 
 interface WireMessage {
   role: 'user' | 'assistant';
@@ -50,17 +83,26 @@ interface WireMessage {
 }
 
 /**
- * The request body for one call: an assistant's text and calls as `text` and `tool_use` blocks, the
- * results of a turn as `tool_result` blocks of one user message, the tools as JSON Schema. The API has
- * one system prompt, at the top: the `system` option and the history's `SystemMessage`s, in order,
- * joined by a blank line (R21).
+ * The request body for one call: an assistant's reasoning blocks (P10), text and calls as `thinking`,
+ * `text` and `tool_use` blocks, in that order; the results of a turn as `tool_result` blocks of one user
+ * message; the tools as JSON Schema. The API has one system prompt, at the top: the `system` option and the
+ * history's `SystemMessage`s, in order, joined by a blank line (R21). `options` adds what P11 maps —
+ * `temperature`, `tool_choice` (only with tools), `stop_sequences` — and `thinking` (P10).
  *
  * ```ts
  * anthropicRequest('claude-sonnet-4-5', 1024, 'Be brief.', { messages: [{ role: 'user', content: 'hi' }], tools: [] });
  * // { model: 'claude-sonnet-4-5', max_tokens: 1024, system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }], stream: true }
+ * anthropicRequest('claude-sonnet-4-5', 16000, undefined, { messages, tools: [weather] }, { toolChoice: 'required', stop: ['END'], thinking: 8000 });
+ * // { …, tools: […], tool_choice: { type: 'any' }, stop_sequences: ['END'], thinking: { type: 'enabled', budget_tokens: 8000 }, stream: true }
  * ```
  */
-export function anthropicRequest(model: string, maxTokens: number, system: string | undefined, { messages, tools }: ProviderInput): object {
+export function anthropicRequest(
+  model: string,
+  maxTokens: number,
+  system: string | undefined,
+  { messages, tools }: ProviderInput,
+  options: AnthropicRequestOptions = {},
+): object {
   const wire: WireMessage[] = [];
   // an empty part is left out, as an empty `system` option always was: no stray blank lines
   const prompts: string[] = system ? [system] : [];
@@ -76,6 +118,7 @@ export function anthropicRequest(model: string, maxTokens: number, system: strin
     if (last?.role === next.role) last.content = [...blocks(last.content), ...blocks(next.content)];
     else wire.push(next);
   }
+  const { temperature, toolChoice, stop, thinking } = options;
   return {
     model,
     max_tokens: maxTokens,
@@ -84,8 +127,27 @@ export function anthropicRequest(model: string, maxTokens: number, system: strin
     ...(tools.length > 0 && {
       tools: tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: inputSchema(tool) })),
     }),
+    // the API refuses a tool_choice without tools
+    ...(toolChoice !== undefined && tools.length > 0 && { tool_choice: anthropicToolChoice(toolChoice) }),
+    ...(temperature !== undefined && { temperature }),
+    ...(stop !== undefined && stop.length > 0 && { stop_sequences: [...stop] }),
+    ...(thinking !== undefined && { thinking: { type: 'enabled', budget_tokens: thinking } }),
     stream: true,
   };
+}
+
+/**
+ * P11: `toolChoice` in the Messages API's shape.
+ *
+ * ```ts
+ * anthropicToolChoice('required');    // { type: 'any' }
+ * anthropicToolChoice('get_weather'); // { type: 'tool', name: 'get_weather' }
+ * ```
+ */
+export function anthropicToolChoice(choice: ToolChoice): { type: 'auto' | 'none' | 'any' } | { type: 'tool'; name: string } {
+  if (choice === 'auto') return { type: 'auto' };
+  if (choice === 'none') return { type: 'none' };
+  return choice === 'required' ? { type: 'any' } : { type: 'tool', name: choice };
 }
 
 function anthropicMessage(message: Exclude<AgentMessage, SystemMessage>): WireMessage | undefined {
@@ -100,10 +162,21 @@ function anthropicMessage(message: Exclude<AgentMessage, SystemMessage>): WireMe
     case 'assistant': {
       const content: Block[] = message.content === '' ? [] : [{ type: 'text', text: message.content }];
       for (const call of message.toolCalls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input });
-      // the API rejects empty messages: an assistant turn that failed before saying anything is left out
-      return content.length > 0 ? { role: 'assistant', content } : undefined;
+      // the API rejects empty messages: an assistant turn that failed before saying anything is left out,
+      // its reasoning with it (thinking alone is no reply)
+      if (content.length === 0) return undefined;
+      // P10: the thinking blocks go back first and unchanged, as the API requires when a tool round goes on
+      const reasoning = message.reasoning === undefined ? [] : message.reasoning.filter(isThinkingBlock);
+      return { role: 'assistant', content: reasoning.length > 0 ? [...reasoning, ...content] : content };
     }
   }
+}
+
+/** A block this API sent as reasoning; another API's reasoning (a history that changed providers) is not sent. */
+function isThinkingBlock(block: unknown): block is object {
+  if (typeof block !== 'object' || block === null) return false;
+  const type = (block as { type?: unknown }).type;
+  return type === 'thinking' || type === 'redacted_thinking';
 }
 
 function blocks(content: string | Block[]): Block[] {
