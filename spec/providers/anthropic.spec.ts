@@ -421,7 +421,7 @@ describe('anthropicProvider: the request', () => {
     });
   });
 
-  it('R21: joins the system option and the history\'s system messages, in order, with a blank line, into `system`', async () => {
+  it('R21, P11: joins the system option and the history\'s system messages, in order, with a blank line, into `system`', async () => {
     const messages: AgentMessage[] = [
       { role: 'system', content: 'Answer in French.' },
       { role: 'user', content: 'hi' },
@@ -489,9 +489,136 @@ describe('anthropicProvider: the request', () => {
   });
 
   it('checks its options', () => {
-    expect(() => anthropicProvider({ model: 'm', maxTokens: 0 })).toThrow(RangeError);
+    expect(() => anthropicProvider({ model: 'm', maxTokens: 0 })).toThrow(new RangeError('anthropicProvider: maxTokens must be an integer >= 1 (got 0, a number)'));
     expect(() => anthropicProvider({ model: 'm', maxRetries: -1 })).toThrow(RangeError);
     expect(() => anthropicProvider({ model: undefined as unknown as string })).toThrow(TypeError);
+  });
+
+  it('P11: temperature, maxTokens, toolChoice in the Messages shape, stop as stop_sequences', async () => {
+    const choices: [AnthropicProviderOptions['toolChoice'], object][] = [
+      ['auto', { type: 'auto' }],
+      ['none', { type: 'none' }],
+      ['required', { type: 'any' }],
+      ['get_weather', { type: 'tool', name: 'get_weather' }],
+    ];
+    server.reply(...choices.map(() => stream('text.sse')));
+    for (const [toolChoice, index] of choices.map(([choice], index) => [choice, index] as const)) {
+      await collect(provider({ toolChoice, temperature: index / 2, maxTokens: 100 + index, stop: index % 2 ? 'END' : ['END', '\n\nHuman:'] })(question));
+    }
+    expect(server.requests.map(({ json }) => [json.tool_choice, json.temperature, json.max_tokens, json.stop_sequences])).toEqual([
+      [{ type: 'auto' }, 0, 100, ['END', '\n\nHuman:']],
+      [{ type: 'none' }, 0.5, 101, ['END']],
+      [{ type: 'any' }, 1, 102, ['END', '\n\nHuman:']],
+      [{ type: 'tool', name: 'get_weather' }, 1.5, 103, ['END']],
+    ]);
+  });
+
+  it('P11: leaves out what is not set, tool_choice without tools (the API refuses it) and an empty stop list', async () => {
+    server.reply(stream('text.sse'), stream('text.sse'));
+    await collect(provider()(question));
+    await collect(provider({ toolChoice: 'required', stop: [] })({ messages: question.messages, tools: [] }));
+    for (const { json } of server.requests) {
+      expect(Object.keys(json).filter((key) => ['tool_choice', 'temperature', 'stop_sequences', 'thinking'].includes(key))).toEqual([]);
+      expect(json.max_tokens).toBe(4096); // the default
+    }
+  });
+
+  it('P11: extraBody is merged last, shallowly: its keys win over the provider\'s own', async () => {
+    server.reply(stream('text.sse'));
+    await collect(
+      provider({ maxTokens: 100, thinking: undefined, extraBody: { top_k: 5, max_tokens: 200, metadata: { user_id: 'u1' }, thinking: { type: 'disabled' } } })(question),
+    );
+    expect(server.requests[0].json).toMatchObject({ top_k: 5, max_tokens: 200, metadata: { user_id: 'u1' }, thinking: { type: 'disabled' }, stream: true });
+  });
+
+  it('P10: thinking is sent as an enabled budget', async () => {
+    server.reply(stream('text.sse'), stream('text.sse'));
+    await collect(provider({ thinking: 1024 })(question));
+    await collect(provider({ thinking: 10_000, maxTokens: 16_000 })(question));
+    expect(server.requests.map(({ json }) => [json.thinking, json.max_tokens])).toEqual([
+      [{ type: 'enabled', budget_tokens: 1024 }, 4096],
+      [{ type: 'enabled', budget_tokens: 10_000 }, 16_000],
+    ]);
+  });
+
+  it('P10: checks thinking at call time: an integer >= 1024, below maxTokens (default 4096)', () => {
+    const make = (options: Partial<AnthropicProviderOptions>) => () => anthropicProvider({ model: 'm', ...options });
+    expect(make({ thinking: 1023 })).toThrow(new RangeError('anthropicProvider: thinking must be an integer >= 1024 (got 1023, a number)'));
+    expect(make({ thinking: 2048.5 })).toThrow(RangeError);
+    expect(make({ thinking: '2048' as unknown as number })).toThrow(new RangeError('anthropicProvider: thinking must be an integer >= 1024 (got "2048", a string)'));
+    expect(make({ thinking: 4096 })).toThrow(
+      new RangeError('anthropicProvider: maxTokens must be greater than thinking (got maxTokens 4096 (the default), thinking 4096)'),
+    );
+    expect(make({ thinking: 8000, maxTokens: 8000 })).toThrow(new RangeError('anthropicProvider: maxTokens must be greater than thinking (got maxTokens 8000, thinking 8000)'));
+    expect(make({ thinking: 4095 })).not.toThrow();
+    expect(make({ thinking: 8000, maxTokens: 8001 })).not.toThrow();
+  });
+
+  it('P10: an assistant message\'s reasoning goes back first and unchanged; another API\'s reasoning does not; thinking alone is no message', async () => {
+    const thinking = { type: 'thinking', thinking: 'Paris first.', signature: 'c2lnLTE=', future_field: [1] };
+    const redacted = { type: 'redacted_thinking', data: 'ZW5jcnlwdGVk' };
+    const messages: AgentMessage[] = [
+      { role: 'user', content: 'Weather in Paris?' },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        stopReason: 'toolUse',
+        toolCalls: [{ id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }],
+        reasoning: [thinking, { type: 'reasoning', summary: [] }, 'a note', null, redacted],
+      },
+      { role: 'toolResult', toolCallId: 'toolu_1', toolName: 'get_weather', content: '18°C', isError: false },
+      { role: 'assistant', content: '', stopReason: 'length', reasoning: [thinking] }, // cut while thinking
+      { role: 'user', content: 'And Tokyo?' },
+    ];
+    server.reply(stream('text.sse'));
+    await collect(provider()({ messages, tools: [weatherSpec] }));
+    expect(server.requests[0].json.messages).toEqual([
+      { role: 'user', content: 'Weather in Paris?' },
+      {
+        role: 'assistant',
+        content: [thinking, redacted, { type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: '18°C', is_error: false },
+          { type: 'text', text: 'And Tokyo?' },
+        ],
+      },
+    ]);
+  });
+});
+
+// P10 through the loop: the thinking of a tool round goes back with the call on the next request
+describe('anthropicProvider: P10, a round trip through the loop', () => {
+  it('P10: a reply with thinking and tool_use; the loop\'s next request sends the thinking blocks back first (R27: usage summed)', async () => {
+    server.reply(stream('thinking-tool-use.sse'), stream('thinking-answer.sse'));
+    const registry = new ToolRegistry().register({ ...weatherSpec, handler: ({ city }) => `${city}: 18°C, sunny` });
+    const events = await lastValueFrom(
+      runEventedToolLoop({ provider: provider({ thinking: 2048, maxTokens: 8192 }), registry, messages: question.messages }).pipe(toArray()),
+    );
+    const thinking = {
+      type: 'thinking',
+      thinking: 'The user wants the weather in Paris. I should call get_weather in celsius.',
+      signature: 'EpYDCkYIBxgCKkBzUo1qAQvTBQ2Z0u3ZdNlXG9mQ3c0SgX4wFhiW2Ww7tR0a3B4VmI5ZqLkPjHcY8YxwR1T',
+    };
+    const redacted = { type: 'redacted_thinking', data: 'EmwKAhgBEgyJ3u7R9Qm0aLk2oTgaDPq1Wc8yXv4aUO2bZiIw0Xk3N4Z7Jp1mQd9R8aGvT5Ls2KcYw==' };
+    const call = { id: 'toolu_01ThinkParis0000000001', name: 'get_weather', input: { city: 'Paris', unit: 'celsius' } };
+
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1].json).toMatchObject({ max_tokens: 8192, thinking: { type: 'enabled', budget_tokens: 2048 } });
+    expect(server.requests[1].json.messages).toEqual([
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: [thinking, redacted, { type: 'text', text: 'Let me look that up.' }, { type: 'tool_use', ...call }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'Paris: 18°C, sunny', is_error: false }] },
+    ]);
+
+    const last = events.at(-1) as Extract<LoopEvent, { type: 'loop_end' }>;
+    expect(last.reason).toBe('stop');
+    expect(last.messages[1]).toEqual({ role: 'assistant', content: 'Let me look that up.', stopReason: 'toolUse', toolCalls: [call], reasoning: [thinking, redacted] });
+    expect(last.usage).toEqual({ inputTokens: 1310 + 1450, outputTokens: 96 + 31, cacheReadTokens: 2048 + 2560, cacheWriteTokens: 512 });
+    // the reasoning survives a saved history (C5)
+    expect(JSON.parse(JSON.stringify(last.messages))).toEqual(last.messages);
   });
 });
 
