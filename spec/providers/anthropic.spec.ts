@@ -328,6 +328,32 @@ describe('anthropicProvider: P10, thinking', () => {
     ]);
     expect(translate(messageStart(), messageDelta('end_turn'), messageStop)).toEqual([ended('stop')]); // no reasoning: no field
   });
+
+  it('P10: a reply that fails after a call went out keeps its thinking, which that call needs on the next request', () => {
+    const thinking = [
+      messageStart(),
+      blockStart(0, { type: 'thinking', thinking: '', signature: '' }),
+      blockDelta(0, { type: 'thinking_delta', thinking: 'two calls' }),
+      blockDelta(0, { type: 'signature_delta', signature: 'S' }),
+      blockStop(0),
+    ];
+    const whole = [blockStart(1, { type: 'tool_use', id: 't1', name: 'f', input: {} }), blockDelta(1, { type: 'input_json_delta', partial_json: '{}' }), blockStop(1)];
+    const reasoning = [{ type: 'thinking', thinking: 'two calls', signature: 'S' }];
+    const failures: [string, object[], string | RegExp][] = [
+      ['invalid arguments', [blockStart(2, { type: 'tool_use', id: 't2', name: 'g', input: {} }), blockDelta(2, { type: 'input_json_delta', partial_json: '{"a' }), blockStop(2)], /^invalid JSON in the arguments of tool call g \(t2\): /],
+      ['a second message_start (P7)', [messageStart()], 'a second message_start inside one reply: the stream holds two replies'],
+      ['an error event', [{ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }], 'error in the stream: overloaded_error: Overloaded'],
+      ['a stream without stop_reason', [], 'the stream ended before the reply was complete (no stop_reason)'],
+    ];
+    for (const [, rest, wording] of failures) {
+      const message: unknown = typeof wording === 'string' ? wording : expect.stringMatching(wording);
+      const events = translate(...thinking, ...whole, ...rest);
+      expect(events.slice(1, 3)).toEqual([args(0, '{}', { id: 't1', name: 'f' }), call('t1', 'f', {})]);
+      expect(events.at(-1)).toEqual({ type: 'message_end', stopReason: 'error', errorMessage: message, reasoning });
+      // without a call that went out, a failure is the transport's, as ever: no reasoning
+      expect(translate(...thinking, ...rest).at(-1)).toEqual({ type: 'message_end', stopReason: 'error', errorMessage: message });
+    }
+  });
 });
 
 // R27: token counts from message_start and message_delta

@@ -229,7 +229,8 @@ const CUT_STOP_REASONS: ReadonlySet<string> = new Set(['max_tokens', 'model_cont
  * brought a `stop_reason`) with the reply's `usage` (R27) and its thinking blocks, reassembled as the API
  * would have sent them whole, as `reasoning` (P10). A `tool_use` block that the token limit cut is no call
  * (P6); a second `message_start` (two replies spliced into one stream, P7) and an `error` event fail the
- * call. `ping` and unknown event, block and delta types are skipped.
+ * call (keeping the thinking when calls already went out). `ping` and unknown event, block and delta
+ * types are skipped.
  *
  * ```ts
  * const stream = new AnthropicTranslator();
@@ -253,7 +254,33 @@ export class AnthropicTranslator implements WireTranslator {
   private cacheReadTokens: number | undefined;
   private cacheWriteTokens: number | undefined;
 
-  next({ data }: SseEvent): ProviderEvent[] {
+  next(event: SseEvent): ProviderEvent[] {
+    try {
+      return this.read(event);
+    } catch (error) {
+      return this.failed(error);
+    }
+  }
+
+  end(): ProviderEvent[] {
+    try {
+      return this.finish();
+    } catch (error) {
+      return this.failed(error);
+    }
+  }
+
+  /**
+   * A failed reply whose calls went out keeps its thinking: those calls run and stand in the history, and
+   * with thinking on, the API refuses them on every later request without the blocks that came before
+   * them (P10). Any other failure is the transport's to word.
+   */
+  private failed(error: unknown): ProviderEvent[] {
+    if (!(error instanceof WireError) || this.calls === 0 || this.reasoning === undefined) throw error;
+    return [{ type: 'message_end', stopReason: 'error', errorMessage: error.message, reasoning: this.reasoning }];
+  }
+
+  private read({ data }: SseEvent): ProviderEvent[] {
     const event = parseEventData(data) as StreamEvent | null;
     if (typeof event !== 'object' || event === null) throw new WireError(`unexpected data in the stream: ${data.slice(0, 200)}`);
     switch (event.type) {
@@ -275,7 +302,7 @@ export class AnthropicTranslator implements WireTranslator {
         return [];
       case 'message_stop':
         this.stopReason ??= 'end_turn';
-        return this.end();
+        return this.finish();
       case 'error': {
         const { type, message } = event.error ?? {};
         throw new WireError(`error in the stream: ${[type, message].filter((part) => typeof part === 'string').join(': ') || data.slice(0, 500)}`);
@@ -285,7 +312,7 @@ export class AnthropicTranslator implements WireTranslator {
     }
   }
 
-  end(): ProviderEvent[] {
+  private finish(): ProviderEvent[] {
     if (this.stopReason === undefined) throw new WireError('the stream ended before the reply was complete (no stop_reason)');
     const cut = CUT_STOP_REASONS.has(this.stopReason);
     let cutCall = false;
