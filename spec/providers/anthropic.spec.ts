@@ -1,7 +1,9 @@
-import type { AgentMessage, ProviderEvent } from '../../src/index.js';
-import { anthropicProvider } from '../../src/index.js';
+import { lastValueFrom, toArray } from 'rxjs';
+import type { AgentMessage, LoopEvent, ProviderEvent, StopReason, Usage } from '../../src/index.js';
+import { ToolRegistry, anthropicProvider, runEventedToolLoop } from '../../src/index.js';
+import { AnthropicTranslator } from '../../src/providers/anthropic.js';
 import type { AnthropicProviderOptions } from '../../src/index.js';
-import { addSchema, addSpec, call, end, failed, forecastSchema, forecastSpec, history, question, start, text, timeSpec, weatherSpec } from './conversation';
+import { addSchema, addSpec, call, failed, forecastSchema, forecastSpec, history, question, start, text, timeSpec, weatherSpec } from './conversation';
 import { LoopbackServer, Reply, collect, fixture, gate, nextTurn, splitAfterEvents } from './loopback-server';
 
 const KEY = 'sk-ant-api03-test-0123456789-SECRET';
@@ -18,20 +20,45 @@ const provider = (options: Partial<AnthropicProviderOptions> = {}) =>
 
 const stream = (name: string, extra: Reply = {}): Reply => ({ body: fixture(`anthropic/${name}`), ...extra });
 
+/** R27: what the fixtures report — message_start's input and cache counts, message_delta's (cumulative) output count. */
+const usage: Usage = { inputTokens: 412, outputTokens: 42, cacheReadTokens: 0, cacheWriteTokens: 0 };
+/** `message_end` as the Anthropic fixtures end: with their usage (R27), and `extra` (reasoning, P10). */
+const end = (stopReason: StopReason, extra: { usage?: Usage; reasoning?: unknown[] } = {}): ProviderEvent => ({ type: 'message_end', stopReason, usage, ...extra });
+/** P9: a chunk of the arguments of the reply's call number `index`; its first chunk names the call. */
+const args = (index: number, argumentsDelta: string, first?: { id: string; name: string }): ProviderEvent => ({ type: 'tool_call_delta', index, ...first, argumentsDelta });
+/** P10 */
+const thought = (value: string): ProviderEvent => ({ type: 'reasoning_delta', text: value });
+
 // P5: recorded streams replayed in the exact wire format by a server on loopback; P3: how they read
 describe('anthropicProvider: recorded streams', () => {
+  // R27 gave every end its usage, P9 every tool_use its argument deltas, P10 the thinking block of unknown-events.sse its events
   const cases: [string, ProviderEvent[], Reply][] = [
     ['text.sse', [start, text('Hello'), text('! 现在是'), text('北京时间'), text('中午 🕛。'), end('stop')], {}],
     [
       'tool-use-split.sse', // a text block, then a tool_use block whose input comes in 6 input_json_delta pieces
-      [start, text("I'll check the weather."), call('toolu_01WeatherParis00000001', 'get_weather', { city: '巴黎', unit: 'celsius' }), end('toolUse')],
+      [
+        start,
+        text("I'll check the weather."),
+        args(0, '', { id: 'toolu_01WeatherParis00000001', name: 'get_weather' }), // call 0, though content block 1
+        args(0, '{"city'),
+        args(0, '": "巴'),
+        args(0, '黎", "u'),
+        args(0, 'nit": "cel'),
+        args(0, 'sius"}'),
+        call('toolu_01WeatherParis00000001', 'get_weather', { city: '巴黎', unit: 'celsius' }),
+        end('toolUse'),
+      ],
       {},
     ],
     [
       'two-tool-uses.sse',
       [
         start,
+        args(0, '', { id: 'toolu_01Paris000000000000001', name: 'get_weather' }),
+        args(0, '{"city": "Paris"}'),
         call('toolu_01Paris000000000000001', 'get_weather', { city: 'Paris' }),
+        args(1, '{"city": ', { id: 'toolu_01Tokyo000000000000002', name: 'get_weather' }),
+        args(1, '"Tokyo"}'),
         call('toolu_01Tokyo000000000000002', 'get_weather', { city: 'Tokyo' }),
         end('toolUse'),
       ],
@@ -39,15 +66,38 @@ describe('anthropicProvider: recorded streams', () => {
     ],
     [
       'ping-no-arg-tool.sse', // pings between deltas; the tool's only partial_json is ""
-      [start, text('Let me'), text(' look.'), call('toolu_01CurrentTime0000000001', 'current_time', {}), end('toolUse')],
+      [
+        start,
+        text('Let me'),
+        text(' look.'),
+        args(0, '', { id: 'toolu_01CurrentTime0000000001', name: 'current_time' }),
+        call('toolu_01CurrentTime0000000001', 'current_time', {}),
+        end('toolUse'),
+      ],
       {},
     ],
     ['max-tokens.sse', [start, text('This answer is cut'), text(' off at the tok'), end('length')], {}],
-    ['unknown-events.sse', [start, text('Hi!'), end('stop')], {}], // thinking blocks and a future event type are skipped
+    [
+      'unknown-events.sse', // a future event type is skipped; the thinking block is reasoning (P10)
+      [
+        start,
+        thought('The user wants a greeting.'),
+        text('Hi!'),
+        end('stop', {
+          reasoning: [{ type: 'thinking', thinking: 'The user wants a greeting.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds' }],
+        }),
+      ],
+      {},
+    ],
     ['stream-error.sse', [start, text('Partial'), failed('error in the stream: overloaded_error: Overloaded')], {}],
     [
       'invalid-arguments.sse',
-      [start, failed(expect.stringMatching(/^invalid JSON in the arguments of tool call get_weather \(toolu_01BadArgs00000000000001\): /))],
+      [
+        start,
+        args(0, '{"city": ', { id: 'toolu_01BadArgs00000000000001', name: 'get_weather' }),
+        args(0, '"Par'),
+        failed(expect.stringMatching(/^invalid JSON in the arguments of tool call get_weather \(toolu_01BadArgs00000000000001\): /)),
+      ],
       {},
     ],
     ['cut-off.sse', [start, text('Before the cut'), failed(expect.stringMatching(/^the stream broke off: terminated/))], { then: 'destroy' }],
@@ -61,6 +111,274 @@ describe('anthropicProvider: recorded streams', () => {
   it.each(cases)('%s, sent in 5-byte pieces', async (name, expected, extra) => {
     server.reply(stream(name, { chunkSize: 5, between: nextTurn, ...extra }));
     expect(await collect(provider()(question))).toEqual(expected);
+  });
+});
+
+/** One SSE event of the Messages API, as the translator gets it. */
+const sse = (data: object) => ({ event: (data as { type: string }).type, data: JSON.stringify(data) });
+/** Every event the translator makes of `events`, then of the stream's end; a thrown error as the transport words it. */
+function translate(...events: object[]): ProviderEvent[] {
+  const translator = new AnthropicTranslator();
+  const out: ProviderEvent[] = [];
+  try {
+    for (const event of events) {
+      out.push(...translator.next(sse(event)));
+      if (out.at(-1)?.type === 'message_end') return out;
+    }
+    out.push(...translator.end());
+  } catch (error) {
+    out.push({ type: 'message_end', stopReason: 'error', errorMessage: (error as Error).message });
+  }
+  return out;
+}
+const messageStart = (usage: object = { input_tokens: 10, output_tokens: 1 }) => ({ type: 'message_start', message: { id: 'msg_1', usage } });
+const blockStart = (index: number, content_block: object) => ({ type: 'content_block_start', index, content_block });
+const blockDelta = (index: number, delta: object) => ({ type: 'content_block_delta', index, delta });
+const blockStop = (index: number) => ({ type: 'content_block_stop', index });
+const messageDelta = (stop_reason: string | null, usage?: object) => ({ type: 'message_delta', delta: { stop_reason }, ...(usage && { usage }) });
+const messageStop = { type: 'message_stop' };
+const ended = (stopReason: StopReason, extra: object = {}): ProviderEvent => ({ type: 'message_end', stopReason, usage: { inputTokens: 10, outputTokens: 1 }, ...extra });
+
+const pieces: [string, Reply][] = [
+  ['sent at once', {}],
+  ['sent in 5-byte pieces', { chunkSize: 5, between: nextTurn }],
+];
+
+/** The fixture without its last `count` events: a stream that ended early. */
+const withoutLast = (name: string, count: number): string => {
+  const events = fixture(`anthropic/${name}`).toString('utf8').split('\n\n').filter((event) => event !== '');
+  return `${events.slice(0, events.length - count).join('\n\n')}\n\n`;
+};
+
+// P6: a reply cut by the token limit inside a tool call
+describe('anthropicProvider: P6, a reply cut by the token limit inside a tool call', () => {
+  const cases: [string, ProviderEvent[]][] = [
+    [
+      'max-tokens-mid-call.sse', // the API leaves the cut block open: no content_block_stop
+      [
+        start,
+        text("I'll write the report"),
+        text(' to a file.'),
+        args(0, '', { id: 'toolu_01WriteReport00000000001', name: 'write_file' }),
+        args(0, '{"path": "report.md", '),
+        args(0, '"content": "# Report\\n\\nThe first fin'),
+        end('length'),
+      ],
+    ],
+    [
+      'max-tokens-after-calls.sse', // a whole call first: emitted as ever
+      [
+        start,
+        text('Checking both cities.'),
+        args(0, '', { id: 'toolu_01CutParis000000000001', name: 'get_weather' }),
+        args(0, '{"city": "Paris", "unit": "celsius"}'),
+        call('toolu_01CutParis000000000001', 'get_weather', { city: 'Paris', unit: 'celsius' }),
+        args(1, '{"city": "To', { id: 'toolu_01CutTokyo000000000002', name: 'get_weather' }),
+        end('length'),
+      ],
+    ],
+  ];
+  const each = cases.flatMap(([name, expected]) => pieces.map(([how, reply]) => [name, how, expected, reply] as const));
+
+  it.each(each)('P6: %s (%s) ends with length, the text so far and no call for the cut block, never a JSON error', async (name, _how, expected, reply) => {
+    server.reply(stream(name, reply));
+    expect(await collect(provider()(question))).toEqual(expected);
+  });
+
+  it('P6: the same when the stream ends after the stop reason, without message_stop', async () => {
+    server.reply({ body: withoutLast('max-tokens-after-calls.sse', 1) });
+    expect(await collect(provider()(question))).toEqual(cases[1][1]);
+  });
+
+  it('P6: also model_context_window_exceeded; a block the stream left open at any other stop reason is still a call', () => {
+    const cut = [messageStart(), blockStart(0, { type: 'tool_use', id: 't1', name: 'f', input: {} }), blockDelta(0, { type: 'input_json_delta', partial_json: '{"a":' })];
+    expect(translate(...cut, messageDelta('model_context_window_exceeded'), messageStop).at(-1)).toEqual(ended('length'));
+    const whole = [messageStart(), blockStart(0, { type: 'tool_use', id: 't1', name: 'f', input: {} }), blockDelta(0, { type: 'input_json_delta', partial_json: '{"a":1}' })];
+    expect(translate(...whole, messageDelta('tool_use'), messageStop).slice(-2)).toEqual([call('t1', 'f', { a: 1 }), ended('toolUse')]);
+  });
+
+  it('P6: the whole calls before the cut run, and the loop ends with length', async () => {
+    server.reply(stream('max-tokens-after-calls.sse'));
+    const registry = new ToolRegistry().register({ ...weatherSpec, handler: ({ city }) => `${city}: 18°C` });
+    const events = await lastValueFrom(runEventedToolLoop({ provider: provider(), registry, messages: question.messages }).pipe(toArray()));
+    const last = events.at(-1) as Extract<LoopEvent, { type: 'loop_end' }>;
+    expect(last.reason).toBe('length');
+    expect(last.messages.slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: 'Checking both cities.',
+        stopReason: 'length',
+        toolCalls: [{ id: 'toolu_01CutParis000000000001', name: 'get_weather', input: { city: 'Paris', unit: 'celsius' } }],
+      },
+      { role: 'toolResult', toolCallId: 'toolu_01CutParis000000000001', toolName: 'get_weather', content: 'Paris: 18°C', isError: false },
+    ]);
+    expect(server.requests).toHaveLength(1); // `length` ends the loop (R6)
+  });
+});
+
+// P7: a proxy that splices two replies into one stream is not silently accepted
+describe('anthropicProvider: P7, a second message_start', () => {
+  it.each(pieces)('P7: a second message_start inside one reply ends it with error (%s)', async (_how, reply) => {
+    server.reply(stream('spliced-message-start.sse', reply));
+    expect(await collect(provider()(question))).toEqual([
+      start,
+      text('Let me check.'),
+      args(0, '{"city": "Pa', { id: 'toolu_01SplicedFirst000000001', name: 'get_weather' }),
+      failed('a second message_start inside one reply: the stream holds two replies'),
+    ]);
+  });
+
+  it('P7: even one that repeats the first before anything else came', () => {
+    expect(translate(messageStart(), messageStart(), blockStart(0, { type: 'text', text: '' }), messageDelta('end_turn'), messageStop)).toEqual([
+      failed('a second message_start inside one reply: the stream holds two replies'),
+    ]);
+  });
+});
+
+// P9: the arguments as they stream
+describe('anthropicProvider: P9, tool_call_delta', () => {
+  it.each(pieces)('P9: one tool_call_delta per input_json_delta, before its tool_call; index counts the calls, not the content blocks (%s)', async (_how, reply) => {
+    server.reply(stream('thinking-tool-use.sse', reply));
+    const events = await collect(provider()(question));
+    expect(events.filter((event) => event.type === 'tool_call_delta' || event.type === 'tool_call')).toEqual([
+      args(0, '', { id: 'toolu_01ThinkParis0000000001', name: 'get_weather' }), // content block 3
+      args(0, '{"city": "Paris",'),
+      args(0, ' "unit": "celsius"}'),
+      call('toolu_01ThinkParis0000000001', 'get_weather', { city: 'Paris', unit: 'celsius' }),
+    ]);
+  });
+
+  it("P9: a server tool's input (server_tool_use, mcp_tool_use) makes no delta and takes no index", () => {
+    const events = translate(
+      messageStart(),
+      blockStart(0, { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} }),
+      blockDelta(0, { type: 'input_json_delta', partial_json: '{"query": "weather"}' }),
+      blockStop(0),
+      blockStart(1, { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] }),
+      blockStop(1),
+      blockStart(2, { type: 'mcp_tool_use', id: 'mcptoolu_1', name: 'echo', server_name: 'x', input: {} }),
+      blockDelta(2, { type: 'input_json_delta', partial_json: '{}' }),
+      blockStop(2),
+      blockStart(3, { type: 'tool_use', id: 't1', name: 'f', input: {} }),
+      blockDelta(3, { type: 'input_json_delta', partial_json: '{"a":' }),
+      blockDelta(3, { type: 'input_json_delta', partial_json: '1}' }),
+      blockStop(3),
+      blockStart(4, { type: 'tool_use', id: 't2', name: 'g', input: {} }),
+      blockStop(4), // no delta at all: no tool_call_delta, the call all the same
+      messageDelta('tool_use'),
+      messageStop,
+    );
+    expect(events).toEqual([args(0, '{"a":', { id: 't1', name: 'f' }), args(0, '1}'), call('t1', 'f', { a: 1 }), call('t2', 'g', {}), ended('toolUse')]);
+  });
+});
+
+// P10: thinking blocks as events and as message_end.reasoning
+describe('anthropicProvider: P10, thinking', () => {
+  const thinkingBlock = {
+    type: 'thinking',
+    thinking: 'The user wants the weather in Paris. I should call get_weather in celsius.',
+    signature: 'EpYDCkYIBxgCKkBzUo1qAQvTBQ2Z0u3ZdNlXG9mQ3c0SgX4wFhiW2Ww7tR0a3B4VmI5ZqLkPjHcY8YxwR1T',
+  };
+  const redactedBlock = { type: 'redacted_thinking', data: 'EmwKAhgBEgyJ3u7R9Qm0aLk2oTgaDPq1Wc8yXv4aUO2bZiIw0Xk3N4Z7Jp1mQd9R8aGvT5Ls2KcYw==' };
+
+  it.each(pieces)('P10: thinking text as reasoning_delta; the thinking and redacted_thinking blocks, whole, as message_end.reasoning (%s)', async (_how, reply) => {
+    server.reply(stream('thinking-tool-use.sse', reply));
+    const events = await collect(provider()(question));
+    expect(events.filter((event) => event.type !== 'tool_call_delta')).toEqual([
+      start,
+      thought('The user wants the weather in Paris.'),
+      thought(' I should call get_weather in celsius.'),
+      text('Let me look that up.'),
+      call('toolu_01ThinkParis0000000001', 'get_weather', { city: 'Paris', unit: 'celsius' }),
+      end('toolUse', {
+        usage: { inputTokens: 1310, outputTokens: 96, cacheReadTokens: 2048, cacheWriteTokens: 512 },
+        reasoning: [thinkingBlock, redactedBlock],
+      }),
+    ]);
+  });
+
+  it('P10: a block keeps fields the API may add; empty thinking deltas show nothing; a block the token limit cut is not kept', () => {
+    const events = translate(
+      messageStart(),
+      blockStart(0, { type: 'thinking', thinking: '', signature: '', extra: 1 }),
+      blockDelta(0, { type: 'thinking_delta', thinking: 'a' }),
+      blockDelta(0, { type: 'thinking_delta', thinking: '' }),
+      blockDelta(0, { type: 'signature_delta', signature: 'S1' }),
+      blockStop(0),
+      blockStart(1, { type: 'thinking', thinking: '' }), // no signature field yet: it comes in the deltas
+      blockDelta(1, { type: 'thinking_delta', thinking: 'b' }),
+      blockDelta(1, { type: 'signature_delta', signature: 'S' }),
+      blockDelta(1, { type: 'signature_delta', signature: '2' }),
+      blockStop(1),
+      blockStart(2, { type: 'thinking', thinking: '', signature: '' }),
+      blockDelta(2, { type: 'thinking_delta', thinking: 'c' }), // cut before its signature
+      messageDelta('max_tokens'),
+      messageStop,
+    );
+    expect(events).toEqual([
+      thought('a'),
+      thought('b'),
+      thought('c'),
+      ended('length', {
+        reasoning: [
+          { type: 'thinking', thinking: 'a', signature: 'S1', extra: 1 },
+          { type: 'thinking', thinking: 'b', signature: 'S2' },
+        ],
+      }),
+    ]);
+    expect(translate(messageStart(), messageDelta('end_turn'), messageStop)).toEqual([ended('stop')]); // no reasoning: no field
+  });
+
+  it('P10: a reply that fails after a call went out keeps its thinking, which that call needs on the next request', () => {
+    const thinking = [
+      messageStart(),
+      blockStart(0, { type: 'thinking', thinking: '', signature: '' }),
+      blockDelta(0, { type: 'thinking_delta', thinking: 'two calls' }),
+      blockDelta(0, { type: 'signature_delta', signature: 'S' }),
+      blockStop(0),
+    ];
+    const whole = [blockStart(1, { type: 'tool_use', id: 't1', name: 'f', input: {} }), blockDelta(1, { type: 'input_json_delta', partial_json: '{}' }), blockStop(1)];
+    const reasoning = [{ type: 'thinking', thinking: 'two calls', signature: 'S' }];
+    const failures: [string, object[], string | RegExp][] = [
+      ['invalid arguments', [blockStart(2, { type: 'tool_use', id: 't2', name: 'g', input: {} }), blockDelta(2, { type: 'input_json_delta', partial_json: '{"a' }), blockStop(2)], /^invalid JSON in the arguments of tool call g \(t2\): /],
+      ['a second message_start (P7)', [messageStart()], 'a second message_start inside one reply: the stream holds two replies'],
+      ['an error event', [{ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }], 'error in the stream: overloaded_error: Overloaded'],
+      ['a stream without stop_reason', [], 'the stream ended before the reply was complete (no stop_reason)'],
+    ];
+    for (const [, rest, wording] of failures) {
+      const message: unknown = typeof wording === 'string' ? wording : expect.stringMatching(wording);
+      const events = translate(...thinking, ...whole, ...rest);
+      expect(events.slice(1, 3)).toEqual([args(0, '{}', { id: 't1', name: 'f' }), call('t1', 'f', {})]);
+      expect(events.at(-1)).toEqual({ type: 'message_end', stopReason: 'error', errorMessage: message, reasoning });
+      // without a call that went out, a failure is the transport's, as ever: no reasoning
+      expect(translate(...thinking, ...rest).at(-1)).toEqual({ type: 'message_end', stopReason: 'error', errorMessage: message });
+    }
+  });
+});
+
+// R27: token counts from message_start and message_delta
+describe('anthropicProvider: R27, usage', () => {
+  it('R27: input, cache read and cache write from the stream, output the last (cumulative) count', async () => {
+    server.reply(stream('thinking-answer.sse'));
+    expect((await collect(provider()(question))).at(-1)).toEqual({
+      type: 'message_end',
+      stopReason: 'stop',
+      usage: { inputTokens: 1450, outputTokens: 31, cacheReadTokens: 2560, cacheWriteTokens: 0 },
+    });
+  });
+
+  it('R27: the last count of each kind wins; a count that is not a number is no count; no cache counts, no cache fields', () => {
+    expect(
+      translate(
+        messageStart({ input_tokens: 10, output_tokens: 1 }),
+        messageDelta(null, { output_tokens: 5 }),
+        messageDelta('end_turn', { input_tokens: 12, output_tokens: 9, cache_read_input_tokens: null }),
+        messageStop,
+      ),
+    ).toEqual([{ type: 'message_end', stopReason: 'stop', usage: { inputTokens: 12, outputTokens: 9 } }]);
+    expect(translate(messageStart({ input_tokens: '10', output_tokens: 1, cache_read_input_tokens: 4 }), messageDelta('end_turn'), messageStop)).toEqual([
+      { type: 'message_end', stopReason: 'stop', usage: { inputTokens: 0, outputTokens: 1, cacheReadTokens: 4 } },
+    ]);
   });
 });
 
@@ -129,7 +447,7 @@ describe('anthropicProvider: the request', () => {
     });
   });
 
-  it('R21: joins the system option and the history\'s system messages, in order, with a blank line, into `system`', async () => {
+  it('R21, P11: joins the system option and the history\'s system messages, in order, with a blank line, into `system`', async () => {
     const messages: AgentMessage[] = [
       { role: 'system', content: 'Answer in French.' },
       { role: 'user', content: 'hi' },
@@ -197,9 +515,136 @@ describe('anthropicProvider: the request', () => {
   });
 
   it('checks its options', () => {
-    expect(() => anthropicProvider({ model: 'm', maxTokens: 0 })).toThrow(RangeError);
+    expect(() => anthropicProvider({ model: 'm', maxTokens: 0 })).toThrow(new RangeError('anthropicProvider: maxTokens must be an integer >= 1 (got 0, a number)'));
     expect(() => anthropicProvider({ model: 'm', maxRetries: -1 })).toThrow(RangeError);
     expect(() => anthropicProvider({ model: undefined as unknown as string })).toThrow(TypeError);
+  });
+
+  it('P11: temperature, maxTokens, toolChoice in the Messages shape, stop as stop_sequences', async () => {
+    const choices: [AnthropicProviderOptions['toolChoice'], object][] = [
+      ['auto', { type: 'auto' }],
+      ['none', { type: 'none' }],
+      ['required', { type: 'any' }],
+      ['get_weather', { type: 'tool', name: 'get_weather' }],
+    ];
+    server.reply(...choices.map(() => stream('text.sse')));
+    for (const [toolChoice, index] of choices.map(([choice], index) => [choice, index] as const)) {
+      await collect(provider({ toolChoice, temperature: index / 2, maxTokens: 100 + index, stop: index % 2 ? 'END' : ['END', '\n\nHuman:'] })(question));
+    }
+    expect(server.requests.map(({ json }) => [json.tool_choice, json.temperature, json.max_tokens, json.stop_sequences])).toEqual([
+      [{ type: 'auto' }, 0, 100, ['END', '\n\nHuman:']],
+      [{ type: 'none' }, 0.5, 101, ['END']],
+      [{ type: 'any' }, 1, 102, ['END', '\n\nHuman:']],
+      [{ type: 'tool', name: 'get_weather' }, 1.5, 103, ['END']],
+    ]);
+  });
+
+  it('P11: leaves out what is not set, tool_choice without tools (the API refuses it) and an empty stop list', async () => {
+    server.reply(stream('text.sse'), stream('text.sse'));
+    await collect(provider()(question));
+    await collect(provider({ toolChoice: 'required', stop: [] })({ messages: question.messages, tools: [] }));
+    for (const { json } of server.requests) {
+      expect(Object.keys(json).filter((key) => ['tool_choice', 'temperature', 'stop_sequences', 'thinking'].includes(key))).toEqual([]);
+      expect(json.max_tokens).toBe(4096); // the default
+    }
+  });
+
+  it('P11: extraBody is merged last, shallowly: its keys win over the provider\'s own', async () => {
+    server.reply(stream('text.sse'));
+    await collect(
+      provider({ maxTokens: 100, thinking: undefined, extraBody: { top_k: 5, max_tokens: 200, metadata: { user_id: 'u1' }, thinking: { type: 'disabled' } } })(question),
+    );
+    expect(server.requests[0].json).toMatchObject({ top_k: 5, max_tokens: 200, metadata: { user_id: 'u1' }, thinking: { type: 'disabled' }, stream: true });
+  });
+
+  it('P10: thinking is sent as an enabled budget', async () => {
+    server.reply(stream('text.sse'), stream('text.sse'));
+    await collect(provider({ thinking: 1024 })(question));
+    await collect(provider({ thinking: 10_000, maxTokens: 16_000 })(question));
+    expect(server.requests.map(({ json }) => [json.thinking, json.max_tokens])).toEqual([
+      [{ type: 'enabled', budget_tokens: 1024 }, 4096],
+      [{ type: 'enabled', budget_tokens: 10_000 }, 16_000],
+    ]);
+  });
+
+  it('P10: checks thinking at call time: an integer >= 1024, below maxTokens (default 4096)', () => {
+    const make = (options: Partial<AnthropicProviderOptions>) => () => anthropicProvider({ model: 'm', ...options });
+    expect(make({ thinking: 1023 })).toThrow(new RangeError('anthropicProvider: thinking must be an integer >= 1024 (got 1023, a number)'));
+    expect(make({ thinking: 2048.5 })).toThrow(RangeError);
+    expect(make({ thinking: '2048' as unknown as number })).toThrow(new RangeError('anthropicProvider: thinking must be an integer >= 1024 (got "2048", a string)'));
+    expect(make({ thinking: 4096 })).toThrow(
+      new RangeError('anthropicProvider: maxTokens must be greater than thinking (got maxTokens 4096 (the default), thinking 4096)'),
+    );
+    expect(make({ thinking: 8000, maxTokens: 8000 })).toThrow(new RangeError('anthropicProvider: maxTokens must be greater than thinking (got maxTokens 8000, thinking 8000)'));
+    expect(make({ thinking: 4095 })).not.toThrow();
+    expect(make({ thinking: 8000, maxTokens: 8001 })).not.toThrow();
+  });
+
+  it('P10: an assistant message\'s reasoning goes back first and unchanged; another API\'s reasoning does not; thinking alone is no message', async () => {
+    const thinking = { type: 'thinking', thinking: 'Paris first.', signature: 'c2lnLTE=', future_field: [1] };
+    const redacted = { type: 'redacted_thinking', data: 'ZW5jcnlwdGVk' };
+    const messages: AgentMessage[] = [
+      { role: 'user', content: 'Weather in Paris?' },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        stopReason: 'toolUse',
+        toolCalls: [{ id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }],
+        reasoning: [thinking, { type: 'reasoning', summary: [] }, 'a note', null, redacted],
+      },
+      { role: 'toolResult', toolCallId: 'toolu_1', toolName: 'get_weather', content: '18°C', isError: false },
+      { role: 'assistant', content: '', stopReason: 'length', reasoning: [thinking] }, // cut while thinking
+      { role: 'user', content: 'And Tokyo?' },
+    ];
+    server.reply(stream('text.sse'));
+    await collect(provider()({ messages, tools: [weatherSpec] }));
+    expect(server.requests[0].json.messages).toEqual([
+      { role: 'user', content: 'Weather in Paris?' },
+      {
+        role: 'assistant',
+        content: [thinking, redacted, { type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: '18°C', is_error: false },
+          { type: 'text', text: 'And Tokyo?' },
+        ],
+      },
+    ]);
+  });
+});
+
+// P10 through the loop: the thinking of a tool round goes back with the call on the next request
+describe('anthropicProvider: P10, a round trip through the loop', () => {
+  it('P10: a reply with thinking and tool_use; the loop\'s next request sends the thinking blocks back first (R27: usage summed)', async () => {
+    server.reply(stream('thinking-tool-use.sse'), stream('thinking-answer.sse'));
+    const registry = new ToolRegistry().register({ ...weatherSpec, handler: ({ city }) => `${city}: 18°C, sunny` });
+    const events = await lastValueFrom(
+      runEventedToolLoop({ provider: provider({ thinking: 2048, maxTokens: 8192 }), registry, messages: question.messages }).pipe(toArray()),
+    );
+    const thinking = {
+      type: 'thinking',
+      thinking: 'The user wants the weather in Paris. I should call get_weather in celsius.',
+      signature: 'EpYDCkYIBxgCKkBzUo1qAQvTBQ2Z0u3ZdNlXG9mQ3c0SgX4wFhiW2Ww7tR0a3B4VmI5ZqLkPjHcY8YxwR1T',
+    };
+    const redacted = { type: 'redacted_thinking', data: 'EmwKAhgBEgyJ3u7R9Qm0aLk2oTgaDPq1Wc8yXv4aUO2bZiIw0Xk3N4Z7Jp1mQd9R8aGvT5Ls2KcYw==' };
+    const call = { id: 'toolu_01ThinkParis0000000001', name: 'get_weather', input: { city: 'Paris', unit: 'celsius' } };
+
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1].json).toMatchObject({ max_tokens: 8192, thinking: { type: 'enabled', budget_tokens: 2048 } });
+    expect(server.requests[1].json.messages).toEqual([
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: [thinking, redacted, { type: 'text', text: 'Let me look that up.' }, { type: 'tool_use', ...call }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: call.id, content: 'Paris: 18°C, sunny', is_error: false }] },
+    ]);
+
+    const last = events.at(-1) as Extract<LoopEvent, { type: 'loop_end' }>;
+    expect(last.reason).toBe('stop');
+    expect(last.messages[1]).toEqual({ role: 'assistant', content: 'Let me look that up.', stopReason: 'toolUse', toolCalls: [call], reasoning: [thinking, redacted] });
+    expect(last.usage).toEqual({ inputTokens: 1310 + 1450, outputTokens: 96 + 31, cacheReadTokens: 2048 + 2560, cacheWriteTokens: 512 });
+    // the reasoning survives a saved history (C5)
+    expect(JSON.parse(JSON.stringify(last.messages))).toEqual(last.messages);
   });
 });
 
