@@ -137,7 +137,7 @@ describe('openAIChatProvider: the request', () => {
     });
   });
 
-  it('R21: sends a SystemMessage of the history in place, after the system option', async () => {
+  it('R21, P11: sends a SystemMessage of the history in place, as a system message after the system option', async () => {
     const messages: AgentMessage[] = [
       { role: 'system', content: 'Answer in French.' },
       { role: 'user', content: 'hi' },
@@ -157,6 +157,73 @@ describe('openAIChatProvider: the request', () => {
     ];
     expect(server.requests[0].json).toMatchObject({ messages: [{ role: 'system', content: 'You are terse.' }, ...wire] });
     expect(server.requests[1].json).toMatchObject({ messages: wire });
+  });
+
+  it('P11: sends temperature, maxTokens as max_completion_tokens, toolChoice, stop as a list', async () => {
+    server.reply(stream('text.sse'));
+    await collect(provider({ temperature: 0.2, maxTokens: 300, toolChoice: 'required', stop: 'END' })(question));
+    expect(server.requests[0].json).toEqual({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools: [expect.objectContaining({ type: 'function' })],
+      tool_choice: 'required',
+      temperature: 0.2,
+      max_completion_tokens: 300,
+      stop: ['END'],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+  });
+
+  it("P11: toolChoice in the API's shape — 'auto', 'none', 'required' as they are, a tool's name as a named function", async () => {
+    const choices = ['auto', 'none', 'required', 'get_weather'] as const;
+    server.reply(...choices.map(() => stream('text.sse')));
+    for (const toolChoice of choices) await collect(provider({ toolChoice })(question));
+    expect(server.requests.map((request) => request.json.tool_choice)).toEqual([
+      'auto',
+      'none',
+      'required',
+      { type: 'function', function: { name: 'get_weather' } },
+    ]);
+  });
+
+  it('P11: leaves out tool_choice when the call has no tools (the API refuses it without), and options that are not set', async () => {
+    server.reply(stream('text.sse'));
+    await collect(provider({ toolChoice: 'required' })({ messages: [{ role: 'user', content: 'hi' }], tools: [] }));
+    expect(Object.keys(server.requests[0].json)).toEqual(['model', 'messages', 'stream', 'stream_options']);
+  });
+
+  it('P11: sends several stop strings as they are', async () => {
+    server.reply(stream('text.sse'));
+    await collect(provider({ stop: ['END', '\n\n'] })(question));
+    expect(server.requests[0].json.stop).toEqual(['END', '\n\n']);
+  });
+
+  it('P11: merges extraBody last and shallowly — its top-level keys replace, max_tokens for a server that knows only that', async () => {
+    server.reply(stream('text.sse'));
+    const extraBody = { max_tokens: 50, temperature: 1, stream_options: { continuous_usage_stats: true }, top_k: 20 };
+    await collect(provider({ temperature: 0, maxTokens: 300, extraBody })(question));
+    expect(server.requests[0].json).toMatchObject({ max_completion_tokens: 300, ...extraBody });
+    expect(server.requests[0].json.stream_options).toEqual({ continuous_usage_stats: true });
+  });
+
+  it('P10: sends reasoningEffort as reasoning_effort', async () => {
+    server.reply(stream('text.sse'), stream('text.sse'));
+    await collect(provider({ reasoningEffort: 'low' })(question));
+    await collect(provider({ reasoningEffort: 'high', extraBody: { reasoning_effort: 'minimal' } })(question));
+    expect(server.requests.map((request) => request.json.reasoning_effort)).toEqual(['low', 'minimal']);
+  });
+
+  it('P10, P11: checks the new options when the provider is made', () => {
+    expect(() => openAIChatProvider({ model: 'm', reasoningEffort: 'extreme' as never })).toThrow(
+      new RangeError(`openAIChatProvider: reasoningEffort must be 'low', 'medium' or 'high' (got "extreme", a string)`),
+    );
+    expect(() => openAIChatProvider({ model: 'm', reasoningEffort: 1 as never })).toThrow(RangeError);
+    expect(() => openAIChatProvider({ model: 'm', temperature: -1 })).toThrow(RangeError);
+    expect(() => openAIChatProvider({ model: 'm', maxTokens: 0 })).toThrow(RangeError);
+    expect(() => openAIChatProvider({ model: 'm', toolChoice: '' })).toThrow(TypeError);
+    expect(() => openAIChatProvider({ model: 'm', stop: [1] as never })).toThrow(TypeError);
+    expect(() => openAIChatProvider({ model: 'm', extraBody: [] as never })).toThrow(TypeError);
   });
 
   it('R24: sends an inputSchema tool and a zod tool with their JSON Schema as `parameters`, as it is', async () => {

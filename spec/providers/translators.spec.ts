@@ -2,7 +2,7 @@ import { AnthropicTranslator, anthropicRequest } from '../../src/providers/anthr
 import { inputSchema, parseArguments, parseEventData, stringInputs } from '../../src/providers/json.js';
 import { OpenAIChatTranslator, openAIChatRequest } from '../../src/providers/openai.js';
 import { messageOf } from '../../src/providers/http/transport.js';
-import { end, text } from './conversation';
+import { end, text, weatherSpec } from './conversation';
 
 // the examples in the doc comments, run
 
@@ -47,12 +47,15 @@ describe('the translators, without HTTP', () => {
   });
 
   it('request bodies', () => {
-    expect(openAIChatRequest('gpt-4o-mini', undefined, { messages: [{ role: 'user', content: 'hi' }], tools: [] })).toEqual({
+    expect(openAIChatRequest({ model: 'gpt-4o-mini' }, { messages: [{ role: 'user', content: 'hi' }], tools: [] })).toEqual({
       model: 'gpt-4o-mini',
       messages: [{ role: 'user', content: 'hi' }],
       stream: true,
       stream_options: { include_usage: true },
     });
+    expect(
+      openAIChatRequest({ model: 'm', toolChoice: 'get_weather', maxTokens: 100 }, { messages: [{ role: 'user', content: 'hi' }], tools: [weatherSpec] }),
+    ).toMatchObject({ tool_choice: { type: 'function', function: { name: 'get_weather' } }, max_completion_tokens: 100 });
     expect(anthropicRequest('claude-sonnet-4-5', 1024, 'Be brief.', { messages: [{ role: 'user', content: 'hi' }], tools: [] })).toEqual({
       model: 'claude-sonnet-4-5',
       max_tokens: 1024,

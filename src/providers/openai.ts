@@ -1,10 +1,19 @@
 import type { AgentMessage, Provider, ProviderEvent, ProviderInput, ToolCall } from '../types.js';
+import { shown } from '../util/values.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
 import type { SseEvent } from './http/sse.js';
-import { HttpProviderOptions, WireError, WireTranslator, httpSettings, messageOf, streamRequest } from './http/transport.js';
+import { HttpProviderOptions, ToolChoice, WireError, WireTranslator, httpSettings, messageOf, streamRequest } from './http/transport.js';
+
+/** P10: how much a reasoning model thinks before it answers (OpenAI `reasoning_effort`). */
+export type ReasoningEffort = 'low' | 'medium' | 'high';
 
 /** Options of {@link openAIChatProvider}. `baseURL` includes the version: default `https://api.openai.com/v1`. */
-export type OpenAIChatProviderOptions = HttpProviderOptions;
+export interface OpenAIChatProviderOptions extends HttpProviderOptions {
+  /** P10: sent as `reasoning_effort`; other values a server knows (`minimal`, …) go through `extraBody`. */
+  reasoningEffort?: ReasoningEffort;
+}
+
+const EFFORTS: ReadonlySet<unknown> = new Set<ReasoningEffort>(['low', 'medium', 'high']);
 
 /**
  * A {@link Provider} for the OpenAI Chat Completions streaming API, which OpenAI and the
@@ -12,49 +21,81 @@ export type OpenAIChatProviderOptions = HttpProviderOptions;
  * Each subscription POSTs one request to `${baseURL}/chat/completions` (plus retries: P4) and
  * streams the reply as events; unsubscribing aborts it. `apiKey` defaults to `OPENAI_API_KEY` and
  * is sent as `Authorization: Bearer`; without a key no such header is sent (local servers need none).
+ * `maxTokens` is sent as `max_completion_tokens`; a server that knows only `max_tokens` gets it through
+ * `extraBody: { max_tokens: N }`.
  *
  * ```ts
  * const provider = openAIChatProvider({ model: 'gpt-4o-mini' });
  * const local = openAIChatProvider({ model: 'qwen2.5:7b', baseURL: 'http://localhost:11434/v1' });
+ * const thinking = openAIChatProvider({ model: 'o4-mini', reasoningEffort: 'low', maxTokens: 2000 });
  * runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'What time is it?' }] }).subscribe(console.log);
  * ```
  */
 export function openAIChatProvider(options: OpenAIChatProviderOptions): Provider {
   const settings = httpSettings(options, 'openAIChatProvider', 'https://api.openai.com/v1', 'OPENAI_API_KEY');
-  const { model, system, apiKey } = settings;
+  const { reasoningEffort } = options;
+  if (reasoningEffort !== undefined && !EFFORTS.has(reasoningEffort)) {
+    throw new RangeError(`openAIChatProvider: reasoningEffort must be 'low', 'medium' or 'high' (got ${shown(reasoningEffort)})`);
+  }
+  const { model, system, temperature, maxTokens, toolChoice, stop, apiKey } = settings;
+  const request: OpenAIChatRequestOptions = { model, system, temperature, maxTokens, toolChoice, stop, reasoningEffort };
   const auth: Record<string, string> = apiKey === '' ? {} : { authorization: `Bearer ${apiKey}` };
   return (input: ProviderInput) =>
     streamRequest(
-      () => settings.request('/chat/completions', auth, openAIChatRequest(model, system, input)),
+      () => settings.request('/chat/completions', auth, openAIChatRequest(request, input)),
       () => new OpenAIChatTranslator(),
     );
+}
+
+/** What {@link openAIChatRequest} puts into a request besides the conversation: the provider's checked options. */
+export interface OpenAIChatRequestOptions {
+  model: string;
+  system?: string | undefined;
+  temperature?: number | undefined;
+  maxTokens?: number | undefined;
+  toolChoice?: ToolChoice | undefined;
+  stop?: readonly string[] | undefined;
+  reasoningEffort?: ReasoningEffort | undefined;
 }
 
 /**
  * The request body for one call: the system prompt, then the history in the API's format (an
  * assistant's calls as `tool_calls`, each result a `tool` message, a `SystemMessage` a `system` message
- * where it stands), the tools as JSON Schema.
+ * where it stands), the tools as JSON Schema, and the options that are set (P11): `tool_choice` (only
+ * with tools: the API refuses it without), `temperature`, `max_completion_tokens`, `stop`,
+ * `reasoning_effort`. The provider merges `extraBody` into it last.
  *
  * ```ts
- * openAIChatRequest('gpt-4o-mini', undefined, { messages: [{ role: 'user', content: 'hi' }], tools: [] });
+ * openAIChatRequest({ model: 'gpt-4o-mini' }, { messages: [{ role: 'user', content: 'hi' }], tools: [] });
  * // { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } }
+ * openAIChatRequest({ model: 'm', toolChoice: 'get_weather', maxTokens: 100 }, { messages, tools: [weatherSpec] });
+ * // { …, tool_choice: { type: 'function', function: { name: 'get_weather' } }, max_completion_tokens: 100, … }
  * ```
  */
-export function openAIChatRequest(model: string, system: string | undefined, { messages, tools }: ProviderInput): object {
+export function openAIChatRequest(options: OpenAIChatRequestOptions, { messages, tools }: ProviderInput): object {
+  const { model, system, temperature, maxTokens, toolChoice, stop, reasoningEffort } = options;
   const wire: object[] = system ? [{ role: 'system', content: system }] : [];
   for (const message of messages) wire.push(openAIMessage(message));
-  return {
-    model,
-    messages: wire,
-    ...(tools.length > 0 && {
-      tools: tools.map((tool) => ({
-        type: 'function',
-        function: { name: tool.name, description: tool.description, parameters: inputSchema(tool) },
-      })),
-    }),
-    stream: true,
-    stream_options: { include_usage: true },
-  };
+  const body: Record<string, unknown> = { model, messages: wire };
+  if (tools.length > 0) {
+    body.tools = tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: inputSchema(tool) },
+    }));
+    if (toolChoice !== undefined) body.tool_choice = openAIToolChoice(toolChoice);
+  }
+  if (temperature !== undefined) body.temperature = temperature;
+  if (maxTokens !== undefined) body.max_completion_tokens = maxTokens;
+  if (stop !== undefined && stop.length > 0) body.stop = [...stop];
+  if (reasoningEffort !== undefined) body.reasoning_effort = reasoningEffort;
+  body.stream = true;
+  body.stream_options = { include_usage: true };
+  return body;
+}
+
+/** P11: `'auto'`, `'none'` and `'required'` as they are; a tool's name as the API's named choice. */
+function openAIToolChoice(choice: ToolChoice): string | object {
+  return choice === 'auto' || choice === 'none' || choice === 'required' ? choice : { type: 'function', function: { name: choice } };
 }
 
 function openAIMessage(message: AgentMessage): object {
