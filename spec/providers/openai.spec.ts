@@ -1,5 +1,6 @@
+import { lastValueFrom, toArray } from 'rxjs';
 import type { AgentMessage, ProviderEvent } from '../../src/index.js';
-import { openAIChatProvider } from '../../src/index.js';
+import { ToolRegistry, openAIChatProvider, runEventedToolLoop } from '../../src/index.js';
 import type { OpenAIChatProviderOptions } from '../../src/index.js';
 import { addSchema, addSpec, call, end, failed, forecastSchema, forecastSpec, history, question, start, text, timeSpec, weatherSpec } from './conversation';
 import { LoopbackServer, Reply, closedPort, collect, fixture, gate, nextTurn, splitAfterEvents } from './loopback-server';
@@ -18,25 +19,51 @@ const provider = (options: Partial<OpenAIChatProviderOptions> = {}) =>
 
 const stream = (name: string, extra: Reply = {}): Reply => ({ body: fixture(`openai/${name}`), ...extra });
 
+/** P9: a piece of the arguments of the reply's call number `index` (its id and name on its first piece). */
+const delta = (index: number, argumentsDelta: string, id?: string, name?: string): ProviderEvent => ({
+  type: 'tool_call_delta',
+  index,
+  argumentsDelta,
+  ...(id !== undefined && { id }),
+  ...(name !== undefined && { name }),
+});
+
 // P5: recorded streams replayed in the exact wire format by a server on loopback; P3: how they read
 describe('openAIChatProvider: recorded streams', () => {
   const cases: [string, ProviderEvent[], Reply?][] = [
     ['text.sse', [start, text('Hello'), text('! 现在是'), text('北京时间'), text('中午 🕛。'), end('stop')]],
     [
       'tool-call-split.sse', // arguments in 6 pieces, then a usage-only chunk with `choices: []`
-      [start, call('call_Wx81kQ2pL0cMv3rN', 'get_weather', { city: '巴黎', unit: 'celsius' }), end('toolUse')],
+      [
+        start,
+        delta(0, '', 'call_Wx81kQ2pL0cMv3rN', 'get_weather'),
+        ...['{"', 'city', '":"', '巴黎', '","unit', '":"celsius"}'].map((piece) => delta(0, piece)),
+        call('call_Wx81kQ2pL0cMv3rN', 'get_weather', { city: '巴黎', unit: 'celsius' }),
+        end('toolUse'),
+      ],
     ],
     [
-      'two-tool-calls.sse',
+      'two-tool-calls.sse', // P8: the first call goes out when the second starts
       [
         start,
         text('Checking both.'),
+        delta(0, '', 'call_Paris0000000000001', 'get_weather'),
+        delta(0, '{"ci'),
+        delta(0, 'ty": "Pa'),
+        delta(0, 'ris"}'),
         call('call_Paris0000000000001', 'get_weather', { city: 'Paris' }),
+        delta(1, '', 'call_Tokyo000000000002', 'get_weather'),
+        delta(1, '{"ci'),
+        delta(1, 'ty": "To'),
+        delta(1, 'kyo"}'),
         call('call_Tokyo000000000002', 'get_weather', { city: 'Tokyo' }),
         end('toolUse'),
       ],
     ],
-    ['tool-call-no-index.sse', [start, call('call_noindex_1', 'get_weather', { city: 'Paris' }), end('toolUse')]],
+    [
+      'tool-call-no-index.sse',
+      [start, delta(0, '{"city":"Paris"}', 'call_noindex_1', 'get_weather'), call('call_noindex_1', 'get_weather', { city: 'Paris' }), end('toolUse')],
+    ],
     ['comments.sse', [start, text('Hi'), text(' there'), end('stop')]],
     ['crlf.sse', [start, text('Line'), text(' ends'), text(' are CRLF'), end('stop')]],
     ['no-trailing-blank-line.sse', [start, text('No'), text(' blank'), text(' line'), end('stop')]],
@@ -48,7 +75,13 @@ describe('openAIChatProvider: recorded streams', () => {
     ],
     [
       'invalid-arguments.sse',
-      [start, failed(expect.stringMatching(/^invalid JSON in the arguments of tool call get_weather \(call_bad_args_0001\): /))],
+      [
+        start,
+        delta(0, '', 'call_bad_args_0001', 'get_weather'),
+        delta(0, '{"city":'),
+        delta(0, '"Par'),
+        failed(expect.stringMatching(/^invalid JSON in the arguments of tool call get_weather \(call_bad_args_0001\): /)),
+      ],
     ],
     ['cut-off.sse', [start, text('Before the cut'), failed(expect.stringMatching(/^the stream broke off: terminated/))], { then: 'destroy' }],
   ];
@@ -64,6 +97,121 @@ describe('openAIChatProvider: recorded streams', () => {
   it.each(rows)('%s, sent in 7-byte pieces', async (name, expected, extra) => {
     server.reply(stream(name, { chunkSize: 7, between: nextTurn, ...extra }));
     expect(await collect(provider()(question))).toEqual(expected);
+  });
+});
+
+// P6, P8, P9: calls as they stream — each piece of the arguments at once, each call as soon as it is whole
+describe('openAIChatProvider: tool calls as they stream', () => {
+  const cases: [string, string, ProviderEvent[]][] = [
+    [
+      'P6: a reply cut inside its second call ends with length, its text and the whole first call, no call for the cut one',
+      'length-in-tool-call.sse',
+      [
+        start,
+        text('Checking both.'),
+        delta(0, '', 'call_Paris0000000000001', 'get_weather'),
+        delta(0, '{"city":'),
+        delta(0, ' "Paris"}'),
+        call('call_Paris0000000000001', 'get_weather', { city: 'Paris' }),
+        delta(1, '', 'call_Tokyo000000000002', 'get_weather'),
+        delta(1, '{"city":'),
+        delta(1, ' "To'),
+        end('length'),
+      ],
+    ],
+    [
+      'P6: a reply cut inside its only call ends with length, never a JSON error',
+      'length-in-only-call.sse',
+      [start, delta(0, '', 'call_cut_only_00001', 'get_weather'), delta(0, '{"ci'), end('length')],
+    ],
+    [
+      'P8: calls whose deltas interleave (index 0, 1, 0, 1) each go out whole, the first as soon as it is',
+      'interleaved-calls.sse',
+      [
+        start,
+        delta(0, '{"city":', 'call_inter_paris_0001', 'get_weather'),
+        delta(1, '{"city":', 'call_inter_tokyo_0002', 'get_weather'),
+        delta(0, ' "Paris", "unit": "celsius"}'),
+        call('call_inter_paris_0001', 'get_weather', { city: 'Paris', unit: 'celsius' }),
+        delta(1, ' "Tokyo", "note": "a } and a \\" in a string"}'),
+        call('call_inter_tokyo_0002', 'get_weather', { city: 'Tokyo', note: 'a } and a " in a string' }),
+        end('toolUse'),
+      ],
+    ],
+    [
+      'P8: a delta for a call that already went out ends the reply with error, never a truncated call',
+      'arguments-after-call.sse',
+      [
+        start,
+        delta(0, '{"city": "Paris"}', 'call_late_paris_0001', 'get_weather'),
+        call('call_late_paris_0001', 'get_weather', { city: 'Paris' }),
+        delta(1, '{"city": "Tokyo"}', 'call_late_tokyo_0002', 'get_weather'),
+        failed('tool call get_weather (call_late_paris_0001) got more arguments after it was complete: , "unit": "celsius"}'),
+      ],
+    ],
+  ];
+
+  it.each(cases)('%s (%s, sent at once)', async (_rule, name, expected) => {
+    server.reply(stream(name));
+    expect(await collect(provider()(question))).toEqual(expected);
+  });
+
+  it.each(cases)('%s (%s, sent in 7-byte pieces)', async (_rule, name, expected) => {
+    server.reply(stream(name, { chunkSize: 7, between: nextTurn }));
+    expect(await collect(provider()(question))).toEqual(expected);
+  });
+
+  it('P6: in the loop, the whole call runs and its result is kept; the loop ends with length', async () => {
+    server.reply(stream('length-in-tool-call.sse'));
+    const cities: unknown[] = [];
+    const registry = new ToolRegistry().register({
+      ...weatherSpec,
+      input: { city: 'The city' },
+      handler: (input) => (cities.push(input.city), '18°C'),
+    });
+    const events = await lastValueFrom(runEventedToolLoop({ provider: provider(), registry, messages: question.messages }).pipe(toArray()));
+    const last = events.at(-1);
+    expect(cities).toEqual(['Paris']);
+    expect(last?.type === 'loop_end' && [last.reason, last.messages.slice(1)]).toEqual([
+      'length',
+      [
+        {
+          role: 'assistant',
+          content: 'Checking both.',
+          stopReason: 'length',
+          toolCalls: [{ id: 'call_Paris0000000000001', name: 'get_weather', input: { city: 'Paris' } }],
+        },
+        { role: 'toolResult', toolCallId: 'call_Paris0000000000001', toolName: 'get_weather', content: '18°C', isError: false },
+      ],
+    ]);
+  });
+
+  it("P8, R3: the first call's tool starts while the second call still streams", async () => {
+    const { opened, open } = gate();
+    const fallback = setTimeout(open, 3000); // a tool that never starts fails the expectations below, not by a timeout
+    const [head, tail] = splitAfterEvents(fixture('openai/two-tool-calls.sse'), 9); // the tail: Tokyo's last piece onwards
+    server.reply({ body: [head, tail], between: () => opened }, stream('text.sse'));
+    const started: { city: unknown; tailSent: boolean }[] = [];
+    const registry = new ToolRegistry().register({
+      ...weatherSpec,
+      input: { city: 'The city' },
+      handler: (input) => {
+        started.push({ city: input.city, tailSent: server.requests[0].progress.done });
+        open();
+        return '18°C';
+      },
+    });
+    const events = await lastValueFrom(runEventedToolLoop({ provider: provider(), registry, messages: question.messages }).pipe(toArray()));
+    clearTimeout(fallback);
+    expect(started).toEqual([
+      { city: 'Paris', tailSent: false },
+      { city: 'Tokyo', tailSent: true },
+    ]);
+    const seen = events.map((event) =>
+      event.type === 'tool_start' ? `start ${event.call.input.city}` : event.type === 'tool_call_delta' ? `delta ${event.argumentsDelta}` : event.type,
+    );
+    expect(seen.indexOf('start Paris')).toBeLessThan(seen.indexOf('delta kyo"}'));
+    expect(events.at(-1)).toMatchObject({ type: 'loop_end', reason: 'stop' });
   });
 });
 

@@ -14,21 +14,52 @@ describe('the translators, without HTTP', () => {
     expect(stream.next({ data: '[DONE]' })).toEqual([end('stop')]);
   });
 
-  it('OpenAIChatTranslator: a new id at a known index is a new call; a call without id gets one', () => {
+  it('OpenAIChatTranslator: a new id at a known index is a new call; a call without id gets one (P8, P9)', () => {
     const stream = new OpenAIChatTranslator();
     const delta = (call: object) => ({ data: JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [call] } }] }) });
-    stream.next(delta({ index: 0, id: 'a', function: { name: 'f', arguments: '{"x":' } }));
-    stream.next(delta({ index: 0, function: { arguments: '"1"}' } }));
-    stream.next(delta({ index: 0, id: 'b', function: { name: 'g', arguments: '{}' } }));
-    stream.next(delta({ index: 1, function: { name: 'h', arguments: '' } }));
-    const events = stream.next({ data: '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}' });
-    expect(events.map((event) => event.type === 'tool_call' && [event.call.name, event.call.input])).toEqual([
-      ['f', { x: '1' }],
-      ['g', {}],
-      ['h', {}],
+    const events = [
+      ...stream.next(delta({ index: 0, id: 'a', function: { name: 'f', arguments: '{"x":' } })),
+      ...stream.next(delta({ index: 0, function: { arguments: '"1"}' } })),
+      ...stream.next(delta({ index: 0, id: 'b', function: { name: 'g', arguments: '{}' } })), // f goes out: a later call started
+      ...stream.next(delta({ index: 1, function: { name: 'h', arguments: '' } })), // and g
+      ...stream.next({ data: '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}' }), // and h: the reply finished
+    ];
+    const id = expect.stringMatching(/^call_/);
+    expect(events).toEqual([
+      { type: 'tool_call_delta', index: 0, id: 'a', name: 'f', argumentsDelta: '{"x":' },
+      { type: 'tool_call_delta', index: 0, argumentsDelta: '"1"}' },
+      { type: 'tool_call', call: { id: 'a', name: 'f', input: { x: '1' } } },
+      { type: 'tool_call_delta', index: 1, id: 'b', name: 'g', argumentsDelta: '{}' },
+      { type: 'tool_call', call: { id: 'b', name: 'g', input: {} } },
+      { type: 'tool_call_delta', index: 2, id, name: 'h', argumentsDelta: '' },
+      { type: 'tool_call', call: { id, name: 'h', input: {} } },
     ]);
-    expect(events[2].type === 'tool_call' && events[2].call.id).toMatch(/^call_/);
+    expect(events[5].type === 'tool_call_delta' && events[6].type === 'tool_call' && events[5].id === events[6].call.id).toBe(true);
     expect(stream.end()).toEqual([end('toolUse')]); // calls made: toolUse whatever finish_reason said
+  });
+
+  it('OpenAIChatTranslator: a server that numbers every call 0 continues the last one (P8)', () => {
+    const stream = new OpenAIChatTranslator();
+    const delta = (call: object) => ({ data: JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [call] } }] }) });
+    stream.next(delta({ index: 0, id: 'a', function: { name: 'f', arguments: '{"x":1}' } }));
+    stream.next(delta({ index: 0, id: 'b', function: { name: 'g', arguments: '{"y":' } }));
+    expect(stream.next(delta({ index: 0, function: { arguments: '2}' } }))).toEqual([{ type: 'tool_call_delta', index: 1, argumentsDelta: '2}' }]);
+    expect(stream.next({ data: '{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}' })).toEqual([
+      { type: 'tool_call', call: { id: 'b', name: 'g', input: { y: 2 } } },
+    ]);
+  });
+
+  it('OpenAIChatTranslator: an empty piece or a repeated header for a call that went out changes nothing (P8)', () => {
+    const stream = new OpenAIChatTranslator();
+    const delta = (call: object) => ({ data: JSON.stringify({ choices: [{ index: 0, delta: { tool_calls: [call] } }] }) });
+    stream.next(delta({ index: 0, id: 'a', function: { name: 'f', arguments: '{}' } }));
+    expect(stream.next(delta({ index: 1, id: 'b', function: { name: 'g', arguments: '{}' } }))).toEqual([
+      { type: 'tool_call', call: { id: 'a', name: 'f', input: {} } },
+      { type: 'tool_call_delta', index: 1, id: 'b', name: 'g', argumentsDelta: '{}' },
+    ]);
+    expect(stream.next(delta({ index: 0, id: 'a', type: 'function', function: { name: 'f', arguments: '' } }))).toEqual([]);
+    expect(stream.next(delta({ index: 0, id: '', function: { arguments: ' \n' } }))).toEqual([]);
+    expect(() => stream.next(delta({ index: 0, function: { arguments: '}' } }))).toThrow('tool call f (a) got more arguments after it was complete: }');
   });
 
   it('AnthropicTranslator', () => {
