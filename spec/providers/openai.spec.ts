@@ -19,6 +19,8 @@ const provider = (options: Partial<OpenAIChatProviderOptions> = {}) =>
 
 const stream = (name: string, extra: Reply = {}): Reply => ({ body: fixture(`openai/${name}`), ...extra });
 
+const reasoning = (value: string): ProviderEvent => ({ type: 'reasoning_delta', text: value });
+
 /** P9: a piece of the arguments of the reply's call number `index` (its id and name on its first piece). */
 const delta = (index: number, argumentsDelta: string, id?: string, name?: string): ProviderEvent => ({
   type: 'tool_call_delta',
@@ -212,6 +214,79 @@ describe('openAIChatProvider: tool calls as they stream', () => {
     );
     expect(seen.indexOf('start Paris')).toBeLessThan(seen.indexOf('delta kyo"}'));
     expect(events.at(-1)).toMatchObject({ type: 'loop_end', reason: 'stop' });
+  });
+});
+
+// P7, P10: what OpenAI-compatible servers send besides plain text
+describe('openAIChatProvider: content parts, refusals, replies without finish_reason, reasoning', () => {
+  const cases: [string, string, ProviderEvent[]][] = [
+    [
+      'P7: a refusal ends the reply with error, its deltas joined as the message',
+      'refusal.sse',
+      [start, failed("I'm sorry, I can't help with that.")],
+    ],
+    [
+      'P7, P10: content given as an array of parts keeps its text parts; its thinking parts are reasoning',
+      'content-parts.sse',
+      [start, reasoning('Two and two'), reasoning(' make four.'), text('2 + 2'), text(' = 4'), end('stop')],
+    ],
+    [
+      'P7: [DONE] without a finish_reason completes a reply that made calls, as toolUse',
+      'no-finish-reason.sse',
+      [
+        start,
+        delta(0, '', 'get_weather:0', 'get_weather'),
+        delta(0, '{"city":"Paris"}'),
+        call('get_weather:0', 'get_weather', { city: 'Paris' }),
+        end('toolUse'),
+      ],
+    ],
+    ['P7: [DONE] without a finish_reason completes a reply of text, as stop', 'no-finish-reason-text.sse', [start, text('Bonjour'), text(' !'), end('stop')]],
+    [
+      'P10: reasoning_content is reasoning, never text',
+      'reasoning-content.sse',
+      [start, reasoning('The user'), reasoning(' greets me.'), text('Hello'), text('!'), end('stop')],
+    ],
+    [
+      'P10: reasoning (with a channel) is reasoning, never text',
+      'reasoning-field.sse',
+      [
+        start,
+        reasoning('Need the'),
+        reasoning(' weather tool.'),
+        delta(0, '{"city":"Paris"}', 'fc_0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9', 'get_weather'),
+        call('fc_0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9', 'get_weather', { city: 'Paris' }),
+        end('toolUse'),
+      ],
+    ],
+  ];
+
+  it.each(cases)('%s (%s, sent at once)', async (_rule, name, expected) => {
+    server.reply(stream(name));
+    expect(await collect(provider()(question))).toEqual(expected);
+  });
+
+  it.each(cases)('%s (%s, sent in 7-byte pieces)', async (_rule, name, expected) => {
+    server.reply(stream(name, { chunkSize: 7, between: nextTurn }));
+    expect(await collect(provider()(question))).toEqual(expected);
+  });
+
+  it('P7: a stream without finish_reason that ends without [DONE] is still cut', async () => {
+    server.reply({ body: splitAfterEvents(fixture('openai/no-finish-reason-text.sse'), 2)[0] });
+    expect(await collect(provider()(question))).toEqual([
+      start,
+      text('Bonjour'),
+      text(' !'),
+      failed('the stream ended before the reply was complete (no finish_reason)'),
+    ]);
+  });
+
+  it('P10: in the loop, the reasoning stays out of the assistant message', async () => {
+    server.reply(stream('reasoning-content.sse'));
+    const registry = new ToolRegistry();
+    const events = await lastValueFrom(runEventedToolLoop({ provider: provider(), registry, messages: question.messages }).pipe(toArray()));
+    expect(events.filter((event) => event.type === 'reasoning_delta')).toHaveLength(2);
+    expect(events.at(-1)).toMatchObject({ type: 'loop_end', reason: 'stop', assistant: { role: 'assistant', content: 'Hello!', stopReason: 'stop' } });
   });
 });
 

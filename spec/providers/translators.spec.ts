@@ -62,6 +62,15 @@ describe('the translators, without HTTP', () => {
     expect(() => stream.next(delta({ index: 0, function: { arguments: '}' } }))).toThrow('tool call f (a) got more arguments after it was complete: }');
   });
 
+  it('OpenAIChatTranslator: an empty refusal and tool_calls null in every delta change nothing (P7)', () => {
+    const stream = new OpenAIChatTranslator();
+    expect(stream.next({ data: '{"choices":[{"delta":{"content":"4","refusal":"","role":"assistant","tool_calls":null},"index":0}]}' })).toEqual([
+      text('4'),
+    ]);
+    expect(stream.next({ data: '{"choices":[{"delta":{"content":"","refusal":"","tool_calls":null},"index":0}]}' })).toEqual([]);
+    expect(stream.next({ data: '[DONE]' })).toEqual([end('stop')]); // no finish_reason: [DONE] completes it
+  });
+
   it('AnthropicTranslator', () => {
     const stream = new AnthropicTranslator();
     expect(

@@ -203,6 +203,11 @@ interface ToolCallDelta {
 interface ChatDelta {
   content?: unknown;
   tool_calls?: unknown;
+  refusal?: unknown;
+  /** DeepSeek, xAI, Moonshot, Z.ai */
+  reasoning_content?: unknown;
+  /** Groq, OpenRouter, Cerebras */
+  reasoning?: unknown;
 }
 
 interface ChatChoice {
@@ -222,12 +227,16 @@ type ToolCallDeltaEvent = Extract<ProviderEvent, { type: 'tool_call_delta' }>;
 const NONE = Object.freeze([]) as unknown as ProviderEvent[];
 
 /**
- * Chat Completions chunks → provider events. `delta.content` is a `text_delta` at once. Tool calls are
+ * Chat Completions chunks → provider events. `delta.content` is a `text_delta` at once (given as an
+ * array of parts, its text parts are; its thinking parts are reasoning, P7). `delta.reasoning_content` or
+ * `delta.reasoning` (servers that stream their model's reasoning) is a `reasoning_delta` (P10). A
+ * non-empty `delta.refusal` ends the reply with `error`, the refusal as its message (P7). Tool calls are
  * gathered by `index` (by `id`, or onto the last call, where a server sends no index; a new `id` at a
  * known index is a new call); each piece of a call's arguments is a `tool_call_delta` (P9), and a call
  * is emitted as a `tool_call` as soon as its arguments form a whole JSON object and a later call has
  * started, or else when the reply finishes (P8). A reply cut by the token limit (`finish_reason`
- * `length`) drops the call it cut (P6). `message_end` follows at `[DONE]` or at the end of a stream that
+ * `length`) drops the call it cut (P6). `message_end` follows at `[DONE]` (which completes a reply even
+ * without a `finish_reason`, P7) or at the end of a stream that
  * brought a `finish_reason`.
  *
  * ```ts
@@ -243,6 +252,8 @@ export class OpenAIChatTranslator implements WireTranslator {
   private firstOpen = 0;
   private callsMade = 0;
   private finishReason: string | undefined;
+  /** P7: the refusal deltas, joined. */
+  private refusal = '';
   /** The events of the chunk being read. */
   private out: ProviderEvent[] = NONE;
 
@@ -275,14 +286,39 @@ export class OpenAIChatTranslator implements WireTranslator {
   private read(choice: ChatChoice): void {
     const { delta } = choice;
     if (typeof delta === 'object' && delta !== null) {
-      const { content, tool_calls: toolCalls } = delta;
-      if (typeof content === 'string' && content !== '') this.push({ type: 'text_delta', text: content });
+      const { content, tool_calls: toolCalls, refusal, reasoning_content: reasoningContent, reasoning } = delta;
+      // P10: one server's field or the other's, never both as two deltas
+      if (typeof reasoningContent === 'string' && reasoningContent !== '') this.push({ type: 'reasoning_delta', text: reasoningContent });
+      else if (typeof reasoning === 'string' && reasoning !== '') this.push({ type: 'reasoning_delta', text: reasoning });
+      if (typeof content === 'string') {
+        if (content !== '') this.push({ type: 'text_delta', text: content });
+      } else if (Array.isArray(content)) this.parts(content);
+      if (typeof refusal === 'string') this.refusal += refusal;
       if (Array.isArray(toolCalls)) for (const piece of toolCalls as unknown[]) this.gather(piece);
     }
     const reason = choice.finish_reason;
     if (typeof reason === 'string' && reason !== '' && this.finishReason === undefined) {
       this.finishReason = reason;
       this.flushCalls();
+    }
+  }
+
+  /** P7: content as an array of parts (Mistral): text parts are text, thinking parts reasoning (P10); others are skipped. */
+  private parts(parts: unknown[]): void {
+    for (const part of parts) {
+      if (typeof part !== 'object' || part === null) continue;
+      const { type, text, thinking } = part as { type?: unknown; text?: unknown; thinking?: unknown };
+      if (type === 'text') {
+        if (typeof text === 'string' && text !== '') this.push({ type: 'text_delta', text });
+      } else if (type === 'thinking') {
+        if (typeof thinking === 'string' && thinking !== '') this.push({ type: 'reasoning_delta', text: thinking });
+        else if (Array.isArray(thinking)) {
+          for (const inner of thinking as unknown[]) {
+            const innerText = typeof inner === 'object' && inner !== null ? (inner as { text?: unknown }).text : undefined;
+            if (typeof innerText === 'string' && innerText !== '') this.push({ type: 'reasoning_delta', text: innerText });
+          }
+        }
+      }
     }
   }
 
@@ -377,14 +413,17 @@ export class OpenAIChatTranslator implements WireTranslator {
     this.firstOpen = this.calls.length;
   }
 
+  /** The reply is complete: at `[DONE]` (`done`), or at the end of the stream, which must have brought a `finish_reason`. */
   private complete(done: boolean): ProviderEvent[] {
-    if (this.finishReason === undefined) throw new WireError('the stream ended before the reply was complete (no finish_reason)');
+    // P7: some servers never send a finish_reason; their [DONE] still says the reply is whole
+    if (this.finishReason === undefined && !done) throw new WireError('the stream ended before the reply was complete (no finish_reason)');
     this.flushCalls();
     this.push(this.messageEnd());
     return this.out;
   }
 
   private messageEnd(): ProviderEvent {
+    if (this.refusal !== '') return { type: 'message_end', stopReason: 'error', errorMessage: this.refusal }; // P7
     const reason = this.finishReason ?? 'stop';
     // P6: a reply cut by the token limit stays `length`, whole calls or not; else calls made: toolUse (P3)
     if (reason === 'length') return { type: 'message_end', stopReason: 'length' };
