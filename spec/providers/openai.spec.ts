@@ -1,5 +1,5 @@
 import { lastValueFrom, toArray } from 'rxjs';
-import type { AgentMessage, ProviderEvent } from '../../src/index.js';
+import type { AgentMessage, ProviderEvent, StopReason, Usage } from '../../src/index.js';
 import { ToolRegistry, openAIChatProvider, runEventedToolLoop } from '../../src/index.js';
 import type { OpenAIChatProviderOptions } from '../../src/index.js';
 import { addSchema, addSpec, call, end, failed, forecastSchema, forecastSpec, history, question, start, text, timeSpec, weatherSpec } from './conversation';
@@ -21,6 +21,15 @@ const stream = (name: string, extra: Reply = {}): Reply => ({ body: fixture(`ope
 
 const reasoning = (value: string): ProviderEvent => ({ type: 'reasoning_delta', text: value });
 
+/** R27: token counts as message_end carries them; the project's fixtures report 61 in, 18 out, 0 from the cache. */
+const tokens = (inputTokens: number, outputTokens: number, cacheReadTokens?: number): Usage => ({
+  inputTokens,
+  outputTokens,
+  ...(cacheReadTokens !== undefined && { cacheReadTokens }),
+});
+const ended = (stopReason: StopReason, usage: Usage = tokens(61, 18, 0)): ProviderEvent => ({ type: 'message_end', stopReason, usage });
+const failedWith = (errorMessage: string, usage: Usage = tokens(61, 18, 0)): ProviderEvent => ({ type: 'message_end', stopReason: 'error', errorMessage, usage });
+
 /** P9: a piece of the arguments of the reply's call number `index` (its id and name on its first piece). */
 const delta = (index: number, argumentsDelta: string, id?: string, name?: string): ProviderEvent => ({
   type: 'tool_call_delta',
@@ -33,7 +42,7 @@ const delta = (index: number, argumentsDelta: string, id?: string, name?: string
 // P5: recorded streams replayed in the exact wire format by a server on loopback; P3: how they read
 describe('openAIChatProvider: recorded streams', () => {
   const cases: [string, ProviderEvent[], Reply?][] = [
-    ['text.sse', [start, text('Hello'), text('! 现在是'), text('北京时间'), text('中午 🕛。'), end('stop')]],
+    ['text.sse', [start, text('Hello'), text('! 现在是'), text('北京时间'), text('中午 🕛。'), ended('stop')]],
     [
       'tool-call-split.sse', // arguments in 6 pieces, then a usage-only chunk with `choices: []`
       [
@@ -41,7 +50,7 @@ describe('openAIChatProvider: recorded streams', () => {
         delta(0, '', 'call_Wx81kQ2pL0cMv3rN', 'get_weather'),
         ...['{"', 'city', '":"', '巴黎', '","unit', '":"celsius"}'].map((piece) => delta(0, piece)),
         call('call_Wx81kQ2pL0cMv3rN', 'get_weather', { city: '巴黎', unit: 'celsius' }),
-        end('toolUse'),
+        ended('toolUse'),
       ],
     ],
     [
@@ -59,18 +68,18 @@ describe('openAIChatProvider: recorded streams', () => {
         delta(1, 'ty": "To'),
         delta(1, 'kyo"}'),
         call('call_Tokyo000000000002', 'get_weather', { city: 'Tokyo' }),
-        end('toolUse'),
+        ended('toolUse'),
       ],
     ],
     [
       'tool-call-no-index.sse',
       [start, delta(0, '{"city":"Paris"}', 'call_noindex_1', 'get_weather'), call('call_noindex_1', 'get_weather', { city: 'Paris' }), end('toolUse')],
     ],
-    ['comments.sse', [start, text('Hi'), text(' there'), end('stop')]],
-    ['crlf.sse', [start, text('Line'), text(' ends'), text(' are CRLF'), end('stop')]],
-    ['no-trailing-blank-line.sse', [start, text('No'), text(' blank'), text(' line'), end('stop')]],
-    ['length.sse', [start, text('This answer is cut'), text('  off at the tok'), end('length')]],
-    ['content-filter.sse', [start, text('I can'), failed('finish_reason content_filter: the content filter cut the reply')]],
+    ['comments.sse', [start, text('Hi'), text(' there'), ended('stop')]],
+    ['crlf.sse', [start, text('Line'), text(' ends'), text(' are CRLF'), ended('stop')]],
+    ['no-trailing-blank-line.sse', [start, text('No'), text(' blank'), text(' line'), ended('stop')]],
+    ['length.sse', [start, text('This answer is cut'), text('  off at the tok'), ended('length')]],
+    ['content-filter.sse', [start, text('I can'), failedWith('finish_reason content_filter: the content filter cut the reply')]],
     [
       'stream-error.sse',
       [start, text('Partial'), failed('error in the stream: The server had an error while processing your request. Sorry about that!')],
@@ -118,13 +127,13 @@ describe('openAIChatProvider: tool calls as they stream', () => {
         delta(1, '', 'call_Tokyo000000000002', 'get_weather'),
         delta(1, '{"city":'),
         delta(1, ' "To'),
-        end('length'),
+        ended('length', tokens(61, 32, 0)),
       ],
     ],
     [
       'P6: a reply cut inside its only call ends with length, never a JSON error',
       'length-in-only-call.sse',
-      [start, delta(0, '', 'call_cut_only_00001', 'get_weather'), delta(0, '{"ci'), end('length')],
+      [start, delta(0, '', 'call_cut_only_00001', 'get_weather'), delta(0, '{"ci'), ended('length', tokens(61, 5, 0))],
     ],
     [
       'P8: calls whose deltas interleave (index 0, 1, 0, 1) each go out whole, the first as soon as it is',
@@ -137,7 +146,7 @@ describe('openAIChatProvider: tool calls as they stream', () => {
         call('call_inter_paris_0001', 'get_weather', { city: 'Paris', unit: 'celsius' }),
         delta(1, ' "Tokyo", "note": "a } and a \\" in a string"}'),
         call('call_inter_tokyo_0002', 'get_weather', { city: 'Tokyo', note: 'a } and a " in a string' }),
-        end('toolUse'),
+        ended('toolUse', tokens(61, 40, 0)),
       ],
     ],
     [
@@ -223,12 +232,12 @@ describe('openAIChatProvider: content parts, refusals, replies without finish_re
     [
       'P7: a refusal ends the reply with error, its deltas joined as the message',
       'refusal.sse',
-      [start, failed("I'm sorry, I can't help with that.")],
+      [start, failedWith("I'm sorry, I can't help with that.", tokens(61, 9, 0))],
     ],
     [
       'P7, P10: content given as an array of parts keeps its text parts; its thinking parts are reasoning',
       'content-parts.sse',
-      [start, reasoning('Two and two'), reasoning(' make four.'), text('2 + 2'), text(' = 4'), end('stop')],
+      [start, reasoning('Two and two'), reasoning(' make four.'), text('2 + 2'), text(' = 4'), ended('stop', tokens(10, 21))],
     ],
     [
       'P7: [DONE] without a finish_reason completes a reply that made calls, as toolUse',
@@ -238,14 +247,14 @@ describe('openAIChatProvider: content parts, refusals, replies without finish_re
         delta(0, '', 'get_weather:0', 'get_weather'),
         delta(0, '{"city":"Paris"}'),
         call('get_weather:0', 'get_weather', { city: 'Paris' }),
-        end('toolUse'),
+        ended('toolUse', tokens(57, 17, 0)),
       ],
     ],
     ['P7: [DONE] without a finish_reason completes a reply of text, as stop', 'no-finish-reason-text.sse', [start, text('Bonjour'), text(' !'), end('stop')]],
     [
       'P10: reasoning_content is reasoning, never text',
       'reasoning-content.sse',
-      [start, reasoning('The user'), reasoning(' greets me.'), text('Hello'), text('!'), end('stop')],
+      [start, reasoning('The user'), reasoning(' greets me.'), text('Hello'), text('!'), ended('stop', tokens(13, 12, 0))],
     ],
     [
       'P10: reasoning (with a channel) is reasoning, never text',
@@ -256,7 +265,7 @@ describe('openAIChatProvider: content parts, refusals, replies without finish_re
         reasoning(' weather tool.'),
         delta(0, '{"city":"Paris"}', 'fc_0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9', 'get_weather'),
         call('fc_0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9', 'get_weather', { city: 'Paris' }),
-        end('toolUse'),
+        ended('toolUse', tokens(304, 49)),
       ],
     ],
   ];
@@ -287,6 +296,54 @@ describe('openAIChatProvider: content parts, refusals, replies without finish_re
     const events = await lastValueFrom(runEventedToolLoop({ provider: provider(), registry, messages: question.messages }).pipe(toArray()));
     expect(events.filter((event) => event.type === 'reasoning_delta')).toHaveLength(2);
     expect(events.at(-1)).toMatchObject({ type: 'loop_end', reason: 'stop', assistant: { role: 'assistant', content: 'Hello!', stopReason: 'stop' } });
+  });
+});
+
+// R27: the usage the server reports, and when message_end may come
+describe('openAIChatProvider: usage', () => {
+  it('R27: inputTokens = prompt_tokens, outputTokens = completion_tokens, cacheReadTokens = prompt_tokens_details.cached_tokens', async () => {
+    server.reply(stream('usage-cached.sse'));
+    expect(await collect(provider()(question))).toEqual([start, text('Cached.'), ended('stop', tokens(2006, 300, 1024))]);
+  });
+
+  it('R27: message_end waits for the usage chunk that follows the finish_reason', async () => {
+    const { opened, open } = gate();
+    const [head, tail] = splitAfterEvents(fixture('openai/text.sse'), 6); // the head ends with the finish_reason chunk
+    server.reply({ body: [head, tail], between: () => opened });
+    const seen: ProviderEvent[] = [];
+    const done = new Promise<void>((resolve) => provider()(question).subscribe({ next: (event) => seen.push(event), complete: resolve }));
+    await waitFor(() => seen.length === 5); // start and the four text deltas
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen.map((event) => event.type)).not.toContain('message_end');
+    open();
+    await done;
+    expect(seen.at(-1)).toEqual(ended('stop'));
+  });
+
+  it('R27: a usage chunk after the finish_reason ends the reply, even when the server then sends no [DONE] and keeps the response open', async () => {
+    server.reply({ body: splitAfterEvents(fixture('openai/text.sse'), 7)[0], then: 'hang' });
+    expect((await collect(provider()(question))).at(-1)).toEqual(ended('stop'));
+  });
+
+  it("R27: usage in the finish_reason's own chunk ends the reply there", async () => {
+    server.reply({ body: splitAfterEvents(fixture('openai/content-parts.sse'), 4)[0], then: 'hang' });
+    expect((await collect(provider()(question))).at(-1)).toEqual(ended('stop', tokens(10, 21)));
+  });
+
+  it('R27: a server that sends no usage: message_end at [DONE], without usage, not delayed', async () => {
+    server.reply(stream('tool-call-no-index.sse', { then: 'hang' })); // the response stays open: only [DONE] can end the reply
+    expect((await collect(provider()(question))).at(-1)).toEqual(end('toolUse'));
+  });
+
+  it('R27: the loop sums the usage of each call', async () => {
+    server.reply(stream('tool-call-split.sse'), stream('usage-cached.sse'));
+    const registry = new ToolRegistry().register({ ...weatherSpec, handler: () => '18°C' });
+    const events = await lastValueFrom(runEventedToolLoop({ provider: provider(), registry, messages: question.messages }).pipe(toArray()));
+    expect(events.filter((event) => event.type === 'turn_end').map((event) => event.type === 'turn_end' && event.usage)).toEqual([
+      tokens(61, 18, 0),
+      tokens(2067, 318, 1024),
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: 'loop_end', reason: 'stop', usage: tokens(2067, 318, 1024) });
   });
 });
 
@@ -490,7 +547,7 @@ describe('openAIChatProvider: the request', () => {
       return globalThis.fetch(url, init);
     };
     server.reply(stream('text.sse'));
-    expect((await collect(provider({ fetch })(question))).at(-1)).toEqual(end('stop'));
+    expect((await collect(provider({ fetch })(question))).at(-1)).toEqual(ended('stop'));
     expect(urls).toEqual([`${server.url}/v1/chat/completions`]);
   });
 
@@ -506,7 +563,7 @@ describe('openAIChatProvider: errors and retries', () => {
   it('retries a 429 with retry-after: 0, then streams the answer', async () => {
     server.reply({ status: 429, headers: { 'retry-after': '0' }, body: fixture('openai/error-429.json') }, stream('text.sse'));
     const events = await collect(provider()(question));
-    expect(events).toEqual([start, text('Hello'), text('! 现在是'), text('北京时间'), text('中午 🕛。'), end('stop')]);
+    expect(events).toEqual([start, text('Hello'), text('! 现在是'), text('北京时间'), text('中午 🕛。'), ended('stop')]);
     expect(server.requests).toHaveLength(2);
     expect(server.requests[1].body).toBe(server.requests[0].body);
   });
@@ -615,7 +672,7 @@ describe('openAIChatProvider: cold, live and cancellable', () => {
       { event: start, restSent: false },
       { event: text('Hello'), restSent: false },
     ]);
-    expect(seen.at(-1)).toEqual({ event: end('stop'), restSent: true });
+    expect(seen.at(-1)).toEqual({ event: ended('stop'), restSent: true });
   });
 
   it('closes the connection when unsubscribed mid-stream', async () => {
@@ -643,16 +700,16 @@ describe('openAIChatProvider: cold, live and cancellable', () => {
 
   it('reads the end of the body after [DONE], so that the next call reuses the connection', async () => {
     server.reply(stream('text.sse', { lingerMs: 20 }), stream('text.sse', { lingerMs: 20 }));
-    expect((await collect(provider()(question))).at(-1)).toEqual(end('stop'));
+    expect((await collect(provider()(question))).at(-1)).toEqual(ended('stop'));
     const connections = server.connections; // 0 or 1: an earlier test's connection may serve this call
     await new Promise((resolve) => setTimeout(resolve, 100)); // the body ends 20 ms after [DONE]
-    expect((await collect(provider()(question))).at(-1)).toEqual(end('stop'));
+    expect((await collect(provider()(question))).at(-1)).toEqual(ended('stop'));
     expect(server.connections).toBe(connections);
   });
 
   it('ends the call at [DONE] even when the server keeps the response open, and then closes it', async () => {
     server.reply(stream('text.sse', { then: 'hang' }));
-    expect((await collect(provider()(question))).at(-1)).toEqual(end('stop'));
+    expect((await collect(provider()(question))).at(-1)).toEqual(ended('stop'));
     await server.requests[0].closed; // about a second later
   });
 
@@ -662,7 +719,7 @@ describe('openAIChatProvider: cold, live and cancellable', () => {
     const subscription = provider()(question).subscribe({ complete: () => (completed = true) });
     await waitFor(() => completed);
     subscription.unsubscribe();
-    expect((await collect(provider()(question))).at(-1)).toEqual(end('stop'));
+    expect((await collect(provider()(question))).at(-1)).toEqual(ended('stop'));
   });
 });
 

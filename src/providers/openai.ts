@@ -1,4 +1,4 @@
-import type { AgentMessage, Provider, ProviderEvent, ProviderInput, ToolCall } from '../types.js';
+import type { AgentMessage, Provider, ProviderEvent, ProviderInput, Usage } from '../types.js';
 import { shown } from '../util/values.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
 import type { SseEvent } from './http/sse.js';
@@ -219,9 +219,17 @@ interface ChatChoice {
 interface ChatChunk {
   error?: unknown;
   choices?: unknown;
+  usage?: unknown;
+}
+
+interface ChatUsage {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+  prompt_tokens_details?: { cached_tokens?: unknown } | null;
 }
 
 type ToolCallDeltaEvent = Extract<ProviderEvent, { type: 'tool_call_delta' }>;
+type MessageEndEvent = Extract<ProviderEvent, { type: 'message_end' }>;
 
 /** What `next` returns when a chunk makes no event: shared, never written to. */
 const NONE = Object.freeze([]) as unknown as ProviderEvent[];
@@ -235,9 +243,10 @@ const NONE = Object.freeze([]) as unknown as ProviderEvent[];
  * known index is a new call); each piece of a call's arguments is a `tool_call_delta` (P9), and a call
  * is emitted as a `tool_call` as soon as its arguments form a whole JSON object and a later call has
  * started, or else when the reply finishes (P8). A reply cut by the token limit (`finish_reason`
- * `length`) drops the call it cut (P6). `message_end` follows at `[DONE]` (which completes a reply even
- * without a `finish_reason`, P7) or at the end of a stream that
- * brought a `finish_reason`.
+ * `length`) drops the call it cut (P6). `message_end` carries the usage the server sent (R27) and
+ * follows at the first of: a chunk with `usage` at or after the `finish_reason` (nothing of the reply
+ * comes after it), `[DONE]` (which completes a reply even without a `finish_reason`, P7), the end of a
+ * stream that brought a `finish_reason`.
  *
  * ```ts
  * const stream = new OpenAIChatTranslator();
@@ -254,6 +263,8 @@ export class OpenAIChatTranslator implements WireTranslator {
   private finishReason: string | undefined;
   /** P7: the refusal deltas, joined. */
   private refusal = '';
+  /** R27: the last `usage` the server sent, read once, at the end. */
+  private usage: unknown;
   /** The events of the chunk being read. */
   private out: ProviderEvent[] = NONE;
 
@@ -274,6 +285,13 @@ export class OpenAIChatTranslator implements WireTranslator {
           break;
         }
       }
+    }
+    const { usage } = chunk;
+    if (typeof usage === 'object' && usage !== null) {
+      this.usage = usage;
+      // R27: with include_usage the usage comes last, in a chunk of its own after the finish_reason (or,
+      // on some servers, in the finish_reason's chunk): the reply is whole, no need to wait for [DONE]
+      if (this.finishReason !== undefined) return this.complete(true);
     }
     return this.out;
   }
@@ -422,13 +440,19 @@ export class OpenAIChatTranslator implements WireTranslator {
     return this.out;
   }
 
-  private messageEnd(): ProviderEvent {
-    if (this.refusal !== '') return { type: 'message_end', stopReason: 'error', errorMessage: this.refusal }; // P7
+  private messageEnd(): MessageEndEvent {
     const reason = this.finishReason ?? 'stop';
-    // P6: a reply cut by the token limit stays `length`, whole calls or not; else calls made: toolUse (P3)
-    if (reason === 'length') return { type: 'message_end', stopReason: 'length' };
-    if (this.callsMade > 0) return { type: 'message_end', stopReason: 'toolUse' };
-    return finish(reason);
+    const end: MessageEndEvent =
+      this.refusal !== ''
+        ? { type: 'message_end', stopReason: 'error', errorMessage: this.refusal } // P7
+        : reason === 'length' // P6: a reply cut by the token limit stays `length`, whole calls or not
+          ? { type: 'message_end', stopReason: 'length' }
+          : this.callsMade > 0 // P3: calls made, toolUse whatever the finish_reason
+            ? { type: 'message_end', stopReason: 'toolUse' }
+            : finish(reason);
+    const usage = usageOf(this.usage);
+    if (usage !== undefined) end.usage = usage;
+    return end;
   }
 
   private push(event: ProviderEvent): void {
@@ -437,8 +461,26 @@ export class OpenAIChatTranslator implements WireTranslator {
   }
 }
 
+/**
+ * R27: OpenAI `usage` as {@link Usage}: `prompt_tokens` in, `completion_tokens` out, and
+ * `prompt_tokens_details.cached_tokens` read from the cache (part of `prompt_tokens`, as OpenAI counts).
+ */
+function usageOf(raw: unknown): Usage | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const { prompt_tokens: input, completion_tokens: output, prompt_tokens_details: details } = raw as ChatUsage;
+  if (!isCount(input) && !isCount(output)) return undefined;
+  const usage: Usage = { inputTokens: isCount(input) ? input : 0, outputTokens: isCount(output) ? output : 0 };
+  const cached = typeof details === 'object' && details !== null ? details.cached_tokens : undefined;
+  if (isCount(cached)) usage.cacheReadTokens = cached;
+  return usage;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+}
+
 /** `finish_reason` → `message_end`, for a reply without tool calls. */
-function finish(reason: string): ProviderEvent {
+function finish(reason: string): MessageEndEvent {
   switch (reason) {
     case 'length':
       return { type: 'message_end', stopReason: 'length' };
