@@ -136,6 +136,19 @@ describe('openAIChatProvider: tool calls as they stream', () => {
       [start, delta(0, '', 'call_cut_only_00001', 'get_weather'), delta(0, '{"ci'), ended('length', tokens(61, 5, 0))],
     ],
     [
+      "P9: each piece of a call's arguments is a tool_call_delta before its tool_call, its index counted from 0 whatever the server's",
+      'tool-call-index-one.sse',
+      [
+        start,
+        text('Let me read it.'),
+        delta(0, '', 'toolu_01ReadNotes000000000001', 'read_file'),
+        delta(0, '{"path": "no'),
+        delta(0, 'tes.md"}'),
+        call('toolu_01ReadNotes000000000001', 'read_file', { path: 'notes.md' }),
+        end('toolUse'),
+      ],
+    ],
+    [
       'P8: calls whose deltas interleave (index 0, 1, 0, 1) each go out whole, the first as soon as it is',
       'interleaved-calls.sse',
       [
