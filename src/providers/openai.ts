@@ -1,10 +1,19 @@
-import type { AgentMessage, Provider, ProviderEvent, ProviderInput, ToolCall } from '../types.js';
+import type { AgentMessage, Provider, ProviderEvent, ProviderInput, Usage } from '../types.js';
+import { shown } from '../util/values.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
 import type { SseEvent } from './http/sse.js';
-import { HttpProviderOptions, WireError, WireTranslator, httpSettings, messageOf, streamRequest } from './http/transport.js';
+import { HttpProviderOptions, ToolChoice, WireError, WireTranslator, httpSettings, messageOf, streamRequest } from './http/transport.js';
+
+/** P10: how much a reasoning model thinks before it answers (OpenAI `reasoning_effort`). */
+export type ReasoningEffort = 'low' | 'medium' | 'high';
 
 /** Options of {@link openAIChatProvider}. `baseURL` includes the version: default `https://api.openai.com/v1`. */
-export type OpenAIChatProviderOptions = HttpProviderOptions;
+export interface OpenAIChatProviderOptions extends HttpProviderOptions {
+  /** P10: sent as `reasoning_effort`; other values a server knows (`minimal`, …) go through `extraBody`. */
+  reasoningEffort?: ReasoningEffort;
+}
+
+const EFFORTS: ReadonlySet<unknown> = new Set<ReasoningEffort>(['low', 'medium', 'high']);
 
 /**
  * A {@link Provider} for the OpenAI Chat Completions streaming API, which OpenAI and the
@@ -12,49 +21,81 @@ export type OpenAIChatProviderOptions = HttpProviderOptions;
  * Each subscription POSTs one request to `${baseURL}/chat/completions` (plus retries: P4) and
  * streams the reply as events; unsubscribing aborts it. `apiKey` defaults to `OPENAI_API_KEY` and
  * is sent as `Authorization: Bearer`; without a key no such header is sent (local servers need none).
+ * `maxTokens` is sent as `max_completion_tokens`; a server that knows only `max_tokens` gets it through
+ * `extraBody: { max_tokens: N }`.
  *
  * ```ts
  * const provider = openAIChatProvider({ model: 'gpt-4o-mini' });
  * const local = openAIChatProvider({ model: 'qwen2.5:7b', baseURL: 'http://localhost:11434/v1' });
+ * const thinking = openAIChatProvider({ model: 'o4-mini', reasoningEffort: 'low', maxTokens: 2000 });
  * runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'What time is it?' }] }).subscribe(console.log);
  * ```
  */
 export function openAIChatProvider(options: OpenAIChatProviderOptions): Provider {
   const settings = httpSettings(options, 'openAIChatProvider', 'https://api.openai.com/v1', 'OPENAI_API_KEY');
-  const { model, system, apiKey } = settings;
+  const { reasoningEffort } = options;
+  if (reasoningEffort !== undefined && !EFFORTS.has(reasoningEffort)) {
+    throw new RangeError(`openAIChatProvider: reasoningEffort must be 'low', 'medium' or 'high' (got ${shown(reasoningEffort)})`);
+  }
+  const { model, system, temperature, maxTokens, toolChoice, stop, apiKey } = settings;
+  const request: OpenAIChatRequestOptions = { model, system, temperature, maxTokens, toolChoice, stop, reasoningEffort };
   const auth: Record<string, string> = apiKey === '' ? {} : { authorization: `Bearer ${apiKey}` };
   return (input: ProviderInput) =>
     streamRequest(
-      () => settings.request('/chat/completions', auth, openAIChatRequest(model, system, input)),
+      () => settings.request('/chat/completions', auth, openAIChatRequest(request, input)),
       () => new OpenAIChatTranslator(),
     );
+}
+
+/** What {@link openAIChatRequest} puts into a request besides the conversation: the provider's checked options. */
+export interface OpenAIChatRequestOptions {
+  model: string;
+  system?: string | undefined;
+  temperature?: number | undefined;
+  maxTokens?: number | undefined;
+  toolChoice?: ToolChoice | undefined;
+  stop?: readonly string[] | undefined;
+  reasoningEffort?: ReasoningEffort | undefined;
 }
 
 /**
  * The request body for one call: the system prompt, then the history in the API's format (an
  * assistant's calls as `tool_calls`, each result a `tool` message, a `SystemMessage` a `system` message
- * where it stands), the tools as JSON Schema.
+ * where it stands), the tools as JSON Schema, and the options that are set (P11): `tool_choice` (only
+ * with tools: the API refuses it without), `temperature`, `max_completion_tokens`, `stop`,
+ * `reasoning_effort`. The provider merges `extraBody` into it last.
  *
  * ```ts
- * openAIChatRequest('gpt-4o-mini', undefined, { messages: [{ role: 'user', content: 'hi' }], tools: [] });
+ * openAIChatRequest({ model: 'gpt-4o-mini' }, { messages: [{ role: 'user', content: 'hi' }], tools: [] });
  * // { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } }
+ * openAIChatRequest({ model: 'm', toolChoice: 'get_weather', maxTokens: 100 }, { messages, tools: [weatherSpec] });
+ * // { …, tool_choice: { type: 'function', function: { name: 'get_weather' } }, max_completion_tokens: 100, … }
  * ```
  */
-export function openAIChatRequest(model: string, system: string | undefined, { messages, tools }: ProviderInput): object {
+export function openAIChatRequest(options: OpenAIChatRequestOptions, { messages, tools }: ProviderInput): object {
+  const { model, system, temperature, maxTokens, toolChoice, stop, reasoningEffort } = options;
   const wire: object[] = system ? [{ role: 'system', content: system }] : [];
   for (const message of messages) wire.push(openAIMessage(message));
-  return {
-    model,
-    messages: wire,
-    ...(tools.length > 0 && {
-      tools: tools.map((tool) => ({
-        type: 'function',
-        function: { name: tool.name, description: tool.description, parameters: inputSchema(tool) },
-      })),
-    }),
-    stream: true,
-    stream_options: { include_usage: true },
-  };
+  const body: Record<string, unknown> = { model, messages: wire };
+  if (tools.length > 0) {
+    body.tools = tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: inputSchema(tool) },
+    }));
+    if (toolChoice !== undefined) body.tool_choice = openAIToolChoice(toolChoice);
+  }
+  if (temperature !== undefined) body.temperature = temperature;
+  if (maxTokens !== undefined) body.max_completion_tokens = maxTokens;
+  if (stop !== undefined && stop.length > 0) body.stop = [...stop];
+  if (reasoningEffort !== undefined) body.reasoning_effort = reasoningEffort;
+  body.stream = true;
+  body.stream_options = { include_usage: true };
+  return body;
+}
+
+/** P11: `'auto'`, `'none'` and `'required'` as they are; a tool's name as the API's named choice. */
+function openAIToolChoice(choice: ToolChoice): string | object {
+  return choice === 'auto' || choice === 'none' || choice === 'required' ? choice : { type: 'function', function: { name: choice } };
 }
 
 function openAIMessage(message: AgentMessage): object {
@@ -81,30 +122,131 @@ function openAIMessage(message: AgentMessage): object {
   }
 }
 
-/** A streamed call being put together: arguments come in pieces. */
-interface PendingCall {
-  index: number | undefined;
-  id: string;
-  name: string;
-  arguments: string;
+// where a call's arguments stand, followed character by character (P8): no JSON.parse of a partial text
+const ARGS_EMPTY = 0; // only whitespace so far
+const ARGS_OPEN = 1; // inside the top-level object
+const ARGS_WHOLE = 2; // the top-level object closed (and only whitespace after it)
+const ARGS_OTHER = 3; // not an object, or something after it: parsed (and refused) when the reply finishes
+
+/** A streamed call being put together: its arguments come in pieces, and a scan of each piece tells when they form a whole object. */
+class PendingCall {
+  arguments = '';
+  state = ARGS_EMPTY;
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  /** Its first `tool_call_delta` went out. */
+  announced = false;
+  /** Its `tool_call` went out, or it was dropped as cut (P6). */
+  done = false;
+
+  constructor(
+    /** P9: the call's place in the reply, counted from 0: the `index` of its `tool_call_delta`s. */
+    readonly position: number,
+    /** The server's `index`, if it sends one. */
+    readonly index: number | undefined,
+    public id: string,
+    /** `false` while `id` is one made up here, for a server that sent none (yet). */
+    public idGiven: boolean,
+    public name: string,
+  ) {}
+
+  /** Appends a piece of the arguments; a few comparisons per character, no allocation. */
+  append(piece: string): void {
+    this.arguments += piece;
+    let { state, depth, inString, escaped } = this;
+    for (let i = 0; i < piece.length && state !== ARGS_OTHER; i++) {
+      const c = piece.charCodeAt(i);
+      if (state === ARGS_OPEN) {
+        if (inString) {
+          if (escaped) escaped = false;
+          else if (c === 0x5c /* \ */) escaped = true;
+          else if (c === 0x22 /* " */) inString = false;
+        } else if (c === 0x22) inString = true;
+        else if (c === 0x7b /* { */ || c === 0x5b /* [ */) depth++;
+        else if ((c === 0x7d /* } */ || c === 0x5d) /* ] */ && --depth === 0) state = ARGS_WHOLE;
+      } else if (!isSpace(c)) {
+        // the first character opens the object; anything after a whole object makes it something else
+        if (state === ARGS_EMPTY && c === 0x7b) {
+          state = ARGS_OPEN;
+          depth = 1;
+        } else state = ARGS_OTHER;
+      }
+    }
+    this.state = state;
+    this.depth = depth;
+    this.inString = inString;
+    this.escaped = escaped;
+  }
+}
+
+/** A call that may go out before the reply finishes: a name, and arguments that form a whole object. */
+function isWhole(call: PendingCall): boolean {
+  return call.state === ARGS_WHOLE && call.name !== '';
+}
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (!isSpace(text.charCodeAt(i))) return false;
+  return true;
 }
 
 interface ToolCallDelta {
   index?: unknown;
   id?: unknown;
-  function?: { name?: unknown; arguments?: unknown };
+  function?: { name?: unknown; arguments?: unknown } | null;
+}
+
+interface ChatDelta {
+  content?: unknown;
+  tool_calls?: unknown;
+  refusal?: unknown;
+  /** DeepSeek, xAI, Moonshot, Z.ai */
+  reasoning_content?: unknown;
+  /** Groq, OpenRouter, Cerebras */
+  reasoning?: unknown;
+}
+
+interface ChatChoice {
+  index?: unknown;
+  delta?: ChatDelta | null;
+  finish_reason?: unknown;
 }
 
 interface ChatChunk {
   error?: unknown;
-  choices?: { index?: number; delta?: { content?: unknown; tool_calls?: ToolCallDelta[] }; finish_reason?: unknown }[];
+  choices?: unknown;
+  usage?: unknown;
 }
 
+interface ChatUsage {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+  prompt_tokens_details?: { cached_tokens?: unknown } | null;
+}
+
+type ToolCallDeltaEvent = Extract<ProviderEvent, { type: 'tool_call_delta' }>;
+type MessageEndEvent = Extract<ProviderEvent, { type: 'message_end' }>;
+
+/** What `next` returns when a chunk makes no event: shared, never written to. */
+const NONE = Object.freeze([]) as unknown as ProviderEvent[];
+
 /**
- * Chat Completions chunks → provider events: `delta.content` is a `text_delta` at once; tool calls
- * are gathered by `index` (by `id`, or onto the last call, where a server sends no index) and emitted,
- * parsed, when `finish_reason` arrives; `message_end` follows at `[DONE]` or at the end of a stream
- * that brought a `finish_reason`. Usage-only chunks (`choices: []`) are skipped.
+ * Chat Completions chunks → provider events. `delta.content` is a `text_delta` at once (given as an
+ * array of parts, its text parts are; its thinking parts are reasoning, P7). `delta.reasoning_content` or
+ * `delta.reasoning` (servers that stream their model's reasoning) is a `reasoning_delta` (P10). A
+ * non-empty `delta.refusal` ends the reply with `error`, the refusal as its message (P7). Tool calls are
+ * gathered by `index` (by `id`, or onto the last call, where a server sends no index; a new `id` at a
+ * known index is a new call); each piece of a call's arguments is a `tool_call_delta` (P9), and a call
+ * is emitted as a `tool_call` as soon as its arguments form a whole JSON object and a later call has
+ * started, or else when the reply finishes (P8). A reply cut by the token limit (`finish_reason`
+ * `length`) drops the call it cut (P6). `message_end` carries the usage the server sent (R27) and
+ * follows at the first of: a chunk with `usage` at or after the `finish_reason` (nothing of the reply
+ * comes after it), `[DONE]` (which completes a reply even without a `finish_reason`, P7), the end of a
+ * stream that brought a `finish_reason`.
  *
  * ```ts
  * const stream = new OpenAIChatTranslator();
@@ -115,76 +257,230 @@ interface ChatChunk {
  */
 export class OpenAIChatTranslator implements WireTranslator {
   private readonly calls: PendingCall[] = [];
+  /** The first call that may still be waiting for its `tool_call`. */
+  private firstOpen = 0;
+  private callsMade = 0;
   private finishReason: string | undefined;
-  private callsSent = false;
+  /** P7: the refusal deltas, joined. */
+  private refusal = '';
+  /** R27: the last `usage` the server sent, read once, at the end. */
+  private usage: unknown;
+  /** The events of the chunk being read. */
+  private out: ProviderEvent[] = NONE;
 
   next({ event, data }: SseEvent): ProviderEvent[] {
-    if (data.trim() === '[DONE]') return this.end();
+    this.out = NONE;
+    if (data.length <= 16 && data.trim() === '[DONE]') return this.complete(true);
     const chunk = parseEventData(data) as ChatChunk | null;
     if (typeof chunk !== 'object' || chunk === null) throw new WireError(`unexpected data in the stream: ${data.slice(0, 200)}`);
-    if (chunk.error !== undefined || event === 'error') {
+    if ((chunk.error !== undefined && chunk.error !== null) || event === 'error') {
       throw new WireError(`error in the stream: ${messageOf(data) ?? data.slice(0, 500)}`);
     }
-    const choice = Array.isArray(chunk.choices) ? chunk.choices.find((c) => (c?.index ?? 0) === 0) : undefined;
-    if (choice === undefined) return []; // the usage-only last chunk, or a server's keep-alive
-    const events: ProviderEvent[] = [];
-    const content = choice.delta?.content;
-    if (typeof content === 'string' && content !== '') events.push({ type: 'text_delta', text: content });
-    for (const delta of choice.delta?.tool_calls ?? []) this.gather(delta);
-    if (typeof choice.finish_reason === 'string' && this.finishReason === undefined) {
-      this.finishReason = choice.finish_reason;
-      events.push(...this.toolCalls());
+    const { choices } = chunk;
+    if (Array.isArray(choices)) {
+      // the first choice: a server may send other choices' chunks too (n > 1), never asked for here
+      for (const choice of choices as (ChatChoice | null)[]) {
+        if (typeof choice === 'object' && choice !== null && (choice.index ?? 0) === 0) {
+          this.read(choice);
+          break;
+        }
+      }
     }
-    return events;
+    const { usage } = chunk;
+    if (typeof usage === 'object' && usage !== null) {
+      this.usage = usage;
+      // R27: with include_usage the usage comes last, in a chunk of its own after the finish_reason (or,
+      // on some servers, in the finish_reason's chunk): the reply is whole, no need to wait for [DONE]
+      if (this.finishReason !== undefined) return this.complete(true);
+    }
+    return this.out;
   }
 
   end(): ProviderEvent[] {
-    if (this.finishReason === undefined) throw new WireError('the stream ended before the reply was complete (no finish_reason)');
-    const events = this.toolCalls();
-    if (this.calls.length > 0) events.push({ type: 'message_end', stopReason: 'toolUse' });
-    else events.push(finish(this.finishReason));
-    return events;
+    this.out = NONE;
+    return this.complete(false);
   }
 
-  private gather(delta: ToolCallDelta): void {
+  private read(choice: ChatChoice): void {
+    const { delta } = choice;
+    if (typeof delta === 'object' && delta !== null) {
+      const { content, tool_calls: toolCalls, refusal, reasoning_content: reasoningContent, reasoning } = delta;
+      // P10: one server's field or the other's, never both as two deltas
+      if (typeof reasoningContent === 'string' && reasoningContent !== '') this.push({ type: 'reasoning_delta', text: reasoningContent });
+      else if (typeof reasoning === 'string' && reasoning !== '') this.push({ type: 'reasoning_delta', text: reasoning });
+      if (typeof content === 'string') {
+        if (content !== '') this.push({ type: 'text_delta', text: content });
+      } else if (Array.isArray(content)) this.parts(content);
+      if (typeof refusal === 'string') this.refusal += refusal;
+      if (Array.isArray(toolCalls)) for (const piece of toolCalls as unknown[]) this.gather(piece);
+    }
+    const reason = choice.finish_reason;
+    if (typeof reason === 'string' && reason !== '' && this.finishReason === undefined) {
+      this.finishReason = reason;
+      this.flushCalls();
+    }
+  }
+
+  /** P7: content as an array of parts (Mistral): text parts are text, thinking parts reasoning (P10); others are skipped. */
+  private parts(parts: unknown[]): void {
+    for (const part of parts) {
+      if (typeof part !== 'object' || part === null) continue;
+      const { type, text, thinking } = part as { type?: unknown; text?: unknown; thinking?: unknown };
+      if (type === 'text') {
+        if (typeof text === 'string' && text !== '') this.push({ type: 'text_delta', text });
+      } else if (type === 'thinking') {
+        if (typeof thinking === 'string' && thinking !== '') this.push({ type: 'reasoning_delta', text: thinking });
+        else if (Array.isArray(thinking)) {
+          for (const inner of thinking as unknown[]) {
+            const innerText = typeof inner === 'object' && inner !== null ? (inner as { text?: unknown }).text : undefined;
+            if (typeof innerText === 'string' && innerText !== '') this.push({ type: 'reasoning_delta', text: innerText });
+          }
+        }
+      }
+    }
+  }
+
+  private gather(piece: unknown): void {
+    if (typeof piece !== 'object' || piece === null) return;
+    const delta = piece as ToolCallDelta;
     const index = typeof delta.index === 'number' ? delta.index : undefined;
     const id = typeof delta.id === 'string' && delta.id !== '' ? delta.id : undefined;
-    const name = delta.function?.name;
-    const args = delta.function?.arguments;
-    let call =
-      index !== undefined
-        ? this.calls.find((c) => c.index === index)
-        : id !== undefined
-          ? this.calls.find((c) => c.id === id)
-          : this.calls[this.calls.length - 1];
-    // some servers number every call 0: a new id at a known index is a new call
-    if (call !== undefined && id !== undefined && call.id !== '' && call.id !== id) call = undefined;
-    if (call === undefined) {
-      call = { index, id: id ?? '', name: '', arguments: '' };
-      this.calls.push(call);
-    }
-    if (call.id === '' && id !== undefined) call.id = id;
-    if (call.name === '' && typeof name === 'string') call.name = name;
-    if (typeof args === 'string') call.arguments += args;
+    const fn = delta.function;
+    const name = typeof fn?.name === 'string' && fn.name !== '' ? fn.name : undefined;
+    const raw = fn?.arguments;
     // a server that sends the arguments as an object, not as JSON text
-    else if (typeof args === 'object' && args !== null) call.arguments += JSON.stringify(args);
+    const args = typeof raw === 'string' ? raw : typeof raw === 'object' && raw !== null ? JSON.stringify(raw) : '';
+
+    let call = this.find(index, id);
+    // some servers number every call 0: a new id at a known index is a new call
+    if (call !== undefined && id !== undefined && call.idGiven && call.id !== id) call = undefined;
+    if (call === undefined) {
+      const position = this.calls.length;
+      call = new PendingCall(position, index, id ?? `call_${Date.now().toString(36)}_${position}`, id !== undefined, name ?? '');
+      this.calls.push(call);
+      this.emitWholeCalls(position); // P8: a later call has started
+    } else if (call.done) {
+      if (isBlank(args)) return; // a repeated header or an empty piece: nothing for the call
+      throw new WireError(`tool call ${call.name} (${call.id}) got more arguments after it was complete: ${args.slice(0, 100)}`);
+    }
+    // P9: the first delta of a call names its id and its name (as far as known), a later one what it adds
+    let sendId = !call.announced;
+    let sendName = sendId && call.name !== '';
+    if (id !== undefined && !call.idGiven) {
+      call.id = id;
+      call.idGiven = sendId = true;
+    }
+    if (name !== undefined && call.name === '') {
+      call.name = name;
+      sendName = true;
+    }
+    if (args !== '') call.append(args);
+    if (sendId || sendName || args !== '') {
+      const event: ToolCallDeltaEvent = { type: 'tool_call_delta', index: call.position, argumentsDelta: args };
+      if (sendId) event.id = call.id;
+      if (sendName) event.name = call.name;
+      this.push(event);
+      call.announced = true;
+    }
+    if (call.position < this.calls.length - 1 && isWhole(call)) this.emit(call); // P8: whole, and a later call has started
   }
 
-  /** The gathered calls, parsed: once, when the reply finished. */
-  private toolCalls(): ProviderEvent[] {
-    if (this.callsSent) return [];
-    this.callsSent = true;
-    const calls: ToolCall[] = this.calls.map((pending, n) => {
-      const id = pending.id !== '' ? pending.id : `call_${Date.now().toString(36)}_${n}`;
-      if (pending.name === '') throw new WireError(`tool call ${id} has no function name`);
-      return { id, name: pending.name, input: parseArguments(pending.arguments, pending.name, id) };
-    });
-    return calls.map((call) => ({ type: 'tool_call', call }));
+  /** The call a delta continues: the last one at its `index`, else the one with its `id`, else the last one. */
+  private find(index: number | undefined, id: string | undefined): PendingCall | undefined {
+    const { calls } = this;
+    for (let n = calls.length - 1; n >= 0; n--) {
+      const call = calls[n];
+      if (index !== undefined ? call.index === index : id === undefined || call.id === id) return call;
+    }
+    return undefined;
+  }
+
+  /** P8: the calls before `before` whose arguments are whole go out now, their tools start while the reply streams on (R3). */
+  private emitWholeCalls(before: number): void {
+    for (let n = this.firstOpen; n < before; n++) {
+      const call = this.calls[n];
+      if (!call.done && isWhole(call)) this.emit(call);
+    }
+    while (this.firstOpen < before && this.calls[this.firstOpen].done) this.firstOpen++;
+  }
+
+  private emit(call: PendingCall): void {
+    call.done = true;
+    if (call.name === '') throw new WireError(`tool call ${call.id} has no function name`);
+    const input = parseArguments(call.arguments, call.name, call.id);
+    this.push({ type: 'tool_call', call: { id: call.id, name: call.name, input } });
+    this.callsMade++;
+  }
+
+  /** The reply finished: every call still open goes out, but for the ones a token limit cut (P6). */
+  private flushCalls(): void {
+    const cut = this.finishReason === 'length';
+    for (let n = this.firstOpen; n < this.calls.length; n++) {
+      const call = this.calls[n];
+      if (call.done) continue;
+      if (!cut) this.emit(call);
+      else if (!isWhole(call)) call.done = true; // the cut block: no call, no JSON error
+      else {
+        try {
+          this.emit(call);
+        } catch {
+          call.done = true;
+        }
+      }
+    }
+    this.firstOpen = this.calls.length;
+  }
+
+  /** The reply is complete: at `[DONE]` (`done`), or at the end of the stream, which must have brought a `finish_reason`. */
+  private complete(done: boolean): ProviderEvent[] {
+    // P7: some servers never send a finish_reason; their [DONE] still says the reply is whole
+    if (this.finishReason === undefined && !done) throw new WireError('the stream ended before the reply was complete (no finish_reason)');
+    this.flushCalls();
+    this.push(this.messageEnd());
+    return this.out;
+  }
+
+  private messageEnd(): MessageEndEvent {
+    const reason = this.finishReason ?? 'stop';
+    const end: MessageEndEvent =
+      this.refusal !== ''
+        ? { type: 'message_end', stopReason: 'error', errorMessage: this.refusal } // P7
+        : reason === 'length' // P6: a reply cut by the token limit stays `length`, whole calls or not
+          ? { type: 'message_end', stopReason: 'length' }
+          : this.callsMade > 0 // P3: calls made, toolUse whatever the finish_reason
+            ? { type: 'message_end', stopReason: 'toolUse' }
+            : finish(reason);
+    const usage = usageOf(this.usage);
+    if (usage !== undefined) end.usage = usage;
+    return end;
+  }
+
+  private push(event: ProviderEvent): void {
+    if (this.out === NONE) this.out = [event];
+    else this.out.push(event);
   }
 }
 
+/**
+ * R27: OpenAI `usage` as {@link Usage}: `prompt_tokens` in, `completion_tokens` out, and
+ * `prompt_tokens_details.cached_tokens` read from the cache (part of `prompt_tokens`, as OpenAI counts).
+ */
+function usageOf(raw: unknown): Usage | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const { prompt_tokens: input, completion_tokens: output, prompt_tokens_details: details } = raw as ChatUsage;
+  if (!isCount(input) && !isCount(output)) return undefined;
+  const usage: Usage = { inputTokens: isCount(input) ? input : 0, outputTokens: isCount(output) ? output : 0 };
+  const cached = typeof details === 'object' && details !== null ? details.cached_tokens : undefined;
+  if (isCount(cached)) usage.cacheReadTokens = cached;
+  return usage;
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+}
+
 /** `finish_reason` → `message_end`, for a reply without tool calls. */
-function finish(reason: string): ProviderEvent {
+function finish(reason: string): MessageEndEvent {
   switch (reason) {
     case 'length':
       return { type: 'message_end', stopReason: 'length' };
