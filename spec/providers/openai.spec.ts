@@ -136,6 +136,17 @@ describe('openAIChatProvider: tool calls as they stream', () => {
       [start, delta(0, '', 'call_cut_only_00001', 'get_weather'), delta(0, '{"ci'), ended('length', tokens(61, 5, 0))],
     ],
     [
+      'P3, P6: a length finish after whole calls only is toolUse: no call was cut, the calls run',
+      'length-after-whole-call.sse',
+      [
+        start,
+        delta(0, '', 'call_whole_only_0001', 'get_weather'),
+        delta(0, '{"city": "Oslo"}'),
+        call('call_whole_only_0001', 'get_weather', { city: 'Oslo' }),
+        ended('toolUse', tokens(61, 9, 0)),
+      ],
+    ],
+    [
       "P9: each piece of a call's arguments is a tool_call_delta before its tool_call, its index counted from 0 whatever the server's",
       'tool-call-index-one.sse',
       [

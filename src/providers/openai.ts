@@ -260,6 +260,8 @@ export class OpenAIChatTranslator implements WireTranslator {
   /** The first call that may still be waiting for its `tool_call`. */
   private firstOpen = 0;
   private callsMade = 0;
+  /** P6: the token limit cut a call, which was dropped. */
+  private cutCall = false;
   private finishReason: string | undefined;
   /** P7: the refusal deltas, joined. */
   private refusal = '';
@@ -419,16 +421,22 @@ export class OpenAIChatTranslator implements WireTranslator {
       const call = this.calls[n];
       if (call.done) continue;
       if (!cut) this.emit(call);
-      else if (!isWhole(call)) call.done = true; // the cut block: no call, no JSON error
+      else if (!isWhole(call)) this.dropCut(call); // the cut block: no call, no JSON error
       else {
         try {
           this.emit(call);
         } catch {
-          call.done = true;
+          this.dropCut(call);
         }
       }
     }
     this.firstOpen = this.calls.length;
+  }
+
+  /** P6: the call the token limit cut is no call; the reply will say `length`. */
+  private dropCut(call: { done: boolean }): void {
+    call.done = true;
+    this.cutCall = true;
   }
 
   /** The reply is complete: at `[DONE]` (`done`), or at the end of the stream, which must have brought a `finish_reason`. */
@@ -445,7 +453,7 @@ export class OpenAIChatTranslator implements WireTranslator {
     const end: MessageEndEvent =
       this.refusal !== ''
         ? { type: 'message_end', stopReason: 'error', errorMessage: this.refusal } // P7
-        : reason === 'length' // P6: a reply cut by the token limit stays `length`, whole calls or not
+        : reason === 'length' && (this.cutCall || this.callsMade === 0) // P6: cut inside a call, or in the text alone
           ? { type: 'message_end', stopReason: 'length' }
           : this.callsMade > 0 // P3: calls made, toolUse whatever the finish_reason
             ? { type: 'message_end', stopReason: 'toolUse' }
