@@ -18,12 +18,12 @@ describe('recordMarbles (T3)', () => {
       const recording = recordMarbles(run);
       expectObservable(recording, '^').toBe('------------------(r|)', {
         r: expect.objectContaining({
-          diagram: '1s-(cA)e(RE2)s-t-u(FL|)',
+          diagram: '1s-(cγ)e(RE2)s-t-u(FL|)',
           values: {
             1: 'turn_start 1',
             s: 'message_start',
             c: 'tool_call weather',
-            A: 'tool_start weather', // R23: no preferred letter of its own, the first free capital
+            γ: 'tool_start weather', // R23: the call's letter in Greek, as in the project's diagrams
             e: 'message_end toolUse',
             R: 'tool_result weather: sunny',
             E: 'turn_end 1 (toolUse): user, assistant[weather], toolResult weather',
@@ -100,7 +100,7 @@ describe('recordMarbles (T3)', () => {
 
   it('a real-time run: its generated test replays it and passes when written to a file and run by jest', async () => {
     // every event 60 ms after the one before (6 frames of 10 ms): far enough apart that timer jitter does not move a frame,
-    // and a call's (cA) group of tool_call and tool_start (4 frames) ends before the next event
+    // and a call's (cγ) group of tool_call and tool_start (4 frames) ends before the next event
     const paced = (...events: ProviderEvent[]): Observable<ProviderEvent> => from(events).pipe(concatMap((event) => of(event).pipe(delay(60))));
     let turn = 0;
     const provider = () => {
@@ -115,7 +115,7 @@ describe('recordMarbles (T3)', () => {
       clock: () => timer(20).pipe(concatMap(() => of({ content: 'no clock here', isError: true }))),
     });
     const { diagram, test } = await lastValueFrom(recordMarbles(runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'weather?' }] })));
-    expect(diagram).toMatch(/^1-+s-+t-+\(cA\)-+\(aB\).*\(uFL\|\)$/);
+    expect(diagram).toMatch(/^1-+s-+t-+\(cγ\)-+\(aα\).*\(uFL\|\)$/);
 
     const folder = mkdtempSync(join(root, 'spec', 'testing', 'recorded-'));
     try {

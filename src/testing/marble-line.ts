@@ -94,7 +94,10 @@ export class Letters {
   letterOf(value: string): string {
     const known = this.byValue.get(value);
     if (known !== undefined) return known;
-    const letter = [...preferred(value), ...ALL].find((c) => !this.taken.has(c));
+    // R23: a call's start is its letter in Greek, as in the project's diagrams (`α` for `a`)
+    const call = value.startsWith('tool_start ') ? this.byValue.get(`tool_call ${value.slice('tool_start '.length)}`) : undefined;
+    const mirrored = call === undefined ? [] : [...GREEK].filter((_, i) => LOWER[i] === call);
+    const letter = [...mirrored, ...preferred(value), ...ALL].find((c) => !this.taken.has(c));
     if (letter === undefined) throw new Error('recordMarbles: more distinct events than letters (62)');
     this.taken.add(letter);
     this.byValue.set(value, letter);
@@ -110,6 +113,8 @@ export class Letters {
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const ALL = [...LOWER, ...UPPER, ...'0123456789'];
+/** The Greek letters, each under the Latin one it mirrors (24 of them: `y` and `z` have none). */
+const GREEK = 'αβγδεζηθικλμνξοπρστυφχψω';
 
 function preferred(value: string): string[] {
   const [type, rest = ''] = splitOnce(value, ' ');
@@ -134,6 +139,10 @@ function preferred(value: string): string[] {
       return [...'EFGH', ...UPPER];
     case 'loop_end':
       return ['L', ...UPPER];
+    case 'tool_start':
+      return [...GREEK, ...UPPER];
+    case 'user_message':
+      return [...'UVW', ...UPPER];
     default:
       return [...UPPER];
   }
