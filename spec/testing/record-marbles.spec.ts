@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Observable, concatMap, delay, from, lastValueFrom, of, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { runEventedToolLoop, type AgentMessage, type ProviderEvent } from 'rx-tool-loop';
+import { conversation, runEventedToolLoop, scriptedProvider, type AgentMessage, type ProviderEvent } from 'rx-tool-loop';
+import { answerTurn, toolTurn } from '../support/events.js';
 import { call, end, marbleProvider, marbleTools, recordMarbles, start, text } from 'rx-tool-loop/testing';
 
 const root = join(__dirname, '..', '..');
@@ -133,4 +134,20 @@ describe('recordMarbles (T3)', () => {
       rmSync(folder, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('says in its test what a replay cannot rebuild: a conversation, hooks', async () => {
+    const { test } = await lastValueFrom(
+      recordMarbles(
+        of('rm it').pipe(
+          conversation({
+            provider: scriptedProvider([toolTurn(call('rm', {}, 'c1')), answerTurn('ok')]),
+            registry: marbleTools({ rm: 'removed' }),
+            beforeToolCall: () => ({ action: 'deny', reason: 'no' }),
+          }),
+        ),
+      ),
+    );
+    expect(test).toContain('// Note: the run was a conversation of 1 prompts');
+    expect(test).toContain('// Note: the run had hooks (a denied call or a hook that failed), which this replay does not rebuild.');
+  });
 });

@@ -102,6 +102,7 @@ interface TestParts {
 function writeTest({ turns, initial, endReason, diagram, values, letters, prompts }: TestParts): string {
   const lines: [string, string][] = []; // diagram entries: name, marble
   const notes: string[] = [];
+  let hooked = false; // a result only a hook makes: the replay has no hooks
   if (prompts > 0) notes.push(`the run was a conversation of ${prompts} prompts; this replay runs its turns as one loop, so its line differs at each prompt`);
   const events = new Map<string, { letter: string; event: ProviderEvent }>(); // by JSON
   const usedByEvents = new Set<string>();
@@ -146,6 +147,7 @@ function writeTest({ turns, initial, endReason, diagram, values, letters, prompt
     if (turn.n !== 0) lines.push([`turn${turn.n}`, indent(turn.from, drawLine(marks, (letter) => letter))]);
 
     for (const refused of turn.refused) {
+      if (/^(denied: |error: (before|after)ToolCall failed: )/.test(refused.content)) hooked = true;
       if (refused.content === `unknown tool: ${refused.toolName}`) unknownTools.add(refused.toolName);
       else if (!refused.content.startsWith('error: duplicate tool call id: ')) toolRuns.set(refused.toolName, toolRuns.get(refused.toolName) ?? []);
     }
@@ -172,6 +174,7 @@ function writeTest({ turns, initial, endReason, diagram, values, letters, prompt
     });
   }
   for (const name of unknownTools) if (toolRuns.has(name)) notes.push(`${name} was unknown to some calls and known to others`);
+  if (hooked) notes.push('the run had hooks (a denied call or a hook that failed), which this replay does not rebuild');
 
   const width = Math.max('loop'.length, ...lines.map(([key]) => key.length)) + 2;
   const pad = (key: string) => `${key}:`.padEnd(width);
