@@ -2,9 +2,10 @@
  * Draws a run as a marble diagram in SVG (V2), in the manner of RxJS's documentation: the inputs on
  * top — a lane per provider call, tool run and cold line, each from its subscription (`^`) to its
  * unsubscription (`!`) — the operator in a box, the loop's output below, all on one time axis of frames.
- * Events of one frame sit side by side in a pill, as a group `(abc)` does in marble syntax.
+ * Events of one frame sit side by side in a pill, as a group `(abc)` does in marble syntax, at their frame
+ * (the lane's marble line, in `data-line`, counts a group's characters as frames as marble syntax does).
  */
-import { groups, laneLine, runsLine } from './recorder';
+import { laneLine, runsLine } from './recorder';
 import type { Lane, Mark } from './recorder';
 
 export interface View {
@@ -88,8 +89,11 @@ function drawLane(svg: SVGSVGElement, lane: Lane, y: number, upTo: number, x: (f
 
   const visible = lane.marks.filter((mark) => mark.frame <= upTo);
   const step = Math.min(2 * r - 3, x(1) - x(0) + 4);
-  for (const { at, marks } of groups(visible, lane.kind === 'loop' ? 0 : lane.subscribed)) {
-    const cx = x(at);
+  // each group at its own frame; one that would overlap the group before it moves right just enough
+  let free = -Infinity;
+  for (const marks of sameFrame(visible)) {
+    const cx = Math.max(x(marks[0]!.frame), free + r + 6);
+    free = cx + (marks.length - 1) * step + r;
     if (marks.length > 1) {
       el(g, 'rect', { x: cx - r - 4, y: y - r - 4, width: (marks.length - 1) * step + 2 * r + 8, height: 2 * r + 8, rx: r + 4, class: 'group' });
     }
@@ -115,6 +119,17 @@ function drawLane(svg: SVGSVGElement, lane: Lane, y: number, upTo: number, x: (f
       }
     });
   }
+}
+
+/** Consecutive marks of one frame, together. */
+function sameFrame(marks: readonly Mark[]): Mark[][] {
+  const found: Mark[][] = [];
+  for (const mark of marks) {
+    const last = found[found.length - 1];
+    if (last !== undefined && last[0]!.frame === mark.frame) last.push(mark);
+    else found.push([mark]);
+  }
+  return found;
 }
 
 function el(parent: Element, name: string, attributes: Record<string, string | number>): SVGElement {

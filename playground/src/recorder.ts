@@ -183,7 +183,7 @@ export class Recorder {
     const mark = this.eventMark(event);
     this.add(lane, mark);
     if (event.type === 'tool_start') {
-      this.toolLanes.set(event.call.id, this.open('tool', event.call.name, event.call.id === event.call.name ? 'tool run' : `tool run ${event.call.id}`));
+      this.toolLanes.set(event.call.id, this.open('tool', event.call.name, 'tool run'));
     } else if (event.type === 'tool_update') {
       const tool = this.toolLanes.get(event.toolCallId);
       if (tool !== undefined) this.add(tool, { ...mark });
