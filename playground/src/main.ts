@@ -55,7 +55,12 @@ let drawn: Drawn = new Map();
 let pending = false;
 
 // an error nobody handles (a recording past 62 letters, say) is shown here, not thrown at the console
-config.onUnhandledError = (error: unknown) => status(`error: ${error instanceof Error ? error.message : String(error)}`, 'failed');
+config.onUnhandledError = (error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  if (current !== undefined) current.recorder.recordingError ??= message;
+  status(`error: ${message}`, 'failed');
+  requestDraw();
+};
 
 const params = new URLSearchParams(location.search);
 for (const scenario of scenarios) ui.scenario.add(new Option(scenario.name, scenario.id));
