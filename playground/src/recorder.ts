@@ -1,0 +1,267 @@
+/**
+ * The model of a run the page draws (V2): the loop's output lane, a lane per provider call (its
+ * subscription, from `^` to `!`) and per tool run (`tool_start` to its result or teardown), and a lane per
+ * other cold line a scenario feeds in (prompts, an approval). Each event a mark with its letter, its
+ * `describeEvent` line and the whole event. The loop is also recorded by `recordMarbles` (T3), exactly as
+ * spec/testing/round-trip.spec.ts does it: a tap into a Subject the recorder listens to.
+ */
+import { Observable, Subject } from 'rxjs';
+import type { ConversationEvent, Provider, ProviderEvent } from 'rx-tool-loop';
+import { describeEvent, recordMarbles } from 'rx-tool-loop/testing';
+import type { MarbleRecording } from 'rx-tool-loop/testing';
+import { LetterMap } from './letters';
+
+export type LaneKind = 'provider' | 'tool' | 'input' | 'loop';
+
+export interface Mark {
+  frame: number;
+  /** A value, an error (`#`) or the completion (`|`), as in marble syntax. */
+  kind: 'N' | 'E' | 'C';
+  letter: string;
+  description: string;
+  /** What hovering shows: the whole event or value, or the error. */
+  detail: unknown;
+  /** The colour: the event's kind. */
+  tone: string;
+}
+
+export interface Lane {
+  id: number;
+  kind: LaneKind;
+  label: string;
+  caption: string;
+  subscribed: number;
+  unsubscribed?: number;
+  marks: Mark[];
+}
+
+export interface RecorderOptions {
+  /** Letters given by a scenario's legend (letter → description). */
+  legend?: Record<string, string>;
+  /** Real time: milliseconds a frame (for `recordMarbles`); virtual time when absent. */
+  frameMs?: number;
+  /** A provider call's lane name, e.g. the scenario's `turn1`. */
+  callLabel?: (provider: Provider, call: number) => string | undefined;
+}
+
+export class Recorder {
+  /** The input lanes, in the order they were opened. */
+  readonly lanes: Lane[] = [];
+  loopLane?: Lane;
+  /** What the operator box between the inputs and the output says. */
+  operator = 'runEventedToolLoop';
+  letters: LetterMap;
+  recording?: MarbleRecording;
+  recordingError?: string;
+  /** The frame the run has reached. */
+  frame = 0;
+  /** Called on every change. */
+  onChange: () => void = () => undefined;
+
+  private ids = 0;
+  private calls = 0;
+  private readonly toolLanes = new Map<string, Lane>();
+
+  constructor(
+    readonly now: () => number,
+    private readonly options: RecorderOptions = {},
+  ) {
+    this.letters = new LetterMap(options.legend);
+  }
+
+  /** The provider, with a lane per subscription (each subscription is one model call, P1). */
+  provider(provider: Provider): Provider {
+    return (input) => {
+      const events = provider(input);
+      return new Observable<ProviderEvent>((subscriber) => {
+        const call = ++this.calls;
+        const lane = this.open('provider', this.options.callLabel?.(provider, call) ?? `call ${call}`, `provider call ${call}`);
+        const subscription = events.subscribe({
+          next: (event) => {
+            this.add(lane, this.eventMark(event));
+            subscriber.next(event);
+          },
+          error: (error: unknown) => {
+            this.add(lane, this.endMark('E', error));
+            subscriber.error(error);
+          },
+          complete: () => {
+            this.add(lane, this.endMark('C'));
+            subscriber.complete();
+          },
+        });
+        return () => {
+          subscription.unsubscribe();
+          this.close(lane);
+        };
+      });
+    };
+  }
+
+  /** The loop's output: drawn on the loop lane, tool runs opened and closed from its events, and recorded (T3). */
+  loop<T extends ConversationEvent>(run: Observable<T>, operator: string): Observable<T> {
+    this.operator = operator;
+    const seen = new Subject<ConversationEvent>();
+    const { frameMs } = this.options;
+    recordMarbles(seen, frameMs === undefined ? {} : { frameMs }).subscribe({
+      next: (recording) => {
+        this.recording = recording;
+        this.onChange();
+      },
+      error: (error: unknown) => (this.recordingError = String(error)),
+    });
+    return new Observable<T>((subscriber) => {
+      const lane = (this.loopLane = { id: this.ids++, kind: 'loop', label: 'loop', caption: 'output', subscribed: this.now(), marks: [] });
+      const subscription = run.subscribe({
+        next: (event) => {
+          this.loopEvent(lane, event);
+          seen.next(event);
+          subscriber.next(event);
+        },
+        error: (error: unknown) => {
+          this.add(lane, this.endMark('E', error));
+          seen.error(error);
+          subscriber.error(error);
+        },
+        complete: () => {
+          this.add(lane, this.endMark('C'));
+          seen.complete();
+          subscriber.complete();
+        },
+      });
+      return () => {
+        subscription.unsubscribe();
+        this.close(lane);
+        for (const tool of this.toolLanes.values()) this.close(tool); // torn down with the loop (R11)
+        this.toolLanes.clear();
+      };
+    });
+  }
+
+  /** Opens a lane subscribed now. */
+  open(kind: LaneKind, label: string, caption: string): Lane {
+    const lane: Lane = { id: this.ids++, kind, label, caption, subscribed: this.now(), marks: [] };
+    this.lanes.push(lane);
+    this.onChange();
+    return lane;
+  }
+
+  /** Unsubscribes a lane now (once). */
+  close(lane: Lane): void {
+    if (lane.unsubscribed !== undefined) return;
+    lane.unsubscribed = this.now();
+    this.onChange();
+  }
+
+  add(lane: Lane, mark: Mark): void {
+    lane.marks.push(mark);
+    this.onChange();
+  }
+
+  /** The letters of `recordMarbles` for the events it recorded, and fresh ones for the rest. */
+  adoptLetters(values: Record<string, string>): void {
+    this.letters = new LetterMap(values);
+    for (const lane of [...this.lanes, ...(this.loopLane ? [this.loopLane] : [])]) {
+      for (const mark of lane.marks) if (mark.kind === 'N' && lane.kind !== 'input') mark.letter = this.letters.letterOf(mark.description);
+    }
+    this.onChange();
+  }
+
+  eventMark(event: ConversationEvent): Mark {
+    const description = describeEvent(event);
+    return { frame: this.now(), kind: 'N', letter: this.letters.letterOf(description), description, detail: event, tone: tone(event) };
+  }
+
+  endMark(kind: 'E' | 'C', error?: unknown): Mark {
+    const frame = this.now();
+    return kind === 'C'
+      ? { frame, kind, letter: '|', description: 'complete', detail: 'complete', tone: 'complete' }
+      : { frame, kind, letter: '#', description: `error: ${error instanceof Error ? error.message : String(error)}`, detail: error instanceof Error ? { name: error.name, message: error.message } : error, tone: 'failed' };
+  }
+
+  private loopEvent(lane: Lane, event: ConversationEvent): void {
+    const mark = this.eventMark(event);
+    this.add(lane, mark);
+    if (event.type === 'tool_start') {
+      this.toolLanes.set(event.call.id, this.open('tool', event.call.name, 'tool run'));
+    } else if (event.type === 'tool_update') {
+      const tool = this.toolLanes.get(event.toolCallId);
+      if (tool !== undefined) this.add(tool, { ...mark });
+    } else if (event.type === 'tool_result') {
+      const tool = this.toolLanes.get(event.message.toolCallId);
+      if (tool === undefined) return; // never ran (unknown tool, bad input, denied): no run to draw
+      this.toolLanes.delete(event.message.toolCallId);
+      this.add(tool, { ...mark });
+      // a result the tool gave completes it; a failure (thrown, timed out, aborted) ends the run without `|`
+      if (!event.message.isError) this.add(tool, this.endMark('C'));
+      this.close(tool);
+    }
+  }
+}
+
+/** The colour of an event: its kind. */
+export function tone(event: ConversationEvent): string {
+  switch (event.type) {
+    case 'turn_start':
+      return 'turn';
+    case 'message_start':
+    case 'message_end':
+      return 'message';
+    case 'text_delta':
+    case 'reasoning_delta':
+      return 'text';
+    case 'tool_call':
+    case 'tool_call_delta':
+      return 'call';
+    case 'tool_start':
+      return 'start';
+    case 'tool_update':
+      return 'update';
+    case 'tool_result':
+      return event.message.isError ? 'failed' : 'result';
+    case 'turn_end':
+      return 'turn-end';
+    case 'loop_end':
+      return 'loop-end';
+    case 'user_message':
+      return 'user';
+    default:
+      return 'value';
+  }
+}
+
+/** Marks grouped by frame as a marble line draws them: a group takes as many frames as it has characters, and one that would start inside an earlier group moves right. */
+export function groups(marks: readonly Mark[], from = 0): { at: number; marks: Mark[] }[] {
+  const found: { frame: number; marks: Mark[] }[] = [];
+  for (const mark of marks) {
+    const last = found[found.length - 1];
+    if (last !== undefined && last.frame === mark.frame) last.marks.push(mark);
+    else found.push({ frame: mark.frame, marks: [mark] });
+  }
+  let next = from;
+  return found.map(({ frame, marks: group }) => {
+    const at = Math.max(frame, next);
+    next = at + (group.length === 1 ? 1 : group.length + 2);
+    return { at, marks: group };
+  });
+}
+
+/** A lane as the project's diagrams write it: indented to its subscription with spaces (the loop is not), then a character a frame. */
+export function laneLine(lane: Lane): string {
+  const from = lane.kind === 'loop' ? 0 : lane.subscribed;
+  let line = ' '.repeat(from);
+  for (const { at, marks } of groups(lane.marks, from)) {
+    if (at > line.length) line += '-'.repeat(at - line.length);
+    const chars = marks.map((mark) => mark.letter).join('');
+    line += marks.length === 1 ? chars : `(${chars})`;
+  }
+  return line;
+}
+
+/** The lane's subscription line: `^` where it was subscribed, `!` where it was unsubscribed. */
+export function runsLine(lane: Lane): string {
+  const pad = '-'.repeat(lane.subscribed);
+  if (lane.unsubscribed === undefined) return `${pad}^`;
+  if (lane.unsubscribed === lane.subscribed) return `${pad}(^!)`;
+  return `${pad}^${'-'.repeat(lane.unsubscribed - lane.subscribed - 1)}!`;
+}

@@ -1,0 +1,2 @@
+/** The build's module that imports every marble scenario (playground/build.ts). */
+declare module 'virtual:scenarios' {}
