@@ -7,11 +7,12 @@
  * spec/properties/support/known-defects.ts to false, so that the properties check that case again.
  * A fixed defect stays here as a plain `it`: a regression test.
  *
- * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"), D6 with R23 itself; none is open.
+ * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"), D6 with R23 itself, D7 with the
+ * hooks' properties; none is open.
  */
 import { Observable, lastValueFrom, map, take, tap, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { AgentMessage, LoopOptions, Provider, ProviderEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
+import { AgentMessage, LoopOptions, PrepareTurn, Provider, ProviderEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
 import { answerTurn, call, end, start, tool, toolTurn } from '../support/events.js';
 
 const ask = (): AgentMessage[] => [{ role: 'user', content: 'q' }];
@@ -242,6 +243,47 @@ describe('defects found by the properties', () => {
     expect(events.map((e) => (e.type === 'tool_result' ? e.message.content : e.type))).toEqual([
       'turn_start', 'message_start', 'tool_call', 'tool_start', 'error: aborted', 'turn_end', 'loop_end',
     ]);
+  });
+
+  /**
+   * D7 (H6, R17, R21). Shrunk counterexamples (spec/properties/invariants.spec.ts, the model and the hooks):
+   *   Scenario(mode=virtual, initial=user, hooks: prepareTurn)  cancel: none
+   *     turn 1: +0 start, +0 call c1.1 needs(null) -> Observable[+0 |], +0 end toolUse
+   *       prepareTurn: the input as it came (Observable +0)
+   *     -> turn 2 makes no provider call: "prepareTurn failed: messages[1].toolCalls[0].input must be an object (got null)"
+   *   Scenario(mode=real, initial=user, hooks: prepareTurn)  the same with a compacted history
+   * A model that sends a call whose input is not an object (R17) gets `error: invalid input…` and the loop goes
+   * on; that call stays in the history as the model sent it. From the next turn on, a prepareTurn that gives the
+   * loop's own messages back — unchanged, behind a summary, or only the last ones — failed the check its answer
+   * gets (R21's, the caller's), and the loop ended with `error`: a pass-through prepareTurn made a run end that
+   * goes on without one. Cause: src/loop/run-turn.ts checks prepareTurn's messages with checkMessages, which
+   * also refuses what R21 leaves to the model (its calls' names and inputs: "as long as the provider's calls had
+   * names the APIs accept and object inputs"). Fix: the loop's own messages are checked for their place only.
+   */
+  it.each<[string, PrepareTurn]>([
+    ['gives the input back', (input) => input],
+    ['puts a summary before it', (input) => ({ ...input, messages: [{ role: 'system', content: 'summary' }, ...input.messages] })],
+    ['keeps only the last round', (input) => ({ ...input, messages: input.messages.slice(1) })],
+  ])('D7: a prepareTurn that %s still works once the model sent a call whose input is not an object', (_how, prepareTurn) => {
+    const provider = scriptedProvider([toolTurn({ type: 'tool_call', call: { id: 'c1', name: 'echo', input: null as never } }), answerTurn('done')]);
+    const registry = new ToolRegistry().register(tool('echo', () => 'ran'));
+    const events = collect(runEventedToolLoop({ provider, registry, messages: ask(), prepareTurn }));
+    const last = events[events.length - 1]!;
+    expect(last).toMatchObject({ type: 'loop_end', reason: 'stop', assistant: { content: 'done' } });
+    expect(provider.inputs).toHaveLength(2);
+  });
+
+  it('D7: what prepareTurn adds is still checked (R21)', () => {
+    const provider = scriptedProvider([toolTurn({ type: 'tool_call', call: { id: 'c1', name: 'echo', input: null as never } }), answerTurn('done')]);
+    const registry = new ToolRegistry().register(tool('echo', () => 'ran'));
+    // in turn 2, a round of its own with a call whose input is not an object
+    const made: AgentMessage[] = [
+      { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [{ id: 'x', name: 'echo', input: null as never }] },
+      { role: 'toolResult', toolCallId: 'x', toolName: 'echo', content: '', isError: false },
+    ];
+    const prepareTurn: PrepareTurn = (input, { turn }) => (turn === 1 ? input : { ...input, messages: [...input.messages, ...made] });
+    const events = collect(runEventedToolLoop({ provider, registry, messages: ask(), prepareTurn }));
+    expect(events[events.length - 1]).toMatchObject({ type: 'loop_end', reason: 'error', assistant: { errorMessage: 'prepareTurn failed: messages[3].toolCalls[0].input must be an object (got null)' } });
   });
 
   /**

@@ -210,7 +210,7 @@ export function runTurn(
     preparing = firstAnswer(() => prepareTurn(input, context), () => context.abort()).subscribe({
       next(prepared) {
         unasked = false;
-        const problem = notProviderInput(prepared);
+        const problem = notProviderInput(prepared, input.messages);
         if (problem === undefined) return ask(prepared);
         draft.fail(problem, 'prepareTurn failed: ');
         stopStreaming();
@@ -235,14 +235,17 @@ class TurnContext extends LazyAbort {
   }
 }
 
-/** H6: why `value` cannot be a provider's input (R21 for its messages), or `undefined` when it can. */
-function notProviderInput(value: unknown): unknown {
+/**
+ * H6: why `value` cannot be a provider's input (R21 for its messages), or `undefined` when it can. Of the loop's
+ * own messages (`own`), only their place is checked: they keep the model's calls as it sent them (R17, D7).
+ */
+function notProviderInput(value: unknown, own: readonly AgentMessage[]): unknown {
   const { messages, tools } = (isPlainObject(value) ? value : {}) as Partial<ProviderInput>;
   if (!Array.isArray(messages) || !Array.isArray(tools)) {
     return new TypeError(`expected { messages: AgentMessage[], tools: ToolSpec[] }, got ${shown(value)}`);
   }
   try {
-    checkMessages(messages);
+    checkMessages(messages, undefined, new Set(own));
   } catch (error) {
     // the same words as for the caller's history, about the messages prepareTurn gave
     return new TypeError(errorText(error).replace(/^runEventedToolLoop: /, ''));
