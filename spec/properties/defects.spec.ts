@@ -13,7 +13,7 @@
 import { Observable, lastValueFrom, map, take, tap, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { AgentMessage, LoopOptions, PrepareTurn, Provider, ProviderEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
-import { answerTurn, call, end, start, tool, toolTurn } from '../support/events.js';
+import { answerTurn, call, end, start, text, tool, toolTurn } from '../support/events.js';
 
 const ask = (): AgentMessage[] => [{ role: 'user', content: 'q' }];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -284,6 +284,40 @@ describe('defects found by the properties', () => {
     const prepareTurn: PrepareTurn = (input, { turn }) => (turn === 1 ? input : { ...input, messages: [...input.messages, ...made] });
     const events = collect(runEventedToolLoop({ provider, registry, messages: ask(), prepareTurn }));
     expect(events[events.length - 1]).toMatchObject({ type: 'loop_end', reason: 'error', assistant: { errorMessage: 'prepareTurn failed: messages[3].toolCalls[0].input must be an object (got null)' } });
+  });
+
+  /**
+   * D8 (R10, R11, H6). Shrunk counterexample (invariants.spec.ts, "leaves nothing running"):
+   *   Scenario(mode=virtual, initial=user, hooks: beforeToolCall, prepareTurn)  cancel: none
+   *     turn 1: prepareTurn: a compacted history (Observable +5); +0 text_delta before message_start, +5 end toolUse
+   *     -> "the provider subscription of turn 1 is still open", "1 rxjs timer(s) left behind"
+   * When prepareTurn answers later (a Promise, a delayed Observable), the provider is subscribed from its
+   * answer, after the turn's teardown was in place. A provider that breaks the event order in its
+   * synchronous start (R10), or a consumer that leaves on one of its synchronous events (`take(2)`), ends the
+   * turn while `subscribe` has not returned yet: the teardown found no provider subscription to close, and the
+   * model call went on after the loop had ended — a request never aborted.
+   * Cause: src/loop/run-turn.ts `ask` kept the provider's subscription without asking whether the turn had
+   * ended meanwhile. Fix: it closes that subscription then.
+   */
+  it.each([
+    ['breaks the event order at once', [text('too early')], Infinity],
+    ['sends message_start to a consumer that leaves on it (take(2))', [start], 2],
+  ] as const)('D8: a provider that %s after an asynchronous prepareTurn is unsubscribed', (_how, sent, take2) => {
+    let open = false;
+    let events: unknown[] = [];
+    new TestScheduler(() => undefined).run(({ cold, flush }) => {
+      const provider: Provider = () =>
+        new Observable<ProviderEvent>((subscriber) => {
+          open = true;
+          for (const event of sent) subscriber.next(event);
+          return () => (open = false);
+        });
+      const run = runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask(), prepareTurn: (input) => cold('--(i|)', { i: input }) });
+      events = collect(take2 === Infinity ? run : run.pipe(take(take2)));
+      flush();
+    });
+    expect(events.length).toBeGreaterThan(1);
+    expect(open).toBe(false);
   });
 
   /**

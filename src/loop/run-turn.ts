@@ -173,6 +173,9 @@ export function runTurn(
       // cancelled while the provider function ran (it aborted the signal, say): do not subscribe
       if (!streaming || subscriber.closed) return;
       provider = events.subscribe(providerEvents);
+      // ended during its synchronous start (a broken event, a consumer that left) after the teardown, which
+      // found no subscription to close: close it now (D8; asked from prepareTurn's later answer)
+      if (!streaming || subscriber.closed) provider.unsubscribe();
     };
 
     let stopListening: (() => void) | undefined;
