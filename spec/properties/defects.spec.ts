@@ -321,6 +321,45 @@ describe('defects found by the properties', () => {
   });
 
   /**
+   * D9 (R11, H3). Shrunk counterexample (invariants.spec.ts, the hooks):
+   *   Scenario(mode=virtual, initial=user, hooks: afterToolCall)  cancel: unsubscribe from inside tool handler call #0
+   *     turn 1: +0 call c1.1 tool -> returns "a"; afterToolCall fails (Observable +0)
+   *     -> "afterToolCall of c1.1 was asked after the loop was cancelled or ended"
+   * A handler that aborts `options.signal` (or makes the consumer leave) and then returns: its result is
+   * dropped (the call gets `error: aborted`, D5), but afterToolCall was still asked about it — a review, an
+   * audit line, a redaction for a result that no one will see, after the run was cancelled.
+   * Cause: the call's run is torn down only once its result reaches src/tools/tool-queue.ts, which is after
+   * afterToolCall (src/tools/tool-hooks.ts) has answered. Fix: stopping the queue also closes the calls that
+   * are still inside their synchronous start.
+   */
+  it.each(['signal', 'unsubscribe'] as const)('D9: a handler that cancels the loop (%s) and returns: afterToolCall is not asked', (how) => {
+    const controller = new AbortController();
+    const afterToolCall = jest.fn(() => undefined);
+    let subscription: { unsubscribe(): void } | undefined;
+    let leave = false;
+    const registry = new ToolRegistry().register(
+      tool('act', () => {
+        if (how === 'signal') controller.abort();
+        else if (subscription) subscription.unsubscribe();
+        else leave = true;
+        return 'done';
+      }),
+    );
+    const events: string[] = [];
+    new TestScheduler(() => undefined).run(({ cold, flush }) => {
+      // asynchronous, so that the consumer holds its subscription when the handler runs
+      const provider: Provider = () => cold<ProviderEvent>('-(scu|)', { s: start, c: call('act', {}, 'c1'), u: end('toolUse') });
+      subscription = runEventedToolLoop({ provider, registry, messages: ask(), signal: controller.signal, afterToolCall }).subscribe((event) => {
+        events.push(event.type === 'tool_result' ? event.message.content : event.type);
+      });
+      flush();
+    });
+    expect(leave).toBe(false);
+    expect(afterToolCall).not.toHaveBeenCalled();
+    if (how === 'signal') expect(events.slice(-3)).toEqual(['error: aborted', 'turn_end', 'loop_end']);
+  });
+
+  /**
    * D3 (R12, R17). Found by spec/properties/hostile.spec.ts ("100,000 synchronous provider events").
    * In sequential mode (or under maxConcurrency), calls that arrive while a tool is still running wait in
    * src/tools/tool-queue.ts. When that tool finishes, `complete` calls `drain()`, which starts the next call; a
