@@ -10,7 +10,7 @@
  * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"), D6 with R23 itself, D7 with the
  * hooks' properties; none is open.
  */
-import { Observable, lastValueFrom, map, take, tap, timer, toArray } from 'rxjs';
+import { Observable, lastValueFrom, map, switchMap, take, tap, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { AgentMessage, LoopOptions, PrepareTurn, Provider, ProviderEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
 import { answerTurn, call, end, start, text, tool, toolTurn } from '../support/events.js';
@@ -357,6 +357,38 @@ describe('defects found by the properties', () => {
     expect(leave).toBe(false);
     expect(afterToolCall).not.toHaveBeenCalled();
     if (how === 'signal') expect(events.slice(-3)).toEqual(['error: aborted', 'turn_end', 'loop_end']);
+  });
+
+  /**
+   * D10 (R11, H6). Shrunk counterexample (invariants.spec.ts, "aborting the signal … starts nothing more"):
+   *   Scenario(mode=virtual, initial=user, hooks: prepareTurn)  cancel: signal from inside hook call #0
+   *     turn 1: prepareTurn: the input as it came (Observable +0); +0 end toolUse
+   *     -> "the provider was called for turn 1 after the signal had aborted" (after loop_end)
+   * A prepareTurn that aborts `options.signal` (a budget check that stops the run) or makes the consumer leave,
+   * and answers at once: the turn ended with the aborted stand-in, and then the provider was still called
+   * with the answer — a model call prepared after the run was cancelled.
+   * Cause: src/loop/run-turn.ts took prepareTurn's answer without asking whether the turn had ended while the
+   * hook ran (the hook's subscription was not in place yet to be closed). Fix: an answer after the turn's end
+   * is ignored.
+   */
+  it.each(['signal', 'unsubscribe'] as const)('D10: a prepareTurn that cancels the loop (%s) and answers at once: the provider is never called', (how) => {
+    const controller = new AbortController();
+    const provider = jest.fn(scriptedProvider([answerTurn('never')]));
+    let subscription: { unsubscribe(): void } | undefined;
+    const events: string[] = [];
+    new TestScheduler(() => undefined).run(({ cold, flush }) => {
+      const prepareTurn: PrepareTurn = (input) => {
+        if (how === 'signal') controller.abort();
+        else subscription!.unsubscribe();
+        return input;
+      };
+      // the loop starts on a later frame, so that the consumer holds its subscription when prepareTurn runs
+      const run = cold('-x').pipe(switchMap(() => runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask(), signal: controller.signal, prepareTurn })));
+      subscription = run.subscribe((event) => events.push(event.type));
+      flush();
+    });
+    expect(provider).not.toHaveBeenCalled();
+    if (how === 'signal') expect(events).toEqual(['turn_start', 'turn_end', 'loop_end']);
   });
 
   /**

@@ -212,6 +212,9 @@ export function runTurn(
     unasked = true;
     preparing = firstAnswer(() => prepareTurn(input, context), () => context.abort()).subscribe({
       next(prepared) {
+        // the turn ended while the hook ran (it aborted the signal, the consumer left), before this
+        // subscription was in place to be closed: no model call (D10)
+        if (!streaming || subscriber.closed) return;
         unasked = false;
         const problem = notProviderInput(prepared, input.messages);
         if (problem === undefined) return ask(prepared);
@@ -220,6 +223,7 @@ export function runTurn(
         end();
       },
       error(error: unknown) {
+        if (!streaming || subscriber.closed) return;
         unasked = false;
         draft.fail(error, 'prepareTurn failed: ');
         stopStreaming();
