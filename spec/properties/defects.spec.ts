@@ -10,9 +10,9 @@
  * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"), D6 with R23 itself, D7 with the
  * hooks' properties; none is open.
  */
-import { Observable, lastValueFrom, map, switchMap, take, tap, timer, toArray } from 'rxjs';
+import { Observable, Subscriber, lastValueFrom, map, switchMap, take, tap, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { AgentMessage, LoopOptions, PrepareTurn, Provider, ProviderEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
+import { AgentMessage, LoopEvent, LoopOptions, PrepareTurn, Provider, ProviderEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
 import { answerTurn, call, end, start, text, tool, toolTurn } from '../support/events.js';
 
 const ask = (): AgentMessage[] => [{ role: 'user', content: 'q' }];
@@ -357,6 +357,35 @@ describe('defects found by the properties', () => {
     expect(leave).toBe(false);
     expect(afterToolCall).not.toHaveBeenCalled();
     if (how === 'signal') expect(events.slice(-3)).toEqual(['error: aborted', 'turn_end', 'loop_end']);
+  });
+
+  /**
+   * D11 (R11, H3). Shrunk counterexample (invariants.spec.ts, the hooks; with D9 fixed):
+   *   Scenario(mode=virtual, initial=user, hooks: beforeToolCall, afterToolCall)  cancel: unsubscribe from inside tool handler call #0
+   *     turn 1: +0 call c1.1 needs(ok) -> Observable whose subscribe throws; beforeToolCall: {run, input ok} (Observable +0);
+   *       afterToolCall: replaces it with "a"
+   *     -> "afterToolCall of c1.1 was asked after the loop was cancelled or ended"
+   * D9 for a consumer that leaves from inside the handler while the turn is still in its synchronous start (a
+   * synchronous provider): the turn's teardown is not in place yet, so nothing stops the tools, and the
+   * handler's result still went to afterToolCall.
+   * Cause: src/tools/tool-hooks.ts asked afterToolCall without knowing whether the turn's consumer was still
+   * there (src/loop/run-turn.ts checks `subscriber.closed` at each of its own entry points for this window).
+   * Fix: the hooks are told how to ask, and a turn whose consumer left asks no hook.
+   */
+  it('D11: a handler that makes the consumer leave during the synchronous start: afterToolCall is not asked', () => {
+    const afterToolCall = jest.fn(() => undefined);
+    const events: string[] = [];
+    const consumer = new Subscriber<LoopEvent>({ next: (event) => void events.push(event.type), error: () => undefined, complete: () => undefined });
+    const registry = new ToolRegistry().register(
+      tool('act', () => {
+        consumer.unsubscribe();
+        return 'done';
+      }),
+    );
+    const provider = scriptedProvider([toolTurn(call('act', {}, 'c1')), answerTurn('never')]);
+    runEventedToolLoop({ provider, registry, messages: ask(), afterToolCall }).subscribe(consumer);
+    expect(events).toEqual(['turn_start', 'message_start', 'tool_call', 'tool_start']);
+    expect(afterToolCall).not.toHaveBeenCalled();
   });
 
   /**

@@ -92,7 +92,7 @@ export function runTurn(
 
     const { beforeToolCall: before, afterToolCall: after } = loop;
     // H2: the hooks are told the history as of the turn's start, which the turn's end must not change
-    const hooks = before === undefined && after === undefined ? undefined : { before, after, turn, messages: history.slice() };
+    const hooks = before === undefined && after === undefined ? undefined : { before, after, turn, messages: history.slice(), gone: () => subscriber.closed };
     const tools = new ToolQueue(
       loop.registry,
       loop.concurrency,
