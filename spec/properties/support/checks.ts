@@ -3,6 +3,7 @@
  * broke; the properties in `spec/properties/*.spec.ts` call them on generated scenarios.
  */
 import { assertValidHistory } from '../../../src/testing/index.js';
+import { checkMessages } from '../../../src/loop/check-messages.js';
 import type { AgentMessage, LoopEvent, LoopEventOf } from '../../../src/index.js';
 import type { RunRecord } from './harness.js';
 import { KNOWN_DEFECTS } from './known-defects.js';
@@ -129,6 +130,21 @@ export function checkValidHistories(record: RunRecord): void {
       if (messages[i] !== m) fail(`${what} does not start with the caller's messages (#${i} differs)`);
     });
   }
+  // a history saved as JSON and read back is still one a provider takes (R4), and, when the provider's calls
+  // had object inputs, one the loop takes back (R21); the last one handed out (each earlier one is a prefix of it)
+  for (const { what, messages } of handedOut.slice(-1)) {
+    const copy = JSON.parse(JSON.stringify(messages)) as AgentMessage[];
+    const problem = providerValidity(copy);
+    if (problem) fail(`${what}, after a JSON round trip: ${problem}`);
+    const objectInputs = copy.every((m) => m.role !== 'assistant' || (m.toolCalls ?? []).every((c) => typeof c.input === 'object' && c.input !== null && !Array.isArray(c.input)));
+    if (objectInputs) {
+      try {
+        checkMessages(copy);
+      } catch (error) {
+        fail(`${what}, after a JSON round trip, is refused (R21): ${(error as Error).message}`);
+      }
+    }
+  }
 
   // per finished turn: one tool_result event per call, and turn_end agrees with the events
   let turnEvents: LoopEvent[] = [];
@@ -141,7 +157,13 @@ export function checkValidHistories(record: RunRecord): void {
     // the calls the loop accepted are the tool_call events it re-emitted before the provider broke the protocol
     if (calls.length > callEvents.length) fail(`turn ${event.turn}: assistant has ${calls.length} calls, only ${callEvents.length} tool_call events`);
     calls.forEach((call, i) => {
-      if (call !== callEvents[i]) fail(`turn ${event.turn}: assistant.toolCalls[${i}] is not the ${i}-th tool_call event`);
+      if (call === callEvents[i]) return;
+      // R28: a repeated id is kept under an id of its own, the call otherwise as the provider sent it
+      const sent = callEvents[i]!;
+      if (!/^\d+$/.test(call.id.slice(`${sent.id}_dup`.length)) || !call.id.startsWith(`${sent.id}_dup`) || !callEvents.slice(0, i).some((c) => c.id === sent.id)) {
+        fail(`turn ${event.turn}: assistant.toolCalls[${i}] is not the ${i}-th tool_call event`);
+      }
+      expect(call).toEqual({ ...sent, id: call.id });
     });
     const resultEvents = turnEvents.filter((e): e is LoopEventOf<'tool_result'> => e.type === 'tool_result').map((e) => e.message);
     const ids = resultEvents.map((m) => m.toolCallId).sort();
@@ -149,6 +171,7 @@ export function checkValidHistories(record: RunRecord): void {
     if (JSON.stringify(ids) !== JSON.stringify(callIds)) {
       fail(`turn ${event.turn}: tool_result events for [${ids}], calls [${callIds}]\n${trace(record)}`);
     }
+    if (new Set(callIds).size !== callIds.length) fail(`turn ${event.turn}: two calls share an id in the history: [${callIds}] (R28)`);
     if (event.toolResults.length !== calls.length) fail(`turn ${event.turn}: ${event.toolResults.length} toolResults for ${calls.length} calls`);
     event.toolResults.forEach((result, i) => {
       if (result.toolCallId !== calls[i]!.id) fail(`turn ${event.turn}: toolResults[${i}] is for ${result.toolCallId}, call #${i} is ${calls[i]!.id}`);
