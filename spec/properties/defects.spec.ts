@@ -7,12 +7,13 @@
  * spec/properties/support/known-defects.ts to false, so that the properties check that case again.
  * A fixed defect stays here as a plain `it`: a regression test.
  *
- * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"), D6 with R23 itself; none is open.
+ * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"), D6 with R23 itself, D7 with the
+ * hooks' properties; none is open.
  */
-import { Observable, lastValueFrom, map, take, tap, timer, toArray } from 'rxjs';
+import { Observable, Subscriber, lastValueFrom, map, switchMap, take, tap, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { AgentMessage, LoopOptions, Provider, ProviderEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
-import { answerTurn, call, end, start, tool, toolTurn } from '../support/events.js';
+import { AgentMessage, LoopEvent, LoopOptions, PrepareTurn, Provider, ProviderEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
+import { answerTurn, call, end, start, text, tool, toolTurn } from '../support/events.js';
 
 const ask = (): AgentMessage[] => [{ role: 'user', content: 'q' }];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -242,6 +243,181 @@ describe('defects found by the properties', () => {
     expect(events.map((e) => (e.type === 'tool_result' ? e.message.content : e.type))).toEqual([
       'turn_start', 'message_start', 'tool_call', 'tool_start', 'error: aborted', 'turn_end', 'loop_end',
     ]);
+  });
+
+  /**
+   * D7 (H6, R17, R21). Shrunk counterexamples (spec/properties/invariants.spec.ts, the model and the hooks):
+   *   Scenario(mode=virtual, initial=user, hooks: prepareTurn)  cancel: none
+   *     turn 1: +0 start, +0 call c1.1 needs(null) -> Observable[+0 |], +0 end toolUse
+   *       prepareTurn: the input as it came (Observable +0)
+   *     -> turn 2 makes no provider call: "prepareTurn failed: messages[1].toolCalls[0].input must be an object (got null)"
+   *   Scenario(mode=real, initial=user, hooks: prepareTurn)  the same with a compacted history
+   * A model that sends a call whose input is not an object (R17) gets `error: invalid input…` and the loop goes
+   * on; that call stays in the history as the model sent it. From the next turn on, a prepareTurn that gives the
+   * loop's own messages back — unchanged, behind a summary, or only the last ones — failed the check its answer
+   * gets (R21's, the caller's), and the loop ended with `error`: a pass-through prepareTurn made a run end that
+   * goes on without one. Cause: src/loop/run-turn.ts checks prepareTurn's messages with checkMessages, which
+   * also refuses what R21 leaves to the model (its calls' names and inputs: "as long as the provider's calls had
+   * names the APIs accept and object inputs"). Fix: the loop's own messages are checked for their place only.
+   */
+  it.each<[string, PrepareTurn]>([
+    ['gives the input back', (input) => input],
+    ['puts a summary before it', (input) => ({ ...input, messages: [{ role: 'system', content: 'summary' }, ...input.messages] })],
+    ['keeps only the last round', (input) => ({ ...input, messages: input.messages.slice(1) })],
+  ])('D7: a prepareTurn that %s still works once the model sent a call whose input is not an object', (_how, prepareTurn) => {
+    const provider = scriptedProvider([toolTurn({ type: 'tool_call', call: { id: 'c1', name: 'echo', input: null as never } }), answerTurn('done')]);
+    const registry = new ToolRegistry().register(tool('echo', () => 'ran'));
+    const events = collect(runEventedToolLoop({ provider, registry, messages: ask(), prepareTurn }));
+    const last = events[events.length - 1]!;
+    expect(last).toMatchObject({ type: 'loop_end', reason: 'stop', assistant: { content: 'done' } });
+    expect(provider.inputs).toHaveLength(2);
+  });
+
+  it('D7: what prepareTurn adds is still checked (R21)', () => {
+    const provider = scriptedProvider([toolTurn({ type: 'tool_call', call: { id: 'c1', name: 'echo', input: null as never } }), answerTurn('done')]);
+    const registry = new ToolRegistry().register(tool('echo', () => 'ran'));
+    // in turn 2, a round of its own with a call whose input is not an object
+    const made: AgentMessage[] = [
+      { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [{ id: 'x', name: 'echo', input: null as never }] },
+      { role: 'toolResult', toolCallId: 'x', toolName: 'echo', content: '', isError: false },
+    ];
+    const prepareTurn: PrepareTurn = (input, { turn }) => (turn === 1 ? input : { ...input, messages: [...input.messages, ...made] });
+    const events = collect(runEventedToolLoop({ provider, registry, messages: ask(), prepareTurn }));
+    expect(events[events.length - 1]).toMatchObject({ type: 'loop_end', reason: 'error', assistant: { errorMessage: 'prepareTurn failed: messages[3].toolCalls[0].input must be an object (got null)' } });
+  });
+
+  /**
+   * D8 (R10, R11, H6). Shrunk counterexample (invariants.spec.ts, "leaves nothing running"):
+   *   Scenario(mode=virtual, initial=user, hooks: beforeToolCall, prepareTurn)  cancel: none
+   *     turn 1: prepareTurn: a compacted history (Observable +5); +0 text_delta before message_start, +5 end toolUse
+   *     -> "the provider subscription of turn 1 is still open", "1 rxjs timer(s) left behind"
+   * When prepareTurn answers later (a Promise, a delayed Observable), the provider is subscribed from its
+   * answer, after the turn's teardown was in place. A provider that breaks the event order in its
+   * synchronous start (R10), or a consumer that leaves on one of its synchronous events (`take(2)`), ends the
+   * turn while `subscribe` has not returned yet: the teardown found no provider subscription to close, and the
+   * model call went on after the loop had ended — a request never aborted.
+   * Cause: src/loop/run-turn.ts `ask` kept the provider's subscription without asking whether the turn had
+   * ended meanwhile. Fix: it closes that subscription then.
+   */
+  it.each([
+    ['breaks the event order at once', [text('too early')], Infinity],
+    ['sends message_start to a consumer that leaves on it (take(2))', [start], 2],
+  ] as const)('D8: a provider that %s after an asynchronous prepareTurn is unsubscribed', (_how, sent, take2) => {
+    let open = false;
+    let events: unknown[] = [];
+    new TestScheduler(() => undefined).run(({ cold, flush }) => {
+      const provider: Provider = () =>
+        new Observable<ProviderEvent>((subscriber) => {
+          open = true;
+          for (const event of sent) subscriber.next(event);
+          return () => (open = false);
+        });
+      const run = runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask(), prepareTurn: (input) => cold('--(i|)', { i: input }) });
+      events = collect(take2 === Infinity ? run : run.pipe(take(take2)));
+      flush();
+    });
+    expect(events.length).toBeGreaterThan(1);
+    expect(open).toBe(false);
+  });
+
+  /**
+   * D9 (R11, H3). Shrunk counterexample (invariants.spec.ts, the hooks):
+   *   Scenario(mode=virtual, initial=user, hooks: afterToolCall)  cancel: unsubscribe from inside tool handler call #0
+   *     turn 1: +0 call c1.1 tool -> returns "a"; afterToolCall fails (Observable +0)
+   *     -> "afterToolCall of c1.1 was asked after the loop was cancelled or ended"
+   * A handler that aborts `options.signal` (or makes the consumer leave) and then returns: its result is
+   * dropped (the call gets `error: aborted`, D5), but afterToolCall was still asked about it — a review, an
+   * audit line, a redaction for a result that no one will see, after the run was cancelled.
+   * Cause: the call's run is torn down only once its result reaches src/tools/tool-queue.ts, which is after
+   * afterToolCall (src/tools/tool-hooks.ts) has answered. Fix: stopping the queue also closes the calls that
+   * are still inside their synchronous start.
+   */
+  it.each(['signal', 'unsubscribe'] as const)('D9: a handler that cancels the loop (%s) and returns: afterToolCall is not asked', (how) => {
+    const controller = new AbortController();
+    const afterToolCall = jest.fn(() => undefined);
+    let subscription: { unsubscribe(): void } | undefined;
+    let leave = false;
+    const registry = new ToolRegistry().register(
+      tool('act', () => {
+        if (how === 'signal') controller.abort();
+        else if (subscription) subscription.unsubscribe();
+        else leave = true;
+        return 'done';
+      }),
+    );
+    const events: string[] = [];
+    new TestScheduler(() => undefined).run(({ cold, flush }) => {
+      // asynchronous, so that the consumer holds its subscription when the handler runs
+      const provider: Provider = () => cold<ProviderEvent>('-(scu|)', { s: start, c: call('act', {}, 'c1'), u: end('toolUse') });
+      subscription = runEventedToolLoop({ provider, registry, messages: ask(), signal: controller.signal, afterToolCall }).subscribe((event) => {
+        events.push(event.type === 'tool_result' ? event.message.content : event.type);
+      });
+      flush();
+    });
+    expect(leave).toBe(false);
+    expect(afterToolCall).not.toHaveBeenCalled();
+    if (how === 'signal') expect(events.slice(-3)).toEqual(['error: aborted', 'turn_end', 'loop_end']);
+  });
+
+  /**
+   * D11 (R11, H3). Shrunk counterexample (invariants.spec.ts, the hooks; with D9 fixed):
+   *   Scenario(mode=virtual, initial=user, hooks: beforeToolCall, afterToolCall)  cancel: unsubscribe from inside tool handler call #0
+   *     turn 1: +0 call c1.1 needs(ok) -> Observable whose subscribe throws; beforeToolCall: {run, input ok} (Observable +0);
+   *       afterToolCall: replaces it with "a"
+   *     -> "afterToolCall of c1.1 was asked after the loop was cancelled or ended"
+   * D9 for a consumer that leaves from inside the handler while the turn is still in its synchronous start (a
+   * synchronous provider): the turn's teardown is not in place yet, so nothing stops the tools, and the
+   * handler's result still went to afterToolCall.
+   * Cause: src/tools/tool-hooks.ts asked afterToolCall without knowing whether the turn's consumer was still
+   * there (src/loop/run-turn.ts checks `subscriber.closed` at each of its own entry points for this window).
+   * Fix: the hooks are told how to ask, and a turn whose consumer left asks no hook.
+   */
+  it('D11: a handler that makes the consumer leave during the synchronous start: afterToolCall is not asked', () => {
+    const afterToolCall = jest.fn(() => undefined);
+    const events: string[] = [];
+    const consumer = new Subscriber<LoopEvent>({ next: (event) => void events.push(event.type), error: () => undefined, complete: () => undefined });
+    const registry = new ToolRegistry().register(
+      tool('act', () => {
+        consumer.unsubscribe();
+        return 'done';
+      }),
+    );
+    const provider = scriptedProvider([toolTurn(call('act', {}, 'c1')), answerTurn('never')]);
+    runEventedToolLoop({ provider, registry, messages: ask(), afterToolCall }).subscribe(consumer);
+    expect(events).toEqual(['turn_start', 'message_start', 'tool_call', 'tool_start']);
+    expect(afterToolCall).not.toHaveBeenCalled();
+  });
+
+  /**
+   * D10 (R11, H6). Shrunk counterexample (invariants.spec.ts, "aborting the signal … starts nothing more"):
+   *   Scenario(mode=virtual, initial=user, hooks: prepareTurn)  cancel: signal from inside hook call #0
+   *     turn 1: prepareTurn: the input as it came (Observable +0); +0 end toolUse
+   *     -> "the provider was called for turn 1 after the signal had aborted" (after loop_end)
+   * A prepareTurn that aborts `options.signal` (a budget check that stops the run) or makes the consumer leave,
+   * and answers at once: the turn ended with the aborted stand-in, and then the provider was still called
+   * with the answer — a model call prepared after the run was cancelled.
+   * Cause: src/loop/run-turn.ts took prepareTurn's answer without asking whether the turn had ended while the
+   * hook ran (the hook's subscription was not in place yet to be closed). Fix: an answer after the turn's end
+   * is ignored.
+   */
+  it.each(['signal', 'unsubscribe'] as const)('D10: a prepareTurn that cancels the loop (%s) and answers at once: the provider is never called', (how) => {
+    const controller = new AbortController();
+    const provider = jest.fn(scriptedProvider([answerTurn('never')]));
+    let subscription: { unsubscribe(): void } | undefined;
+    const events: string[] = [];
+    new TestScheduler(() => undefined).run(({ cold, flush }) => {
+      const prepareTurn: PrepareTurn = (input) => {
+        if (how === 'signal') controller.abort();
+        else subscription!.unsubscribe();
+        return input;
+      };
+      // the loop starts on a later frame, so that the consumer holds its subscription when prepareTurn runs
+      const run = cold('-x').pipe(switchMap(() => runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask(), signal: controller.signal, prepareTurn })));
+      subscription = run.subscribe((event) => events.push(event.type));
+      flush();
+    });
+    expect(provider).not.toHaveBeenCalled();
+    if (how === 'signal') expect(events).toEqual(['turn_start', 'turn_end', 'loop_end']);
   });
 
   /**

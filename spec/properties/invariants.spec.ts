@@ -14,6 +14,7 @@ import {
   checkCap,
   checkEnds,
   checkNoLeaks,
+  checkSlots,
   checkText,
   checkToolStarts,
   checkUsage,
@@ -89,8 +90,11 @@ describe('properties of the evented tool loop (generated scenarios)', () => {
     );
   });
 
-  it('R23: each handler runs right after its tool_start; each tool_start is followed by exactly one tool_result of its call, with only its tool_updates between; no tool_update before it; none for a call whose handler never runs', async () => {
-    await holds(scenarioArb(), checkToolStarts);
+  it('R23: each handler runs right after its tool_start; each tool_start is followed by exactly one tool_result of its call, with only its tool_updates between; no tool_update before it; none for a call whose handler never runs. R3: a call takes its slot as soon as one is free, in call order, starts there and then, and holds it until its tool_result', async () => {
+    await holds(scenarioArb(), (record) => {
+      checkToolStarts(record);
+      checkSlots(record);
+    });
   });
 
   it('turn_end and loop_end usage are the running sums of the message_end usage the loop re-emitted (R27)', async () => {

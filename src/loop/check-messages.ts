@@ -30,12 +30,15 @@ const NAME_RULE = `is a tool name that the APIs reject: it must match ${TOOL_NAM
  * One pass, one `Set` (the open calls of the current assistant message): it runs on every
  * `runEventedToolLoop` call, over histories that grow with each turn.
  *
+ * `own`: messages of the loop's own history (H6: what `prepareTurn` gives back of them), checked for their place
+ * only — they hold the model's calls as it sent them, names and inputs included, which the loop answered (R17).
+ *
  * ```ts
  * checkMessages([{ role: 'user', content: 'hi' }, { role: 'toolResult', toolCallId: 'c9', toolName: 'f', content: 'x', isError: false }]);
  * // TypeError: runEventedToolLoop: messages[1] is a tool result whose toolCallId answers no earlier call (got "c9", a string)
  * ```
  */
-export function checkMessages(messages: readonly unknown[], who = 'runEventedToolLoop'): void {
+export function checkMessages(messages: readonly unknown[], who = 'runEventedToolLoop', own?: ReadonlySet<unknown>): void {
   // typed where it is declared, so that TypeScript narrows after each `fail(…)`
   const fail: (what: string, ...value: [unknown?]) => never = (what, ...value) => {
     throw new TypeError(`${who}: ${what}${value.length === 0 ? '' : ` (got ${shown(value[0])})`}`);
@@ -50,11 +53,12 @@ export function checkMessages(messages: readonly unknown[], who = 'runEventedToo
       fail(`messages[${index}] has an unknown role, not 'system', 'user', 'assistant' or 'toolResult'`, role);
     }
     if (typeof content !== 'string') fail(`messages[${index}].content must be a string`, content);
+    const asSent = own?.has(message) === true; // the model's names and inputs, as the loop kept them
 
     if (role === 'toolResult') {
       const { toolCallId, toolName, isError } = message;
       if (typeof toolCallId !== 'string') fail(`messages[${index}].toolCallId must be a string`, toolCallId);
-      if (!isToolName(toolName)) fail(`messages[${index}].toolName ${NAME_RULE}`, toolName);
+      if (!asSent && !isToolName(toolName)) fail(`messages[${index}].toolName ${NAME_RULE}`, toolName);
       if (typeof isError !== 'boolean') fail(`messages[${index}].isError must be a boolean`, isError);
       if (!open.delete(toolCallId)) fail(strayResult(messages, index, owner, toolCallId), toolCallId);
       continue;
@@ -73,9 +77,9 @@ export function checkMessages(messages: readonly unknown[], who = 'runEventedToo
       if (typeof call !== 'object' || call === null) fail(`messages[${index}].toolCalls[${position}] must be an object`, call);
       const { id, name, input } = call;
       if (typeof id !== 'string') fail(`messages[${index}].toolCalls[${position}].id must be a string`, id);
-      if (!isToolName(name)) fail(`messages[${index}].toolCalls[${position}].name ${NAME_RULE}`, name);
+      if (!asSent && !isToolName(name)) fail(`messages[${index}].toolCalls[${position}].name ${NAME_RULE}`, name);
       // a JSON object: what both APIs take as a call's arguments
-      if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+      if (!asSent && (typeof input !== 'object' || input === null || Array.isArray(input))) {
         fail(`messages[${index}].toolCalls[${position}].input must be an object`, input);
       }
       // two calls with one id: no result could say which one it answers

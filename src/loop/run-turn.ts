@@ -92,7 +92,7 @@ export function runTurn(
 
     const { beforeToolCall: before, afterToolCall: after } = loop;
     // H2: the hooks are told the history as of the turn's start, which the turn's end must not change
-    const hooks = before === undefined && after === undefined ? undefined : { before, after, turn, messages: history.slice() };
+    const hooks = before === undefined && after === undefined ? undefined : { before, after, turn, messages: history.slice(), gone: () => subscriber.closed };
     const tools = new ToolQueue(
       loop.registry,
       loop.concurrency,
@@ -173,6 +173,9 @@ export function runTurn(
       // cancelled while the provider function ran (it aborted the signal, say): do not subscribe
       if (!streaming || subscriber.closed) return;
       provider = events.subscribe(providerEvents);
+      // ended during its synchronous start (a broken event, a consumer that left) after the teardown, which
+      // found no subscription to close: close it now (D8; asked from prepareTurn's later answer)
+      if (!streaming || subscriber.closed) provider.unsubscribe();
     };
 
     let stopListening: (() => void) | undefined;
@@ -209,14 +212,18 @@ export function runTurn(
     unasked = true;
     preparing = firstAnswer(() => prepareTurn(input, context), () => context.abort()).subscribe({
       next(prepared) {
+        // the turn ended while the hook ran (it aborted the signal, the consumer left), before this
+        // subscription was in place to be closed: no model call (D10)
+        if (!streaming || subscriber.closed) return;
         unasked = false;
-        const problem = notProviderInput(prepared);
+        const problem = notProviderInput(prepared, input.messages);
         if (problem === undefined) return ask(prepared);
         draft.fail(problem, 'prepareTurn failed: ');
         stopStreaming();
         end();
       },
       error(error: unknown) {
+        if (!streaming || subscriber.closed) return;
         unasked = false;
         draft.fail(error, 'prepareTurn failed: ');
         stopStreaming();
@@ -235,14 +242,17 @@ class TurnContext extends LazyAbort {
   }
 }
 
-/** H6: why `value` cannot be a provider's input (R21 for its messages), or `undefined` when it can. */
-function notProviderInput(value: unknown): unknown {
+/**
+ * H6: why `value` cannot be a provider's input (R21 for its messages), or `undefined` when it can. Of the loop's
+ * own messages (`own`), only their place is checked: they keep the model's calls as it sent them (R17, D7).
+ */
+function notProviderInput(value: unknown, own: readonly AgentMessage[]): unknown {
   const { messages, tools } = (isPlainObject(value) ? value : {}) as Partial<ProviderInput>;
   if (!Array.isArray(messages) || !Array.isArray(tools)) {
     return new TypeError(`expected { messages: AgentMessage[], tools: ToolSpec[] }, got ${shown(value)}`);
   }
   try {
-    checkMessages(messages);
+    checkMessages(messages, undefined, new Set(own));
   } catch (error) {
     // the same words as for the caller's history, about the messages prepareTurn gave
     return new TypeError(errorText(error).replace(/^runEventedToolLoop: /, ''));

@@ -14,6 +14,8 @@ export interface ToolHooks {
   turn: number;
   /** The history as of the turn's start. */
   messages: readonly AgentMessage[];
+  /** The turn's consumer has left, maybe before the turn could stop its tools (its synchronous start): ask no hook (D11). */
+  gone?: () => boolean;
 }
 
 /** A hook's context; its `signal` is made only if the hook reads it, and aborts if the loop stops waiting. */
@@ -43,9 +45,9 @@ class HookCallContext extends LazyAbort implements HookContext {
  * @param run the handler's run (with `tool_start`): on the checked input as asked, or on `input`, checked again
  */
 export function hooked(hooks: ToolHooks, call: ToolCall, run: (input?: Record<string, unknown>) => Observable<ToolProgress>): Observable<ToolProgress> {
-  const { before, after } = hooks;
+  const { before, after, gone } = hooks;
   const decided =
-    before === undefined
+    before === undefined || gone?.() === true
       ? run()
       : ask(hooks, (context) => before(call, context)).pipe(
           mergeMap((decision) => act(decision, call, run)),
@@ -55,7 +57,7 @@ export function hooked(hooks: ToolHooks, call: ToolCall, run: (input?: Record<st
   if (after === undefined) return decided;
   return decided.pipe(
     mergeMap((progress) => {
-      if (progress.type !== 'settled') return of(progress);
+      if (progress.type !== 'settled' || gone?.() === true) return of(progress);
       return ask(hooks, (context) => after(progress.message, context)).pipe(
         map((output) => replaced(call, progress, output)),
         catchError((error: unknown) => of(hookFailed('afterToolCall', call, error))),

@@ -27,6 +27,8 @@ export class ToolQueue {
   private waiting: { call: ToolCall; index: number }[] = [];
   private head = 0; // waiting[head] is next: `shift()` is O(n) on a long queue
   private readonly running = new Subscription();
+  /** the calls inside their synchronous start, not yet in `running`: `stop()` closes them too (D9) */
+  private readonly starting = new Set<Subscriber<ToolProgress>>();
   private active = 0;
   private draining = false;
   private stopped = false;
@@ -56,6 +58,9 @@ export class ToolQueue {
     this.head = 0;
     this.active = 0;
     this.running.unsubscribe();
+    // stopped from inside a call's start (its handler aborted the signal, say): what it sends from now on,
+    // its result included, reaches no one — nor afterToolCall (H3)
+    for (const tool of this.starting) tool.unsubscribe();
   }
 
   /**
@@ -85,7 +90,9 @@ export class ToolQueue {
     let tool: Subscriber<ToolProgress> | undefined;
     subscription = new Observable<ToolProgress>((subscriber) => {
       tool = subscriber;
+      this.starting.add(subscriber);
       executeTool(this.registry.get(call.name), call, this.timeoutMs, this.hooks).subscribe(subscriber);
+      this.starting.delete(subscriber);
     }).subscribe({
       // a tool still inside its synchronous start when the queue was stopped is torn down below;
       // until then, what it sends is no longer wanted

@@ -3,10 +3,11 @@
  * broke; the properties in `spec/properties/*.spec.ts` call them on generated scenarios.
  */
 import { assertValidHistory } from '../../../src/testing/index.js';
-import type { AgentMessage, LoopEvent, LoopEventOf } from '../../../src/index.js';
-import type { RunRecord } from './harness.js';
+import { checkMessages } from '../../../src/loop/check-messages.js';
+import type { AgentMessage, LoopEvent, LoopEventOf, ToolCall } from '../../../src/index.js';
+import { RunRecord, callsById } from './harness.js';
 import { KNOWN_DEFECTS } from './known-defects.js';
-import { DEFAULT_MAX_TURNS } from './scenario.js';
+import { DEFAULT_MAX_TURNS, inputProblem, isRegistered } from './scenario.js';
 
 export class Violation extends Error {
   override name = 'Violation';
@@ -129,6 +130,21 @@ export function checkValidHistories(record: RunRecord): void {
       if (messages[i] !== m) fail(`${what} does not start with the caller's messages (#${i} differs)`);
     });
   }
+  // a history saved as JSON and read back is still one a provider takes (R4), and, when the provider's calls
+  // had object inputs, one the loop takes back (R21); the last one handed out (each earlier one is a prefix of it)
+  for (const { what, messages } of handedOut.slice(-1)) {
+    const copy = JSON.parse(JSON.stringify(messages)) as AgentMessage[];
+    const problem = providerValidity(copy);
+    if (problem) fail(`${what}, after a JSON round trip: ${problem}`);
+    const objectInputs = copy.every((m) => m.role !== 'assistant' || (m.toolCalls ?? []).every((c) => typeof c.input === 'object' && c.input !== null && !Array.isArray(c.input)));
+    if (objectInputs) {
+      try {
+        checkMessages(copy);
+      } catch (error) {
+        fail(`${what}, after a JSON round trip, is refused (R21): ${(error as Error).message}`);
+      }
+    }
+  }
 
   // per finished turn: one tool_result event per call, and turn_end agrees with the events
   let turnEvents: LoopEvent[] = [];
@@ -141,7 +157,13 @@ export function checkValidHistories(record: RunRecord): void {
     // the calls the loop accepted are the tool_call events it re-emitted before the provider broke the protocol
     if (calls.length > callEvents.length) fail(`turn ${event.turn}: assistant has ${calls.length} calls, only ${callEvents.length} tool_call events`);
     calls.forEach((call, i) => {
-      if (call !== callEvents[i]) fail(`turn ${event.turn}: assistant.toolCalls[${i}] is not the ${i}-th tool_call event`);
+      if (call === callEvents[i]) return;
+      // R28: a repeated id is kept under an id of its own, the call otherwise as the provider sent it
+      const sent = callEvents[i]!;
+      if (!/^\d+$/.test(call.id.slice(`${sent.id}_dup`.length)) || !call.id.startsWith(`${sent.id}_dup`) || !callEvents.slice(0, i).some((c) => c.id === sent.id)) {
+        fail(`turn ${event.turn}: assistant.toolCalls[${i}] is not the ${i}-th tool_call event`);
+      }
+      expect(call).toEqual({ ...sent, id: call.id });
     });
     const resultEvents = turnEvents.filter((e): e is LoopEventOf<'tool_result'> => e.type === 'tool_result').map((e) => e.message);
     const ids = resultEvents.map((m) => m.toolCallId).sort();
@@ -149,6 +171,7 @@ export function checkValidHistories(record: RunRecord): void {
     if (JSON.stringify(ids) !== JSON.stringify(callIds)) {
       fail(`turn ${event.turn}: tool_result events for [${ids}], calls [${callIds}]\n${trace(record)}`);
     }
+    if (new Set(callIds).size !== callIds.length) fail(`turn ${event.turn}: two calls share an id in the history: [${callIds}] (R28)`);
     if (event.toolResults.length !== calls.length) fail(`turn ${event.turn}: ${event.toolResults.length} toolResults for ${calls.length} calls`);
     event.toolResults.forEach((result, i) => {
       if (result.toolCallId !== calls[i]!.id) fail(`turn ${event.turn}: toolResults[${i}] is for ${result.toolCallId}, call #${i} is ${calls[i]!.id}`);
@@ -404,5 +427,109 @@ export function checkUsage(record: RunRecord): void {
         throw new Error(`R27: ${event.type} usage ${JSON.stringify(event.usage)}, but the message_end usage so far sums to ${JSON.stringify(total)}`);
       }
     }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the turns of a run, and the calls' slots (R3)
+
+interface TurnSpan {
+  turn: number;
+  /** index of its turn_start */
+  start: number;
+  /** index of its turn_end, or undefined when the run stopped inside it */
+  end?: number;
+  /** index of its last event */
+  last: number;
+  /** the history as of its start: the last turn_end's, or the caller's */
+  history: readonly AgentMessage[];
+}
+
+function turnsOf(record: RunRecord): TurnSpan[] {
+  const spans: TurnSpan[] = [];
+  let history: readonly AgentMessage[] = record.callerElements;
+  record.events.forEach(({ event }, i) => {
+    if (event.type === 'turn_start') spans.push({ turn: event.turn, start: i, last: i, history });
+    const open = spans[spans.length - 1];
+    if (open === undefined || open.end !== undefined) return;
+    if (event.type !== 'loop_end') open.last = i;
+    if (event.type === 'turn_end') {
+      open.end = i;
+      history = event.messages;
+    }
+  });
+  return spans;
+}
+
+/** How many events had been received when the run was cancelled (aborted or unsubscribed); Infinity if never. */
+function cancelledAt(record: RunRecord): number {
+  return Math.min(record.abortedAfter ?? Infinity, record.unsubscribedAfter ?? Infinity);
+}
+
+/** A turn's calls in arrival order (the tool_call events the loop re-emitted), each with what the loop's checks make of it. */
+function callsOfTurn(record: RunRecord, span: TurnSpan, specs = callsById(record.scenario)): { index: number; call: ToolCall; dup: boolean; hookable: boolean }[] {
+  const ids = new Set<string>();
+  const calls: { index: number; call: ToolCall; dup: boolean; hookable: boolean }[] = [];
+  for (let i = span.start; i <= span.last; i++) {
+    const event = record.events[i]!.event;
+    if (event.type !== 'tool_call') continue;
+    const dup = ids.has(event.call.id);
+    ids.add(event.call.id);
+    const spec = specs.get(event.call.id);
+    // the calls the loop would run: known, with an input its checks pass, not a duplicate (R28)
+    const hookable = !dup && spec !== undefined && isRegistered(record.scenario, spec.name) && inputProblem(spec.name, spec.input) === undefined;
+    calls.push({ index: i, call: event.call, dup, hookable });
+  }
+  return calls;
+}
+
+/**
+ * R3: a call takes a slot when it can (at once in parallel mode; under `maxConcurrency` or in sequential mode
+ * when one frees, in call order) and holds it until its `tool_result`. A call that gets its slot starts there
+ * and then: its `tool_start` is the next event (a known, valid call), or its result is (one the loop refuses).
+ * Played from the events, up to a cancellation.
+ */
+export function checkSlots(record: RunRecord): void {
+  const { scenario } = record;
+  const concurrency = scenario.toolExecution === 'sequential' ? 1 : (scenario.maxConcurrency ?? Infinity);
+  const cancelAt = cancelledAt(record);
+  const events = record.events.map((e) => e.event);
+  const specs = callsById(scenario);
+  for (const span of turnsOf(record)) {
+    const calls = new Map(callsOfTurn(record, span, specs).filter((c) => !c.dup).map((c) => [c.index, c]));
+    const queue: { id: string; hookable: boolean }[] = [];
+    const running = new Set<string>();
+    let expected: { type: 'tool_start' | 'tool_result'; id: string } | undefined;
+    const where = (i: number) => `(event #${i}, turn ${span.turn}, ${concurrency === Infinity ? 'no limit' : `${concurrency} slot(s)`})\n${trace(record)}`;
+    for (let i = span.start + 1; i <= span.last; i++) {
+      const event = events[i]!;
+      if (expected !== undefined) {
+        const id = event.type === 'tool_start' ? event.call.id : event.type === 'tool_result' ? event.message.toolCallId : undefined;
+        if (event.type !== expected.type || id !== expected.id) fail(`R3: call ${expected.id} had its slot, but the next event is not its ${expected.type} ${where(i)}`);
+        expected = undefined;
+      }
+      const call = calls.get(i);
+      if (call !== undefined) queue.push({ id: call.call.id, hookable: call.hookable });
+      if (event.type === 'tool_start') {
+        const id = event.call.id;
+        if (queue[0]?.id !== id || running.size >= concurrency) fail(`R3: tool_start ${id} without a free slot, or out of call order ${where(i)}`);
+        queue.shift();
+        running.add(id);
+      }
+      if (event.type === 'tool_result') {
+        const { toolCallId: id, content } = event.message;
+        const queued = queue.findIndex((q) => q.id === id);
+        if (running.has(id)) running.delete(id);
+        else if (queued === 0 && !queue[0]!.hookable && running.size < concurrency) queue.shift(); // refused at once in its slot
+        else if (queued >= 0 && content === 'error: aborted' && i >= cancelAt - 1) queue.splice(queued, 1);
+        else if (queued >= 0 || !/_dup\d+$/.test(id)) fail(`R3: tool_result ${id}, but the call never had a slot ${where(i)}`);
+      }
+      // what the loop does once event i was delivered: start the call that got a slot
+      const gap = i + 1;
+      if (gap >= cancelAt || queue.length === 0 || running.size >= concurrency) continue;
+      const head = queue[0]!;
+      expected = { type: head.hookable ? 'tool_start' : 'tool_result', id: head.id };
+    }
+    if (expected !== undefined && span.end !== undefined) fail(`R3: call ${expected.id} had its slot, but its ${expected.type} never came (turn ${span.turn})\n${trace(record)}`);
   }
 }

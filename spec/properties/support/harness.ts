@@ -414,9 +414,15 @@ function runBehaviour(behaviour: Behaviour, context: ToolContext, run: ToolRun):
   }
 }
 
-export function scenarioRegistry(scenario: Scenario, recorder: Recorder): ToolRegistry {
+/** The scenario's calls by id; a duplicate (R28) never runs, so an id names its first call. */
+export function callsById(scenario: Scenario): Map<string, CallSpec> {
   const calls = new Map<string, CallSpec>();
-  for (const turn of scenario.turns) for (const step of turn.steps) if (step.kind === 'call') calls.set(step.call.id, step.call);
+  for (const turn of scenario.turns) for (const step of turn.steps) if (step.kind === 'call' && !calls.has(step.call.id)) calls.set(step.call.id, step.call);
+  return calls;
+}
+
+export function scenarioRegistry(scenario: Scenario, recorder: Recorder): ToolRegistry {
+  const calls = callsById(scenario);
   const handler: Tool['handler'] = (input, context) => {
     const call = calls.get(context.call.id);
     if (call === undefined) throw new Error(`harness: no behaviour for call ${context.call.id}`);

@@ -13,6 +13,7 @@ import {
   initialMessages,
   inputIsPlainObject,
   isRegistered,
+  keptId,
   toolCallOf,
   turnScript,
   turnSpec,
@@ -75,14 +76,15 @@ const caused = (content: unknown): Outcome => ({
   details: { error: expect.objectContaining({ name: expect.any(String), message: expect.any(String) }) },
 });
 
-/** What the loop must make of one call (R9, R14, R16, R17), and the progress it reports. */
+/** What the loop must make of one call (R9, R14, R16, R17, R28), and the progress it reports. */
 export function expectedCall(scenario: Scenario, call: CallSpec): ExpectedCall {
   const message = (o: Outcome): ToolResultMessage => {
-    const m = { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: o.content, isError: o.isError } as ToolResultMessage;
+    const m = { role: 'toolResult', toolCallId: keptId(call), toolName: call.name, content: o.content, isError: o.isError } as ToolResultMessage;
     if (o.details !== undefined) m.details = o.details;
     return m;
   };
   const rejected = (content: unknown): ExpectedCall => ({ message: message(failure(content)), terminate: false, updates: [], runs: false });
+  if (call.dup !== undefined) return rejected(`error: duplicate tool call id: ${call.id}`);
   if (!isRegistered(scenario, call.name)) return rejected(`unknown tool: ${call.name}`);
   if (!inputIsPlainObject(call.input)) return rejected(startsWith('error: invalid input'));
   if (call.name === 'needs' && (call.input === 'missing' || call.input === 'undefinedKey')) return rejected('error: missing input: key');
@@ -154,13 +156,14 @@ export function expectedRun(scenario: Scenario): ExpectedRun {
       faulted = 'protocol'; // completed without message_end
     }
     const assistant: AssistantMessage = { role: 'assistant', content: text, stopReason: faulted ? 'error' : spec.stop };
-    if (turnCalls.length > 0) assistant.toolCalls = turnCalls.map((call) => toolCallOf(call, spec.extraFields));
+    // R28: a duplicate is kept under an id of its own
+    if (turnCalls.length > 0) assistant.toolCalls = turnCalls.map((call) => ({ ...toolCallOf(call, spec.extraFields), id: keptId(call) }));
     if (faulted) assistant.errorMessage = faulted === 'protocol' ? expect.stringMatching(/^provider /) : faulted;
     else if (spec.errorMessage !== undefined) assistant.errorMessage = spec.errorMessage;
 
     const results = turnCalls.map((call) => {
       const expected = expectedCall(scenario, call);
-      calls.set(call.id, expected);
+      calls.set(keptId(call), expected);
       return expected;
     });
     history.push(assistant, ...results.map((r) => r.message));

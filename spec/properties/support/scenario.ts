@@ -40,10 +40,13 @@ export type ToolName = 'tool' | 'needs' | 'nope' | (typeof HOSTILE_NAMES)[number
 export type InputKind = 'ok' | 'missing' | 'undefinedKey' | 'extra' | 'protoKey' | 'nullProto' | 'null' | 'array' | 'string' | 'number';
 
 export interface CallSpec {
+  /** the id the provider sends; a duplicate (R28) repeats the id of an earlier call of its turn */
   id: string;
   name: ToolName;
   input: InputKind;
   behaviour: Behaviour;
+  /** R28: repeats an earlier call's id; the history keeps it as `ID_dup2` (`ID_dup3`, …) and it never runs */
+  dup?: number;
 }
 
 export type Step = { delay: number; kind: 'text'; text: string } | { delay: number; kind: 'call'; call: CallSpec };
@@ -160,6 +163,18 @@ export function inputOf(call: CallSpec): unknown {
 
 export function inputIsPlainObject(kind: InputKind): boolean {
   return !['null', 'array', 'string', 'number'].includes(kind);
+}
+
+/** How the loop's input check (R9, R17) answers an input of this kind for the tool `name`: `undefined` when it passes. */
+export function inputProblem(name: ToolName, kind: InputKind): 'invalid' | 'missing' | undefined {
+  if (!inputIsPlainObject(kind)) return 'invalid';
+  if (name === 'needs' && (kind === 'missing' || kind === 'undefinedKey')) return 'missing';
+  return undefined;
+}
+
+/** R28: the id the history keeps for a call. */
+export function keptId(call: CallSpec): string {
+  return call.dup === undefined ? call.id : `${call.id}_dup${call.dup}`;
 }
 
 export function toolCallOf(call: CallSpec, extraFields: boolean): ToolCall {
@@ -341,15 +356,22 @@ const inputArb = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom<InputKind>('null', 'array', 'string', 'number') },
 );
 
-type RawStep = { delay: number; kind: 'text'; text: string } | { delay: number; kind: 'call'; name: ToolName; input: InputKind; behaviour: Behaviour };
+type RawCall = { delay: number; kind: 'call'; name: ToolName; input: InputKind; behaviour: Behaviour; dup: boolean };
+type RawStep = { delay: number; kind: 'text'; text: string } | RawCall;
 
 function stepArb(mode: Mode): fc.Arbitrary<RawStep> {
+  const call = {
+    delay: providerDelay(mode),
+    kind: fc.constant<'call'>('call'),
+    name: nameArb(true),
+    input: inputArb,
+    behaviour: behaviourArb(mode),
+    // R28: now and then a call repeats the id of an earlier one of its turn
+    dup: fc.oneof({ weight: 14, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+  };
   return fc.oneof(
     { weight: 2, arbitrary: fc.record({ delay: providerDelay(mode), kind: fc.constant<'text'>('text'), text: word }) },
-    {
-      weight: 3,
-      arbitrary: fc.record({ delay: providerDelay(mode), kind: fc.constant<'call'>('call'), name: nameArb(true), input: inputArb, behaviour: behaviourArb(mode) }),
-    },
+    { weight: 3, arbitrary: fc.record(call) },
   );
 }
 
@@ -380,12 +402,15 @@ function turnArb(mode: Mode, faults: boolean): fc.Arbitrary<Omit<TurnSpec, 'step
         fc.record({ inputTokens: fc.nat(5000), outputTokens: fc.nat(500), cacheReadTokens: fc.option(fc.nat(100), { nil: undefined }) }, { requiredKeys: ['inputTokens', 'outputTokens'] }),
         { nil: undefined },
       ),
+      // about one turn in five is synchronous as a whole: its tools start (and cancellations come) while the
+      // turn is still inside its subscribe, where the loop has no teardown in place yet (D2, D6)
+      synchronous: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
     })
-    .map((turn) => {
+    .map(({ synchronous, ...turn }) => {
       // at most 4 tool calls per turn
       let calls = 0;
-      const steps = turn.steps.filter((step) => step.kind === 'text' || ++calls <= 4);
-      const result = { ...turn, steps };
+      const steps = turn.steps.filter((step) => step.kind === 'text' || ++calls <= 4).map((step) => (synchronous ? { ...step, delay: 0 } : step));
+      const result = synchronous ? { ...turn, startDelay: 0, endDelay: 0, steps } : { ...turn, steps };
       if (turn.errorMessage === undefined || (turn.stop !== 'error' && turn.stop !== 'aborted')) delete result.errorMessage;
       if (turn.fault === undefined) delete result.fault;
       return result;
@@ -425,7 +450,7 @@ export function scenarioArb(constraints: ScenarioConstraints = {}): fc.Arbitrary
   );
 }
 
-/** Numbers the calls, drops unset options, and makes sure a never-settling tool is ended by a timeout or a timed cancel. */
+/** Numbers the calls (a duplicate takes the id of the turn's last call before it), drops unset options, and makes sure a never-settling tool is ended by a timeout or a timed cancel. */
 function finishScenario(
   mode: Mode,
   raw: Omit<Scenario, 'mode' | 'turns'> & { turns: (Omit<TurnSpec, 'steps'> & { steps: RawStep[] })[] },
@@ -433,11 +458,23 @@ function finishScenario(
   let hangs = false;
   const turns: TurnSpec[] = raw.turns.map((turn, t) => {
     let c = 0;
+    const repeats = new Map<string, number>();
+    let last: string | undefined;
     const steps = turn.steps.map((step): Step => {
       if (step.kind === 'text') return step;
-      const { delay, name, input, behaviour } = step;
+      const { delay, name, input, behaviour, dup } = step;
       if (behaviour.kind === 'never' || (behaviour.kind === 'observable' && behaviour.end === 'never')) hangs = true;
-      return { delay, kind: 'call', call: { id: `c${t + 1}.${++c}`, name, input, behaviour } };
+      const call: CallSpec = { id: `c${t + 1}.${++c}`, name, input, behaviour };
+      if (dup && last !== undefined) {
+        const n = (repeats.get(last) ?? 1) + 1;
+        repeats.set(last, n);
+        call.id = last;
+        call.dup = n;
+        c--;
+      } else {
+        last = call.id;
+      }
+      return { delay, kind: 'call', call };
     });
     return { ...turn, steps };
   });
@@ -522,7 +559,7 @@ export function describeTurn(turn: TurnSpec, n: number): string {
   const steps = turn.steps.map((step) =>
     step.kind === 'text'
       ? `+${step.delay} text ${q(step.text)}`
-      : `+${step.delay} call ${step.call.id} ${step.call.name}(${step.call.input}) -> ${describeBehaviour(step.call.behaviour)}`,
+      : `+${step.delay} call ${step.call.id}${step.call.dup === undefined ? '' : ` (duplicate id, kept as ${keptId(step.call)})`} ${step.call.name}(${step.call.input}) -> ${describeBehaviour(step.call.behaviour)}`,
   );
   const end = `+${turn.endDelay} end ${turn.stop}${turn.errorMessage ? ` ${q(turn.errorMessage)}` : ''}`;
   const lines = [`  turn ${n}: +${turn.startDelay} start${turn.extraFields ? ' (events carry extra fields)' : ''}`, ...steps.map((s) => `      ${s}`), `      ${end}`];
