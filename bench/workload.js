@@ -659,16 +659,20 @@ async function w6Once(who, api, scenario, server) {
 async function w6() {
   const W6Server = require('./lib/w6-server.js');
   const { httpContender } = require('./contenders/http.js');
-  const rounds = QUICK ? 2 : 7;
+  // (a) has more rounds: its CPU times scatter more than (c)'s wall times, which timers set
+  const rounds = { cpu: QUICK ? 2 : 9, memory: QUICK ? 2 : 15, conversation: QUICK ? 2 : 7 };
   const scenarios = { cpu: W6.SCENARIOS['w6-cpu'], conversation: W6.SCENARIOS['w6-conversation'] };
   const names6 = names(W6_CONTENDERS);
-  log(`W6: over HTTP (loopback server in a child process), ${W6_APIS.join(' and ')}: ${names6.join(', ')}; ${rounds} rounds, each contender once a round`);
+  log(`W6: over HTTP (loopback server in a child process), ${W6_APIS.join(' and ')}: ${names6.join(', ')}; ${rounds.cpu} and ${rounds.conversation} rounds, each contender once a round`);
   const server = await W6Server.start();
+  const memory = W6Server.inMemory();
   const cpu = {};
+  const cpuInMemory = {};
   const conversation = {};
   try {
     for (const api of W6_APIS) {
       cpu[api] = {};
+      cpuInMemory[api] = {};
       conversation[api] = {};
       const loaded = [];
       for (const name of names6) {
@@ -683,13 +687,13 @@ async function w6() {
       // round-robin, not blocks: a run takes about a second, and the machine's other work moves the CPU
       // time of a run by tens of %; each round runs every contender once (starting one further each
       // round), so that what the machine does meets every contender alike. One warm-up run each first.
-      const rounds6 = async (kind, scenario, who6) => {
+      const rounds6 = async (kind, scenario, who6, server6 = server) => {
         const runs = new Map(who6.map((who) => [who.name, []]));
         const failures = new Map();
         const attempt = async (who) => {
           if (failures.has(who.name)) return undefined;
           try {
-            return await w6Once(who, api, scenario, server);
+            return await w6Once(who, api, scenario, server6);
           } catch (error) {
             failures.set(who.name, String(error?.message ?? error));
             log(`  ${api} ${who.name}: ${kind} FAILED ${failures.get(who.name)}`);
@@ -698,7 +702,7 @@ async function w6() {
         };
         gc();
         for (const who of who6) await attempt(who);
-        for (let r = 0; r < rounds; r++) {
+        for (let r = 0; r < rounds[kind]; r++) {
           for (let k = 0; k < who6.length; k++) {
             const who = who6[(r + k) % who6.length];
             const run = await attempt(who);
@@ -716,6 +720,40 @@ async function w6() {
           ? { error: a.failures.get(who.name) }
           : { ...stats(runs.map((r) => r.cpuUs / r.chunks)), chunks: runs[0].chunks, wall: stats(runs.map((r) => r.ms)), server: stats(runs.map((r) => r.serverCpuUs / r.chunks)) };
         log(`  ${api} ${who.name}: CPU µs per chunk ${describe(cpu[api][who.name])}`);
+      }
+      // rx-tool-loop ÷ each other contender, round by round: the two runs of a round meet the same
+      // machine, so the median of these ratios moves less with other work than the ratio of medians
+      const ours = a.runs.get('rx-tool-loop');
+      if (ours && !a.failures.has('rx-tool-loop')) {
+        cpu[api]['rx-tool-loop'].paired = {};
+        for (const who of loaded) {
+          const theirs = a.runs.get(who.name);
+          if (who.name === 'rx-tool-loop' || a.failures.has(who.name) || theirs.length !== ours.length) continue;
+          cpu[api]['rx-tool-loop'].paired[who.name] = stats(ours.map((r, i) => r.cpuUs / r.chunks / (theirs[i].cpuUs / theirs[i].chunks)));
+          log(`  ${api} rx-tool-loop ÷ ${who.name}, CPU per chunk, paired by round: ${describe(cpu[api]['rx-tool-loop'].paired[who.name])}`);
+        }
+      }
+
+      // (a') the same, without the socket: the global fetch answers from memory (lib/w6-server.js)
+      memory.install();
+      let m;
+      try {
+        m = await rounds6('memory', scenarios.cpu, loaded, memory);
+      } finally {
+        memory.uninstall();
+      }
+      const inMemoryOurs = m.runs.get('rx-tool-loop');
+      for (const who of loaded) {
+        const runs = m.runs.get(who.name);
+        const perChunk = runs.map((r) => r.cpuUs / r.chunks);
+        cpuInMemory[api][who.name] = m.failures.has(who.name)
+          ? { error: m.failures.get(who.name) }
+          : {
+              ...stats(perChunk),
+              // rx-tool-loop ÷ this contender, round by round
+              paired: inMemoryOurs && !m.failures.has('rx-tool-loop') && who.name !== 'rx-tool-loop' ? stats(inMemoryOurs.map((r, i) => r.cpuUs / r.chunks / perChunk[i])) : undefined,
+            };
+        log(`  ${api} ${who.name}: CPU µs per chunk without the socket ${describe(cpuInMemory[api][who.name])}`);
       }
 
       // (b) and (c): the three-turn conversation, 200 ms tools
@@ -741,7 +779,7 @@ async function w6() {
   } finally {
     await server.stop();
   }
-  return { apis: W6_APIS, scenarios, reps: rounds, cpu, conversation };
+  return { apis: W6_APIS, scenarios, rounds, cpu, cpuInMemory, conversation };
 }
 
 // ---------------------------------------------------------------------------------------------

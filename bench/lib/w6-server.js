@@ -181,6 +181,78 @@ function start() {
   });
 }
 
-module.exports = { start, check };
+// ---------------------------------------------------------------------------------------------
+// the same replies without a socket, for (a') in workload.js
+
+/**
+ * A stand-in for the server inside the workload process: `install()` replaces the global `fetch` (which
+ * every contender reads its replies through: rx-tool-loop's providers, the `openai` and
+ * `@anthropic-ai/sdk` clients inside pi-ai, the AI SDK's providers) with one that checks the request as
+ * the server does and answers with the same events from memory, one per macrotask (setImmediate), so
+ * that each event is a read of its own; `uninstall()` puts the real one back. No pacing: what is
+ * measured is CPU. Its own work per event (encode one string, enqueue it) runs in the same process and
+ * is counted for every contender alike; the floor's figure bounds it.
+ */
+function inMemory() {
+  const epoch = process.hrtime.bigint();
+  const since = () => Number(process.hrtime.bigint() - epoch) / 1e6;
+  const encoder = new TextEncoder();
+  let records = [];
+  let real;
+  const fakeFetch = async (url, init) => {
+    const api = String(url).endsWith('/v1/chat/completions') ? 'openai' : String(url).endsWith('/v1/messages') ? 'anthropic' : undefined;
+    let request;
+    try {
+      request = JSON.parse(init?.body);
+    } catch {
+      request = undefined;
+    }
+    const checked = api && request ? check(api, request) : { error: `unexpected request to ${url}` };
+    if (checked.error) {
+      records.push({ api, error: checked.error });
+      return new Response(JSON.stringify({ error: { type: 'invalid_request_error', message: `w6 in memory: ${checked.error}` } }), { status: 400, headers: { 'content-type': 'application/json' } });
+    }
+    const { scenario, turn, includeUsage } = checked;
+    const events = W.reply(api, scenario, turn, { includeUsage });
+    const record = { api, scenario: scenario.name, turn, includeUsage, chunks: events.length, bytes: 0, at: { first: since() }, serverCpuUs: 0 };
+    records.push(record);
+    let i = 0;
+    const body = new ReadableStream({
+      async pull(controller) {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (i === events.length) {
+          record.at.end = since();
+          return controller.close();
+        }
+        const { sse, tag } = events[i++];
+        record.bytes += sse.length;
+        controller.enqueue(encoder.encode(sse));
+        if (tag) record.at[tag] = since();
+      },
+      cancel() {
+        if (i < events.length) record.aborted = true;
+      },
+    });
+    return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' } });
+  };
+  return {
+    baseURL: 'http://127.0.0.1:9', // never reached: the global fetch answers
+    now: since,
+    take: async () => {
+      const taken = records;
+      records = [];
+      return taken;
+    },
+    install() {
+      real = globalThis.fetch;
+      globalThis.fetch = fakeFetch;
+    },
+    uninstall() {
+      globalThis.fetch = real;
+    },
+  };
+}
+
+module.exports = { start, check, inMemory };
 
 if (require.main === module && process.argv[2] === '--serve') serve(BigInt(process.argv[3]));
