@@ -3,7 +3,7 @@
 // writes them to bench/results.md with the targets (met / missed) and, for each missed target, a
 // profile of rx-tool-loop on that workload.
 //
-//   node bench/run.js                   # everything (about 5 minutes on 2 cores)
+//   node bench/run.js                   # everything (about 8 minutes on 2 cores)
 //   node bench/run.js --openai-agents   # also the OpenAI Agents SDK, in processes of its own
 //   node bench/run.js --only=W1,W3      # some workloads; prints, does not write results.md
 //   node bench/run.js --quick           # small sizes, a smoke test; does not write results.md
@@ -637,10 +637,10 @@ function methodText(env) {
   \`stream_options.include_usage\` usage chunk, \`[DONE]\`) and Anthropic Messages SSE (\`message_start\`
   with the input usage, \`ping\`, \`content_block_start\` / \`_delta\` / \`_stop\` for text and
   \`tool_use\` blocks with \`input_json_delta\` pieces, \`message_delta\` with the stop reason and output
-  usage, \`message_stop\`). One server-sent event every \`paceMs\` (1 ms for (a), 2 ms for (b) and (c)), one socket write each
-  (TCP_NODELAY), on a fixed schedule (event k at k × paceMs: a late timer writes what is due at once), so
-  that a reply takes the same time whatever the timers' jitter. A
-  tool turn: text tokens, call A (\`lookup\`, short arguments: it completes early), call B (\`write_file\`,
+  usage, \`message_stop\`). One server-sent event every \`paceMs\` (1 ms for (a), 2 ms for (b) and
+  (c)), one socket write each (TCP_NODELAY), on a fixed schedule (event k at k × paceMs: a late timer
+  writes what is due at once), so that a reply takes the same time whatever the timers' jitter. A tool
+  turn: text tokens, call A (\`lookup\`, short arguments: it completes early), call B (\`write_file\`,
   its arguments streaming for a while, a file being written), then text after the calls (the model keeps
   streaming while the tools run: an Anthropic text block after the \`tool_use\` blocks; OpenAI content
   deltas after the \`tool_calls\` deltas, which the format allows though OpenAI's own models usually end a
@@ -658,8 +658,9 @@ function methodText(env) {
   provider, the loop, the GC. (a′), for information: the same replies with the global \`fetch\` (which
   every contender reads through) replaced by one that answers from memory in the same process, one
   event per macrotask, 15 rounds: the per-chunk cost of each client above the socket and Node's HTTP
-  parser (the stand-in's own small cost, encoding and enqueueing each event, is in every figure). (b) **Tool start**: the server records (process.hrtime: the system's
-  monotonic clock, the same in both processes) when it wrote each call's last byte; each tool records
+  parser (the stand-in's own small cost, encoding and enqueueing each event, is in every figure).
+  (b) **Tool start**: the server records (process.hrtime: the system's monotonic clock, the same in
+  both processes) when it wrote each call's last byte; each tool records
   when its body starts; the difference, per call. (c) **Three-turn conversation**: wall time, tools of
   200 ms; the overlap available is, per tool turn, the time from the last call's last byte to the reply's
   end (at most the tool time): a loop that starts each tool at its call's last byte finishes that much
