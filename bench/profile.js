@@ -6,7 +6,7 @@
 //   node bench/profile.js heap W2       # --heap-prof: what one turn of 1,000,000 deltas leaves behind
 //   node bench/profile.js cpu W4 --json # machine-readable (run.js embeds it in results.md)
 //
-// Workloads: cpu W1, W1b, W2, W3, W4, W5; heap W1, W2. The profile files go to bench/profiles/
+// Workloads: cpu W1, W1b, W2, W3, W4, W5, W6; heap W1, W2. The profile files go to bench/profiles/
 // (ignored by git). Library lines are shown as src/ lines when the build has source maps, else as build lines.
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -37,6 +37,27 @@ async function scenario(kind, workload) {
     if (workload === 'W2') return run({ conversations: 1, turns: 1, deltas: 1_000_000, calls: 0 }, 5);
     if (workload === 'W3') return run({ conversations: 1, turns: 2, deltas: 5, calls: 8, toolDelayMs: 50 }, 20);
     if (workload === 'W4') return run({ conversations: 1, turns: 10_000, deltas: 5, calls: 1 }, 3);
+    if (workload === 'W6') {
+      // rx-tool-loop's providers against the loopback server (a process of its own: not in the profile),
+      // W6's CPU scenario, both APIs
+      const server = await require('./lib/w6-server.js').start();
+      const W6 = require('./lib/w6-wire.js');
+      const rx = require('./contenders/http.js').httpContender('rx-tool-loop');
+      await rx.load();
+      const tools = { lookup: () => 'lookup: done', write_file: () => 'write_file: done' };
+      try {
+        for (const api of ['openai', 'anthropic']) {
+          for (let i = 0; i < 5; i++) {
+            global.__kept = await rx.run({ api, scenario: W6.SCENARIOS['w6-cpu'], baseURL: server.baseURL, tools });
+            const failed = (await server.take()).find((r) => r.error);
+            if (failed) throw new Error(`the server refused a request: ${failed.error}`);
+          }
+        }
+      } finally {
+        await server.stop();
+      }
+      return;
+    }
     if (workload === 'W5') {
       // the W5 mix is in workload.js; here: many concurrent loops with timer tools
       return run({ conversations: 1000, turns: 6, deltas: 8, calls: 2, toolDelayMs: 2 }, 3);
@@ -250,7 +271,7 @@ if (require.main === module) {
   } else {
     const [kind, workload] = args.filter((arg) => !arg.startsWith('--'));
     if (!['cpu', 'heap'].includes(kind) || !workload) {
-      process.stderr.write('usage: node bench/profile.js cpu|heap W1|W1b|W2|W3|W4|W5 [--json]\n');
+      process.stderr.write('usage: node bench/profile.js cpu|heap W1|W1b|W2|W3|W4|W5|W6 [--json]\n');
       process.exit(2);
     }
     const result = profile(kind, workload);

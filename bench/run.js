@@ -3,7 +3,7 @@
 // writes them to bench/results.md with the targets (met / missed) and, for each missed target, a
 // profile of rx-tool-loop on that workload.
 //
-//   node bench/run.js                   # everything (about 5 minutes on 2 cores)
+//   node bench/run.js                   # everything (about 8 minutes on 2 cores)
 //   node bench/run.js --openai-agents   # also the OpenAI Agents SDK, in processes of its own
 //   node bench/run.js --only=W1,W3      # some workloads; prints, does not write results.md
 //   node bench/run.js --quick           # small sizes, a smoke test; does not write results.md
@@ -39,14 +39,14 @@ let BASELINE_NOTE = 'none (--baseline=none)';
 // (on the paired ratio, see pairedWithBaseline in workload.js)
 const NOISE = 0.05;
 
-const WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5'].filter((w) => !only || only.includes(w));
+const WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6'].filter((w) => !only || only.includes(w));
 const OPENAI_WORKLOADS = ['W1', 'W1b', 'W3'].filter((w) => WORKLOADS.includes(w));
 const OPENAI_CONTENDERS = 'openai-agents-run,openai-agents-stream';
 // W1's fast contenders run in this many processes in all, their repetitions pooled: the per-turn
 // median of one process moves by up to ±30% from one process to the next (JIT and GC timing)
 const W1_PROCESSES = QUICK ? 1 : 3;
 const W1_FAST = 'floor,rx-expand,rx-tool-loop,pi-runAgentLoop,pi-agentLoop,ai-generateText';
-const PEERS = ['@mariozechner/pi-agent-core', '@mariozechner/pi-ai', 'ai', '@openai/agents'];
+const PEERS = ['@mariozechner/pi-agent-core', '@mariozechner/pi-ai', 'ai', '@ai-sdk/openai', '@ai-sdk/anthropic', '@openai/agents'];
 
 const LABELS = {
   floor: 'hand-written async-generator loop (floor)',
@@ -334,6 +334,89 @@ function w5Table(r) {
   return out.join('\n');
 }
 
+// W6's contenders are the loops over their own HTTP providers (contenders/http.js)
+const W6_LABELS = {
+  'sse-floor': 'fetch + SSE split + JSON.parse of one reply (floor)',
+  'rx-tool-loop': '**rx-tool-loop** (runEventedToolLoop + openAIChatProvider / anthropicProvider)',
+  'pi-runAgentLoop': 'Pi: pi-agent-core runAgentLoop + pi-ai providers',
+  'ai-streamText': 'AI SDK streamText + @ai-sdk/openai (chat) / @ai-sdk/anthropic',
+};
+const W6_PEERS = ['pi-runAgentLoop', 'ai-streamText'];
+const W6_API = { openai: 'OpenAI Chat Completions', anthropic: 'Anthropic Messages' };
+const w6Label = (name) => W6_LABELS[name] ?? label(name);
+
+function w6Table(r) {
+  const names = [...new Set(r.apis.flatMap((api) => Object.keys(r.cpu[api] ?? {})))];
+  const cell = (x, digits = 1) => (!x ? '–' : x.error ? failed(x) : spread(x, (v) => fmt(v, digits)));
+  const cpuRows = names.map((name) => [
+    w6Label(name),
+    ...r.apis.flatMap((api) => [cell(r.cpu[api]?.[name]), cell(r.cpuInMemory?.[api]?.[name])]),
+    r.apis.map((api) => (ok(r.cpu[api]?.[name]) ? int(r.cpu[api][name].chunks) : '–')).join(' / '),
+    r.apis.map((api) => (ok(r.cpu[api]?.[name]) ? fmt(r.cpu[api][name].wall.median, 0) : '–')).join(' / '),
+  ]);
+  const serverCpu = r.apis.map((api) => {
+    const x = Object.values(r.cpu[api] ?? {}).find(ok);
+    return x ? `${W6_API[api]} ${fmt(x.server.median, 1)} µs` : undefined;
+  });
+  const pairedCpu = r.apis.map((api) => {
+    const paired = r.cpu[api]?.['rx-tool-loop']?.paired;
+    if (!paired) return undefined;
+    return `${W6_API[api]}: ${Object.entries(paired).map(([name, p]) => `÷ ${name} ${pairedText(p)}`).join(', ')}`;
+  });
+  const pairedMemory = r.apis.map((api) => {
+    const rows = Object.entries(r.cpuInMemory?.[api] ?? {}).filter(([, x]) => ok(x) && x.paired);
+    return rows.length > 0 ? `${W6_API[api]}: ${rows.map(([name, x]) => `${name} ${fmt(x.paired.median)}×`).join(', ')}` : undefined;
+  });
+  const talking = names.filter((name) => r.apis.some((api) => r.conversation[api]?.[name]));
+  const latencyRows = talking.map((name) => [
+    w6Label(name),
+    ...r.apis.flatMap((api) => {
+      const c = r.conversation[api]?.[name];
+      return !c ? ['–', '–'] : c.error ? [failed(c), ''] : [spread(c.a, (v) => fmt(v, 2)), spread(c.b, (v) => fmt(v, 2))];
+    }),
+  ]);
+  const wallRows = talking.map((name) => [
+    w6Label(name),
+    ...r.apis.flatMap((api) => {
+      const c = r.conversation[api]?.[name];
+      return [cell(c, 0), ok(c) ? fmt(c.streaming.median, 0) : '–'];
+    }),
+  ]);
+  const overlap = r.apis.map((api) => {
+    const c = r.conversation[api]?.['rx-tool-loop'];
+    return ok(c) ? `${W6_API[api]} ${fmt(c.overlap.median, 0)} ms` : undefined;
+  });
+  const B = BASELINE?.name;
+  const base = (api, what) => {
+    const [cur, old] = [r[what][api]?.['rx-tool-loop'], r[what][api]?.[B]];
+    return ok(cur) && ok(old) && [`${what === 'cpu' ? 'CPU per chunk' : 'conversation wall time'} (${W6_API[api]})`, ratio(cur.median, old.median)];
+  };
+  const s = r.scenarios;
+  return [
+    `**CPU per streamed chunk** (µs of the client process's CPU per server-sent event; the server runs in a process of its own). One conversation: a tool turn of ${int(s.cpu.lead)} text tokens, call A in ${s.cpu.aPieces} pieces, call B in ${s.cpu.bPieces}, ${s.cpu.tail} tokens of text after the calls, then a final turn of ${s.cpu.final} tokens; one event every ${s.cpu.paceMs} ms, instant tools.`,
+    '',
+    table(['contender', ...r.apis.flatMap((api) => [`${W6_API[api]}: µs per chunk (min – max)`, 'the same without the socket']), 'chunks per run', 'wall ms per run'], cpuRows) +
+      vsBaseline(r.apis.map((api) => base(api, 'cpu'))),
+    '',
+    `"Without the socket" (a′, for information): the same replies in the same process, the global \`fetch\` answering from memory, one event per macrotask (${r.rounds.memory} rounds): what each client does per chunk above Node's HTTP client and the kernel, which cost every contender alike over HTTP. rx-tool-loop ÷ each there, paired by round: ${pairedMemory.filter(Boolean).join('; ')}.`,
+    '',
+    `rx-tool-loop ÷ each contender, CPU per chunk over HTTP, paired by round (the median of the ${r.rounds.cpu} rounds' ratios; the two runs of a round meet the same machine): ${pairedCpu.filter(Boolean).join('; ')}.`,
+    '',
+    `The server's own CPU per chunk, in its process (not counted above): ${serverCpu.filter(Boolean).join(', ')}.`,
+    '',
+    `**Tool start after the call's last byte** (ms from the server writing the call's last byte to the tool's body starting, both on the system's monotonic clock; ${s.conversation.turns - 1} tool turns × ${r.rounds.conversation} runs → ${(s.conversation.turns - 1) * r.rounds.conversation} samples per call). The call's last byte: OpenAI, its last arguments piece (the format has no event that closes a call); Anthropic, its \`content_block_stop\`. Call A (\`lookup\`) completes early, call B (\`write_file\`) after ${s.conversation.bPieces} pieces of arguments; ${s.conversation.tail} tokens of text follow the calls.`,
+    '',
+    table(['contender', ...r.apis.flatMap((api) => [`${W6_API[api]}: call A`, `${W6_API[api]}: call B`])], latencyRows),
+    '',
+    `**Three-turn conversation** (wall ms; two tool turns, each two calls whose tools take ${s.conversation.toolMs} ms, then a final turn; one event every ${s.conversation.paceMs} ms, on a fixed schedule: the server's three replies take the same time for every contender, shown beside).`,
+    '',
+    table(['contender', ...r.apis.flatMap((api) => [`${W6_API[api]}: wall ms (min – max)`, 'the server streaming (ms)'])], wallRows) +
+      vsBaseline(r.apis.map((api) => base(api, 'conversation'))),
+    '',
+    `Overlap available (the tool time a loop can run inside the stream: per tool turn, from the last call's last byte to the reply's end, at most ${s.conversation.toolMs} ms; median of rx-tool-loop's runs): ${overlap.filter(Boolean).join(', ')}.`,
+  ].join('\n');
+}
+
 // ---------------------------------------------------------------------------------------------
 // targets
 
@@ -407,6 +490,48 @@ function targets(results) {
     if (x && !x.error) add('W5', `${int(W5.loops)} concurrent loops complete, every loop’s invariants hold`, `${fmt(x.time.median, 0)} ms, peak heap +${mib(x.peak.median)}, ${x.failureCount} failures`, x.failureCount === 0, ['cpu', 'W5']);
     else add('W5', 'rx-tool-loop runs', failed(x ?? { error: 'missing' }), false, ['cpu', 'W5']);
   }
+  const W6 = results.W6;
+  if (W6 && !W6.error) {
+    for (const api of W6.apis) {
+      const A = W6_API[api];
+      const cpu = W6.cpu[api] ?? {};
+      const ours = cpu['rx-tool-loop'];
+      if (!ok(ours)) {
+        add('W6', `rx-tool-loop runs (${A})`, failed(ours ?? { error: 'missing' }), false, ['cpu', 'W6']);
+        continue;
+      }
+      const peers = W6_PEERS.filter((name) => ok(cpu[name]));
+      const fastest = peers.reduce((a, b) => (cpu[a].median <= cpu[b].median ? a : b), peers[0]);
+      // judged on the ratio paired by round (workload.js) against the peer with the lowest median
+      const paired = fastest && ours.paired?.[fastest];
+      add(
+        'W6',
+        `CPU per chunk ≤ the fastest peer’s (${A}; paired by round)`,
+        fastest ? `${fmt(ours.median, 1)} µs vs ${fmt(cpu[fastest].median, 1)} µs (${fastest}); paired ${paired ? pairedText(paired) : 'missing'}` : 'no peer ran',
+        paired ? paired.median <= 1 : undefined,
+        ['cpu', 'W6'],
+      );
+      const talk = W6.conversation[api] ?? {};
+      const c = talk['rx-tool-loop'];
+      if (!ok(c)) {
+        add('W6', `rx-tool-loop’s conversation runs (${A})`, failed(c ?? { error: 'missing' }), false, undefined);
+        continue;
+      }
+      add('W6', `tool start ≤ 1 ms after the call’s last byte (${A})`, `call A ${fmt(c.a.median, 2)} ms, call B ${fmt(c.b.median, 2)} ms (medians; max ${fmt(c.a.max, 2)}, ${fmt(c.b.max, 2)})`, c.a.median <= 1 && c.b.median <= 1, undefined);
+      // "faster than every peer by the overlapped tool time": each peer's wall time minus ours at least
+      // the overlap available (1 ms of tool-start latency allowed per tool turn)
+      const turns = W6.scenarios.conversation.turns - 1;
+      const talked = W6_PEERS.filter((name) => ok(talk[name]));
+      const gaps = talked.map((name) => `${name} ${fmt(talk[name].median, 0)} ms (−${fmt(talk[name].median - c.median, 0)})`);
+      add(
+        'W6',
+        `three-turn conversation faster than every peer by the overlapped tool time (${A})`,
+        `${fmt(c.median, 0)} ms; ${gaps.join(', ') || 'no peer ran'}; overlap ${fmt(c.overlap.median, 0)} ms`,
+        talked.length > 0 && talked.every((name) => talk[name].median - c.median >= c.overlap.median - turns),
+        undefined,
+      );
+    }
+  }
   if (BASELINE) baselineTargets(results, add);
   for (const w of WORKLOADS) if (results[w]?.error) add(w, 'the workload runs', results[w].error, false, undefined);
   return list.sort((a, b) => WORKLOADS.indexOf(a.workload) - WORKLOADS.indexOf(b.workload)); // stable: by workload, then as added
@@ -464,7 +589,7 @@ function methodText(env) {
   are pooled: the median of one process moves by up to ±30% from one process to the next (JIT and GC
   timing), the table shows each; streamText runs in the first process only (1 + 5). W1b: 3 warm-ups,
   then 15 repetitions alternating 10 and 40 turns (generateText 9, streamText 5). W2: 1 + 5 (heap: 3).
-  W3: 2 + 7. W4: 1 + 5. W5: 1 + 5.
+  W3: 2 + 7. W4: 1 + 5. W5: 1 + 5. W6: per API and scenario, 1 warm-up run each, then 9 rounds ((a)) or 7 ((b), (c)) in which every contender runs once (round-robin, each round starting one further, not blocks: see W6 below).
 - Every contender checks, after every run, that it made T model calls and T−1 tool executions (×
   calls per turn) and delivered every delta (count and characters); a contender that fails is
   reported as failed and not timed.
@@ -505,6 +630,47 @@ function methodText(env) {
   stop); one provider call per turn; the history is user, then per turn the assistant message
   (text whole, its calls) and one result per call in call order, with the right content and
   isError; loop_end's messages are the last turn_end's; the caller's array is untouched.
+- **W6** over HTTP. A loopback server (\`lib/w6-server.js\`, on 127.0.0.1, started and stopped by the
+  workload) runs in a child process of its own and writes replies the bench composes itself
+  (\`lib/w6-wire.js\`) in both wire formats: OpenAI Chat Completions SSE (a first chunk with the role,
+  content chunks, each call's header chunk then its arguments in pieces, the \`finish_reason\` chunk, the
+  \`stream_options.include_usage\` usage chunk, \`[DONE]\`) and Anthropic Messages SSE (\`message_start\`
+  with the input usage, \`ping\`, \`content_block_start\` / \`_delta\` / \`_stop\` for text and
+  \`tool_use\` blocks with \`input_json_delta\` pieces, \`message_delta\` with the stop reason and output
+  usage, \`message_stop\`). One server-sent event every \`paceMs\` (1 ms for (a), 2 ms for (b) and
+  (c)), one socket write each (TCP_NODELAY), on a fixed schedule (event k at k × paceMs: a late timer
+  writes what is due at once), so that a reply takes the same time whatever the timers' jitter. A tool
+  turn: text tokens, call A (\`lookup\`, short arguments: it completes early), call B (\`write_file\`,
+  its arguments streaming for a while, a file being written), then text after the calls (the model keeps
+  streaming while the tools run: an Anthropic text block after the \`tool_use\` blocks; OpenAI content
+  deltas after the \`tool_calls\` deltas, which the format allows though OpenAI's own models usually end a
+  reply with its calls), then the end and the usage. The last turn is text only. The server checks each
+  request (the scenario is its \`model\`; both tools declared; a history whose tool results answer
+  exactly the earlier turns' calls; \`include_usage\` asked for) and answers a wrong one with a 400; every
+  contender checks the text it streamed, and the tools' runs. Contenders: rx-tool-loop
+  (\`openAIChatProvider\`, \`anthropicProvider\`), Pi (pi-agent-core's \`runAgentLoop\` with pi-ai's own
+  providers, \`baseUrl\` in the model), the AI SDK (\`streamText\` with \`@ai-sdk/openai\`'s chat model and
+  \`@ai-sdk/anthropic\`, \`baseURL\` the server, \`stopWhen: isStepCount(turns)\`), all reading through
+  Node's fetch, and a floor (fetch, split the events, JSON.parse each; one reply). (a) **CPU per chunk**:
+  \`process.cpuUsage()\` of the workload process around one conversation ÷ the events the server wrote;
+  the server's CPU is in its own process, so nothing needs subtracting (it is shown, for information).
+  What is counted is the whole client: Node's HTTP client and web streams, the SSE parsing, the
+  provider, the loop, the GC. (a′), for information: the same replies with the global \`fetch\` (which
+  every contender reads through) replaced by one that answers from memory in the same process, one
+  event per macrotask, 15 rounds: the per-chunk cost of each client above the socket and Node's HTTP
+  parser (the stand-in's own small cost, encoding and enqueueing each event, is in every figure).
+  (b) **Tool start**: the server records (process.hrtime: the system's monotonic clock, the same in
+  both processes) when it wrote each call's last byte; each tool records
+  when its body starts; the difference, per call. (c) **Three-turn conversation**: wall time, tools of
+  200 ms; the overlap available is, per tool turn, the time from the last call's last byte to the reply's
+  end (at most the tool time): a loop that starts each tool at its call's last byte finishes that much
+  sooner than one that runs the tools after the reply. Target (c) is met when every peer's median wall
+  time exceeds rx-tool-loop's by at least the overlap available (less 1 ms per tool turn). The machine
+  runs other work, which moves a run's CPU time by tens of %: the contenders run round-robin (9 rounds
+  for (a), 7 for (b) and (c), each contender once a round) rather than in blocks, so that load meets them
+  alike, and the medians are reported (14 samples per call for (b)). Target (a) is judged on rx-tool-loop's
+  CPU per chunk divided by the fastest peer's round by round (the median of those ratios ≤ 1): the two
+  runs of a round meet the same machine; the medians alone scatter by ±10–20% from one run to the next.
 - One rxjs instance: the bench takes rxjs from where the library's build resolves it (the root's
   node_modules, the library's peer) and checks at start that the library's Observables are
   instances of that rxjs; bench/node_modules has no rxjs.
@@ -541,6 +707,14 @@ function methodText(env) {
   20's web streams dequeue with \`Array#shift\` and the SDK's internal streams queue the parts, so its
   rate falls as the stream grows (about 13,000 deltas/s at 10,000, 1,000,000 would take ~80 s a
   repetition).
+- W6: \`@mariozechner/pi-ai\` ${env.peers['@mariozechner/pi-ai']}'s \`openai-completions\` and \`anthropic-messages\`
+  providers (the \`openai\` and \`@anthropic-ai/sdk\` clients inside) with a model whose \`baseUrl\` is the
+  loopback server, an API key in the loop's config, \`maxRetries: 0\`, tools in parallel; the AI SDK's
+  \`@ai-sdk/openai\` ${env.peers['@ai-sdk/openai']} (\`createOpenAI({ baseURL }).chat(model)\`, Chat Completions) and
+  \`@ai-sdk/anthropic\` ${env.peers['@ai-sdk/anthropic']} (\`createAnthropic({ baseURL })\`), the provider packages of \`ai\`
+  ${env.peers.ai} (the same \`@ai-sdk/provider\` and \`provider-utils\`), \`maxOutputTokens: 4096\` (as the others
+  send), \`maxRetries: 0\`. Pi and the AI SDK (v7: tools run at \`model-call-end\`) run a reply's tools
+  after the reply; rx-tool-loop as each call completes (R3, P8).
 - \`@openai/agents\` ${env.peers['@openai/agents']}: ${OPENAI ? 'run (W1, W1b, W3) in processes of their own, with a fake `Model` (getResponse / getStreamedResponse), tracing off; its ratios are to the floor of the main W1 process.' : 'installed, not run (pass `--openai-agents`: it needs a process of its own, as its AsyncLocalStorage slows every other contender).'}
 `;
 }
@@ -590,6 +764,7 @@ function report(env, results, list, profiles) {
   section('W3', 'parallel tools (8 tool calls of 50 ms in one reply)', w3Table);
   section('W4', 'depth (10,000 synchronous turns in one loop)', w4Table);
   section('W5', 'many loops (1,000 concurrent loops, asynchronous providers and tools)', w5Table);
+  section('W6', 'over HTTP (a loopback server streaming to each loop’s own providers, both APIs)', w6Table);
   const findings = findingsText();
   if (findings) out.push(findings, '');
   const prof = profileText(profiles);

@@ -10,6 +10,7 @@
 // by run.js, lib/baseline.js) the baseline build runs right after rx-tool-loop wherever it runs.
 const { rxjs, checkOneRxjs, now, stats, gc, heapUsed, until } = require('./lib/env.js');
 const S = require('./lib/script.js');
+const W6 = require('./lib/w6-wire.js');
 const { contender, baseline, withBaseline } = require('./lib/contenders.js');
 
 const args = process.argv.slice(2);
@@ -598,8 +599,192 @@ async function w5() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// W6: over HTTP, against a loopback server in a child process (lib/w6-server.js): CPU per streamed
+// chunk, the time from a tool call's last byte to its tool's start, the wall time of a three-turn
+// conversation whose 200 ms tools run while the model streams
 
-const WORKLOADS = { W1: w1, W1b: w1b, W2: w2, W3: w3, W4: w4, W5: w5 };
+const W6_APIS = ['openai', 'anthropic'];
+const W6_CONTENDERS = ['sse-floor', 'rx-tool-loop', 'pi-runAgentLoop', 'ai-streamText'];
+
+/** The two tools' bodies for one run: each records its start on the server's clock, then takes `toolMs`. */
+function w6Tools(scenario, server) {
+  const starts = [];
+  const body = (name) => (input) => {
+    starts.push({ name, turn: W6.turnOf(name, input), at: server.now() });
+    const result = `${name}: done`;
+    return scenario.toolMs > 0 ? new Promise((resolve) => setTimeout(resolve, scenario.toolMs, result)) : result;
+  };
+  return { tools: { lookup: body('lookup'), write_file: body('write_file') }, starts };
+}
+
+/** One conversation (the floor: one reply): its wall and CPU time, what the server wrote, the tools' starts; every count checked. */
+async function w6Once(who, api, scenario, server) {
+  const { tools, starts } = w6Tools(scenario, server);
+  const cpu = process.cpuUsage();
+  const start = now();
+  const out = await who.run({ api, scenario, baseURL: server.baseURL, tools });
+  const ms = now() - start;
+  const used = process.cpuUsage(cpu);
+  const records = await server.take();
+  const failed = records.find((r) => r.error);
+  if (failed) throw new Error(`the server refused a request: ${failed.error}`);
+  const turns = out.oneReply ? 1 : scenario.turns;
+  if (records.length !== turns || records.some((r, i) => r.turn !== i + 1 || r.aborted)) {
+    throw new Error(`the server answered turns ${records.map((r) => r.turn + (r.aborted ? ' (aborted)' : '')).join(', ')}, expected 1 to ${turns}`);
+  }
+  const chars = out.oneReply ? W6.turnText(scenario, 1).length : W6.conversationChars(scenario);
+  if (out.chars !== chars) throw new Error(`streamed ${out.chars} characters of text, expected ${chars}`);
+  const calls = out.oneReply ? 0 : 2 * (scenario.turns - 1);
+  if (starts.length !== calls) throw new Error(`${starts.length} tool runs, expected ${calls}`);
+  if (!out.oneReply && records.some((r) => !r.includeUsage)) throw new Error('a request did not ask for the usage (stream_options.include_usage)');
+  const chunks = records.reduce((sum, r) => sum + r.chunks, 0);
+  // the time from each call's last byte (written by the server) to its tool's start
+  const latency = { a: [], b: [] };
+  for (const s of starts) {
+    const record = records[s.turn - 1];
+    const tag = s.name === 'lookup' ? 'a' : 'b';
+    latency[tag].push(s.at - record.at[tag]);
+  }
+  // the tool time a loop can hide in the stream: per tool turn, from the last call's last byte to the
+  // reply's last byte, at most the tools' time (both calls' tools run in parallel)
+  let overlap = 0;
+  for (const r of records) if (r.at.b !== undefined) overlap += Math.min(r.at.end - Math.max(r.at.a, r.at.b), scenario.toolMs);
+  const serverCpuUs = records.reduce((sum, r) => sum + r.serverCpuUs, 0);
+  // how long the server streamed, all replies together: the same for every contender (the server
+  // keeps to its schedule), which the wall times can be compared on
+  const streaming = records.reduce((sum, r) => sum + (r.at.end - r.at.first), 0);
+  return { ms, cpuUs: used.user + used.system, chunks, latency, overlap, serverCpuUs, streaming };
+}
+
+async function w6() {
+  const W6Server = require('./lib/w6-server.js');
+  const { httpContender } = require('./contenders/http.js');
+  // (a) has more rounds: its CPU times scatter more than (c)'s wall times, which timers set
+  const rounds = { cpu: QUICK ? 2 : 9, memory: QUICK ? 2 : 15, conversation: QUICK ? 2 : 7 };
+  const scenarios = { cpu: W6.SCENARIOS['w6-cpu'], conversation: W6.SCENARIOS['w6-conversation'] };
+  const names6 = names(W6_CONTENDERS);
+  log(`W6: over HTTP (loopback server in a child process), ${W6_APIS.join(' and ')}: ${names6.join(', ')}; ${rounds.cpu} and ${rounds.conversation} rounds, each contender once a round`);
+  const server = await W6Server.start();
+  const memory = W6Server.inMemory();
+  const cpu = {};
+  const cpuInMemory = {};
+  const conversation = {};
+  try {
+    for (const api of W6_APIS) {
+      cpu[api] = {};
+      cpuInMemory[api] = {};
+      conversation[api] = {};
+      const loaded = [];
+      for (const name of names6) {
+        try {
+          const who = httpContender(name);
+          await who.load();
+          loaded.push(who);
+        } catch (error) {
+          cpu[api][name] = { error: `could not load: ${error.message}` };
+        }
+      }
+      // round-robin, not blocks: a run takes about a second, and the machine's other work moves the CPU
+      // time of a run by tens of %; each round runs every contender once (starting one further each
+      // round), so that what the machine does meets every contender alike. One warm-up run each first.
+      const rounds6 = async (kind, scenario, who6, server6 = server) => {
+        const runs = new Map(who6.map((who) => [who.name, []]));
+        const failures = new Map();
+        const attempt = async (who) => {
+          if (failures.has(who.name)) return undefined;
+          try {
+            return await w6Once(who, api, scenario, server6);
+          } catch (error) {
+            failures.set(who.name, String(error?.message ?? error));
+            log(`  ${api} ${who.name}: ${kind} FAILED ${failures.get(who.name)}`);
+            return undefined;
+          }
+        };
+        gc();
+        for (const who of who6) await attempt(who);
+        for (let r = 0; r < rounds[kind]; r++) {
+          for (let k = 0; k < who6.length; k++) {
+            const who = who6[(r + k) % who6.length];
+            const run = await attempt(who);
+            if (run) runs.get(who.name).push(run);
+          }
+        }
+        return { runs, failures };
+      };
+
+      // (a) CPU per streamed chunk: the long tool turn and the short final one, instant tools
+      const a = await rounds6('cpu', scenarios.cpu, loaded);
+      for (const who of loaded) {
+        const runs = a.runs.get(who.name);
+        cpu[api][who.name] = a.failures.has(who.name)
+          ? { error: a.failures.get(who.name) }
+          : { ...stats(runs.map((r) => r.cpuUs / r.chunks)), chunks: runs[0].chunks, wall: stats(runs.map((r) => r.ms)), server: stats(runs.map((r) => r.serverCpuUs / r.chunks)) };
+        log(`  ${api} ${who.name}: CPU µs per chunk ${describe(cpu[api][who.name])}`);
+      }
+      // rx-tool-loop ÷ each other contender, round by round: the two runs of a round meet the same
+      // machine, so the median of these ratios moves less with other work than the ratio of medians
+      const ours = a.runs.get('rx-tool-loop');
+      if (ours && !a.failures.has('rx-tool-loop')) {
+        cpu[api]['rx-tool-loop'].paired = {};
+        for (const who of loaded) {
+          const theirs = a.runs.get(who.name);
+          if (who.name === 'rx-tool-loop' || a.failures.has(who.name) || theirs.length !== ours.length) continue;
+          cpu[api]['rx-tool-loop'].paired[who.name] = stats(ours.map((r, i) => r.cpuUs / r.chunks / (theirs[i].cpuUs / theirs[i].chunks)));
+          log(`  ${api} rx-tool-loop ÷ ${who.name}, CPU per chunk, paired by round: ${describe(cpu[api]['rx-tool-loop'].paired[who.name])}`);
+        }
+      }
+
+      // (a') the same, without the socket: the global fetch answers from memory (lib/w6-server.js)
+      memory.install();
+      let m;
+      try {
+        m = await rounds6('memory', scenarios.cpu, loaded, memory);
+      } finally {
+        memory.uninstall();
+      }
+      const inMemoryOurs = m.runs.get('rx-tool-loop');
+      for (const who of loaded) {
+        const runs = m.runs.get(who.name);
+        const perChunk = runs.map((r) => r.cpuUs / r.chunks);
+        cpuInMemory[api][who.name] = m.failures.has(who.name)
+          ? { error: m.failures.get(who.name) }
+          : {
+              ...stats(perChunk),
+              // rx-tool-loop ÷ this contender, round by round
+              paired: inMemoryOurs && !m.failures.has('rx-tool-loop') && who.name !== 'rx-tool-loop' ? stats(inMemoryOurs.map((r, i) => r.cpuUs / r.chunks / perChunk[i])) : undefined,
+            };
+        log(`  ${api} ${who.name}: CPU µs per chunk without the socket ${describe(cpuInMemory[api][who.name])}`);
+      }
+
+      // (b) and (c): the three-turn conversation, 200 ms tools
+      const talking = loaded.filter((who) => !who.cpuOnly);
+      const c = await rounds6('conversation', scenarios.conversation, talking);
+      for (const who of talking) {
+        const runs = c.runs.get(who.name);
+        conversation[api][who.name] = c.failures.has(who.name)
+          ? { error: c.failures.get(who.name) }
+          : {
+              ...stats(runs.map((r) => r.ms)),
+              a: stats(runs.flatMap((r) => r.latency.a)),
+              b: stats(runs.flatMap((r) => r.latency.b)),
+              overlap: stats(runs.map((r) => r.overlap)),
+              streaming: stats(runs.map((r) => r.streaming)),
+            };
+        const x = conversation[api][who.name];
+        if (!x.error) {
+          log(`  ${api} ${who.name}: conversation ms ${describe(x)}; tool start after the call's last byte: A ${describe(x.a)}, B ${describe(x.b)}; overlap available ${x.overlap.median.toFixed(1)} ms, replies streamed for ${x.streaming.median.toFixed(1)} ms`);
+        }
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  return { apis: W6_APIS, scenarios, rounds, cpu, cpuInMemory, conversation };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const WORKLOADS = { W1: w1, W1b: w1b, W2: w2, W3: w3, W4: w4, W5: w5, W6: w6 };
 
 async function main() {
   checkOneRxjs();

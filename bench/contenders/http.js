@@ -1,0 +1,226 @@
+'use strict';
+// W6's contenders: each runs one conversation against the loopback server (lib/w6-server.js) with its
+// own HTTP providers, both APIs, and the two tools of lib/w6-wire.js.
+//
+//   run({ api, scenario, baseURL, tools }) -> Promise<{ chars, tools, usage }>
+//
+// `api` is 'openai' or 'anthropic'; `scenario` one of W.SCENARIOS (its name is the request's model);
+// `tools.lookup(input)` and `tools.write_file(input)` are the tools' bodies (they record their start and
+// take `scenario.toolMs`); each contender wraps them in its own tool format. A run resolves with the
+// text characters it streamed and fails when the loop ended in error.
+//
+// - rx-tool-loop: runEventedToolLoop + ToolRegistry over openAIChatProvider / anthropicProvider.
+// - Pi: pi-agent-core's runAgentLoop with pi-ai's own providers (api 'openai-completions' and
+//   'anthropic-messages'), the models' `baseUrl` the loopback server; no streamFn (pi-ai's streamSimple).
+// - AI SDK: streamText (fullStream) with @ai-sdk/openai's chat model (`openai.chat(id)`: Chat
+//   Completions, not Responses) and @ai-sdk/anthropic, both with `baseURL` the loopback server, and
+//   `stopWhen: isStepCount(turns)`.
+// - floor: fetch, read the body, split the events, JSON.parse each: what any client does per chunk. It
+//   reads one reply (no loop, no tools): for the CPU per chunk only.
+const W = require('../lib/w6-wire.js');
+const { lib: current, versionOf } = require('../lib/env.js');
+
+const API_KEY = 'w6-bench-key';
+const ERROR_TEXT = (x) => String(x?.message ?? x).split('\n')[0];
+
+// ---------------------------------------------------------------------------------------------
+// rx-tool-loop
+
+function rxRegistry(lib, tools) {
+  const registry = new lib.ToolRegistry();
+  for (const [name, spec] of Object.entries(W.TOOLS)) {
+    registry.register({ name, description: spec.description, input: spec.input, handler: (input) => tools[name](input) });
+  }
+  return registry;
+}
+
+function forLibrary({ name, label, loadLibrary }) {
+  let lib;
+  const library = () => (lib ??= loadLibrary());
+  return {
+    name,
+    label,
+    async load() {
+      library();
+    },
+    run({ api, scenario, baseURL, tools }) {
+      const options = { model: scenario.name, apiKey: API_KEY, maxRetries: 0 };
+      const provider = api === 'openai' ? lib.openAIChatProvider({ ...options, baseURL: `${baseURL}/v1` }) : lib.anthropicProvider({ ...options, baseURL });
+      return new Promise((resolve, reject) => {
+        let chars = 0;
+        let end;
+        lib
+          .runEventedToolLoop({ provider, registry: rxRegistry(lib, tools), messages: [{ role: 'user', content: 'hi' }], maxTurns: 10 })
+          .subscribe({
+            next(event) {
+              if (event.type === 'text_delta') chars += event.text.length;
+              else if (event.type === 'loop_end') end = event;
+            },
+            error: reject,
+            complete() {
+              if (end?.reason !== 'stop') return reject(new Error(`the loop ended with ${end?.reason}: ${end?.assistant?.errorMessage ?? ''}`));
+              resolve({ chars, usage: end.usage?.outputTokens });
+            },
+          });
+      });
+    },
+  };
+}
+
+const rxToolLoop = forLibrary({ name: 'rx-tool-loop', label: 'rx-tool-loop (runEventedToolLoop + its providers)', loadLibrary: () => current });
+
+// ---------------------------------------------------------------------------------------------
+// Pi: pi-agent-core's runAgentLoop over pi-ai's providers
+
+let core;
+let piAi;
+
+function piModel(api, scenario, baseURL) {
+  return {
+    id: scenario.name,
+    name: scenario.name,
+    api: api === 'openai' ? 'openai-completions' : 'anthropic-messages',
+    provider: api === 'openai' ? 'openai' : 'anthropic',
+    baseUrl: api === 'openai' ? `${baseURL}/v1` : baseURL, // the Anthropic SDK adds /v1/messages
+    reasoning: false,
+    input: ['text'],
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow: 200_000,
+    maxTokens: 4096,
+  };
+}
+
+function piTools(tools) {
+  const { Type } = piAi;
+  const schema = (spec) => Type.Object(Object.fromEntries(Object.keys(spec.input).map((key) => [key, Type.String()])));
+  return Object.entries(W.TOOLS).map(([name, spec]) => ({
+    name,
+    label: name,
+    description: spec.description,
+    parameters: schema(spec),
+    execute: async (_id, params) => ({ content: [{ type: 'text', text: await tools[name](params) }], details: {} }),
+  }));
+}
+
+const pi = {
+  name: 'pi-runAgentLoop',
+  label: 'Pi: pi-agent-core runAgentLoop + pi-ai providers',
+  async load() {
+    core ??= await import('@mariozechner/pi-agent-core');
+    piAi ??= await import('@mariozechner/pi-ai');
+  },
+  async run({ api, scenario, baseURL, tools }) {
+    let chars = 0;
+    let failure;
+    let usage;
+    const context = { systemPrompt: '', messages: [], tools: piTools(tools) };
+    const config = { model: piModel(api, scenario, baseURL), apiKey: API_KEY, maxRetries: 0, convertToLlm: (messages) => messages, toolExecution: 'parallel' };
+    const emit = (event) => {
+      if (event.type === 'message_update' && event.assistantMessageEvent.type === 'text_delta') chars += event.assistantMessageEvent.delta.length;
+      else if (event.type === 'message_end' && event.message.role === 'assistant') {
+        if (event.message.stopReason === 'error' || event.message.stopReason === 'aborted') failure = event.message.errorMessage;
+        usage = event.message.usage?.output;
+      }
+    };
+    await core.runAgentLoop([{ role: 'user', content: 'hi', timestamp: Date.now() }], context, config, emit, undefined);
+    if (failure !== undefined) throw new Error(`pi: ${ERROR_TEXT(failure)}`);
+    return { chars, usage };
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// the AI SDK: streamText over @ai-sdk/openai (chat) and @ai-sdk/anthropic
+
+let ai;
+let aiOpenAI;
+let aiAnthropic;
+
+const aiSdk = {
+  name: 'ai-streamText',
+  label: 'AI SDK streamText + @ai-sdk/openai (chat) / @ai-sdk/anthropic',
+  async load() {
+    ai ??= await import('ai');
+    aiOpenAI ??= await import('@ai-sdk/openai');
+    aiAnthropic ??= await import('@ai-sdk/anthropic');
+  },
+  async run({ api, scenario, baseURL, tools }) {
+    const model =
+      api === 'openai'
+        ? aiOpenAI.createOpenAI({ baseURL: `${baseURL}/v1`, apiKey: API_KEY }).chat(scenario.name)
+        : aiAnthropic.createAnthropic({ baseURL: `${baseURL}/v1`, apiKey: API_KEY })(scenario.name);
+    const toolSet = {};
+    for (const [name, spec] of Object.entries(W.TOOLS)) {
+      const properties = Object.fromEntries(Object.keys(spec.input).map((key) => [key, { type: 'string' }]));
+      const inputSchema = ai.jsonSchema({ type: 'object', properties, required: Object.keys(spec.input), additionalProperties: false });
+      toolSet[name] = ai.tool({ description: spec.description, inputSchema, execute: (input) => tools[name](input) });
+    }
+    const stop = (ai.isStepCount ?? ai.stepCountIs)(scenario.turns);
+    const result = ai.streamText({ model, tools: toolSet, prompt: 'hi', stopWhen: stop, maxRetries: 0, maxOutputTokens: 4096 });
+    let chars = 0;
+    let usage;
+    for await (const part of result.fullStream) {
+      if (part.type === 'text-delta') chars += part.text.length;
+      else if (part.type === 'error') throw part.error instanceof Error ? part.error : new Error(ERROR_TEXT(part.error));
+      else if (part.type === 'finish') usage = part.totalUsage?.outputTokens;
+    }
+    return { chars, usage };
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// the floor: one reply, read and parsed, nothing else
+
+const floor = {
+  name: 'sse-floor',
+  label: 'fetch + SSE split + JSON.parse, one reply (floor)',
+  cpuOnly: true,
+  async load() {},
+  async run({ api, scenario, baseURL }) {
+    const request =
+      api === 'openai'
+        ? { url: `${baseURL}/v1/chat/completions`, headers: { authorization: `Bearer ${API_KEY}` } }
+        : { url: `${baseURL}/v1/messages`, headers: { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01' } };
+    const tools = Object.keys(W.TOOLS).map((name) => (api === 'openai' ? { type: 'function', function: { name } } : { name }));
+    const body = { model: scenario.name, stream: true, stream_options: api === 'openai' ? { include_usage: true } : undefined, max_tokens: 4096, messages: [{ role: 'user', content: 'hi' }], tools };
+    const response = await fetch(request.url, { method: 'POST', headers: { 'content-type': 'application/json', ...request.headers }, body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    let chars = 0;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const event = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = event.slice(event.indexOf('data: ') + 6);
+        if (data === '[DONE]') continue;
+        const json = JSON.parse(data);
+        const piece = api === 'openai' ? json.choices?.[0]?.delta?.content : json.delta?.text;
+        if (typeof piece === 'string') chars += piece.length;
+      }
+    }
+    return { chars, usage: undefined, oneReply: true };
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+
+const baseline = require('../lib/baseline.js').fromEnv();
+const rxBaseline = baseline && forLibrary({ name: baseline.name, label: baseline.label, loadLibrary: () => require(baseline.entry) });
+
+const ALL = [floor, rxToolLoop, rxBaseline, pi, aiSdk].filter(Boolean);
+const byName = new Map(ALL.map((c) => [c.name, c]));
+
+function httpContender(name) {
+  const found = byName.get(name);
+  if (!found) throw new Error(`bench: no W6 contender named ${name} (have: ${[...byName.keys()].join(', ')})`);
+  return found;
+}
+
+const versions = () => ({ '@ai-sdk/openai': versionOf('@ai-sdk/openai'), '@ai-sdk/anthropic': versionOf('@ai-sdk/anthropic'), '@mariozechner/pi-ai': versionOf('@mariozechner/pi-ai') });
+
+module.exports = { ALL, httpContender, versions };
