@@ -7,8 +7,8 @@
  * spec/properties/support/known-defects.ts to false, so that the properties check that case again.
  * A fixed defect stays here as a plain `it`: a regression test.
  *
- * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"), D6 with R23 itself, D7 with the
- * hooks' properties; none is open.
+ * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"), D6 with R23 itself, D7–D11
+ * with the hooks' properties; none is open.
  */
 import { Observable, Subscriber, lastValueFrom, map, switchMap, take, tap, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
