@@ -264,6 +264,14 @@ describe('defects found by the properties', () => {
     ['gives the input back', (input) => input],
     ['puts a summary before it', (input) => ({ ...input, messages: [{ role: 'system', content: 'summary' }, ...input.messages] })],
     ['keeps only the last round', (input) => ({ ...input, messages: input.messages.slice(1) })],
+    [
+      'empties the copy it was given and gives the messages back in a new array',
+      (input) => {
+        const saved = [...input.messages];
+        (input.messages as AgentMessage[]).length = 0;
+        return { ...input, messages: saved };
+      },
+    ],
   ])('D7: a prepareTurn that %s still works once the model sent a call whose input is not an object', (_how, prepareTurn) => {
     const provider = scriptedProvider([toolTurn({ type: 'tool_call', call: { id: 'c1', name: 'echo', input: null as never } }), answerTurn('done')]);
     const registry = new ToolRegistry().register(tool('echo', () => 'ran'));
