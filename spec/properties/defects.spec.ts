@@ -7,8 +7,8 @@
  * spec/properties/support/known-defects.ts to false, so that the properties check that case again.
  * A fixed defect stays here as a plain `it`: a regression test.
  *
- * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"), D6 with R23 itself, D7 with the
- * hooks' properties; none is open.
+ * Status: D1–D5 are fixed (commit "Fix five defects the property suite found"), D6 with R23 itself, D7–D11
+ * with the hooks' properties; none is open.
  */
 import { Observable, Subscriber, lastValueFrom, map, switchMap, take, tap, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
@@ -264,6 +264,14 @@ describe('defects found by the properties', () => {
     ['gives the input back', (input) => input],
     ['puts a summary before it', (input) => ({ ...input, messages: [{ role: 'system', content: 'summary' }, ...input.messages] })],
     ['keeps only the last round', (input) => ({ ...input, messages: input.messages.slice(1) })],
+    [
+      'empties the copy it was given and gives the messages back in a new array',
+      (input) => {
+        const saved = [...input.messages];
+        (input.messages as AgentMessage[]).length = 0;
+        return { ...input, messages: saved };
+      },
+    ],
   ])('D7: a prepareTurn that %s still works once the model sent a call whose input is not an object', (_how, prepareTurn) => {
     const provider = scriptedProvider([toolTurn({ type: 'tool_call', call: { id: 'c1', name: 'echo', input: null as never } }), answerTurn('done')]);
     const registry = new ToolRegistry().register(tool('echo', () => 'ran'));

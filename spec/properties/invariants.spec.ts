@@ -13,6 +13,7 @@ import {
   checkCallerUntouched,
   checkCap,
   checkEnds,
+  checkHooks,
   checkNoLeaks,
   checkSlots,
   checkText,
@@ -82,7 +83,7 @@ describe('properties of the evented tool loop (generated scenarios)', () => {
           return;
         }
         // real time: only where no timing race is part of the scenario (no timeout, no cancellation)
-        if (scenario.cancel !== undefined || scenario.toolTimeoutMs !== undefined) return;
+        if (scenario.cancel !== undefined || scenario.deadline !== undefined || scenario.toolTimeoutMs !== undefined) return;
         const [first, second] = [await runReal(scenario), await runReal(scenario)];
         expect(comparable(second, false)).toEqual(comparable(first, false));
       }),
@@ -90,9 +91,16 @@ describe('properties of the evented tool loop (generated scenarios)', () => {
     );
   });
 
-  it('R23: each handler runs right after its tool_start; each tool_start is followed by exactly one tool_result of its call, with only its tool_updates between; no tool_update before it; none for a call whose handler never runs. R3: a call takes its slot as soon as one is free, in call order, starts there and then, and holds it until its tool_result', async () => {
+  it('R23: each handler runs right after its tool_start; each tool_start is followed by exactly one tool_result of its call, with only its tool_updates between; no tool_update before it; none for a call whose handler never runs. R3, H1: a call takes its slot as soon as one is free, in call order, starts there and then (its beforeToolCall asked, or its tool_start), and holds it until its tool_result', async () => {
     await holds(scenarioArb(), (record) => {
       checkToolStarts(record);
+      checkSlots(record);
+    });
+  });
+
+  it('H1–H6: each hook is asked once in its place and its answer is what happens: no tool_start nor handler for a denied or answered call, the results the model predicts from the decisions, prepareTurn the provider input; a hook torn down saw its signal abort, one that answered did not', async () => {
+    await holds(scenarioArb({ hooks: true }), (record) => {
+      checkHooks(record);
       checkSlots(record);
     });
   });
@@ -107,7 +115,7 @@ describe('properties of the evented tool loop (generated scenarios)', () => {
 
   it('aborting the signal ends the loop with aborted, starts nothing more (no turn, provider call or tool), and every call gets a result (R11)', async () => {
     await holds(
-      scenarioArb().filter((s) => s.cancel?.how === 'signal'),
+      scenarioArb().filter((s) => s.cancel?.how === 'signal' || s.deadline?.how === 'signal'),
       checkAbort,
     );
   });
@@ -120,17 +128,26 @@ describe('properties of the evented tool loop (generated scenarios)', () => {
         const expected = expectedRun(scenario);
         const end = record.events[record.events.length - 1]!.event as LoopEventOf<'loop_end'>;
         try {
-          expect(record.providerCalls.length).toBe(expected.turns);
+          expect(record.providerCalls.length).toBe(expected.providerCalls);
           expect(end.reason).toBe(expected.reason);
           expect(end.messages).toEqual(expected.history);
           for (const [id, call] of expected.calls) {
             const updates = record.events.flatMap(({ event }) => (event.type === 'tool_update' && event.toolCallId === id ? [event.content] : []));
             expect({ id, updates }).toEqual({ id, updates: call.updates });
             expect({ id, handlerRuns: record.tools.filter((t) => t.call.id === id).length }).toEqual({ id, handlerRuns: call.runs ? 1 : 0 });
-            // R23: a tool_start exactly for the calls whose handler runs
-            const starts = record.events.filter(({ event }) => event.type === 'tool_start' && event.call.id === id).length;
-            expect({ id, starts }).toEqual({ id, starts: call.runs ? 1 : 0 });
+            // R23: a tool_start exactly for the calls whose handler runs, on the input beforeToolCall gave
+            const starts = record.events.flatMap(({ event }) => (event.type === 'tool_start' && event.call.id === id ? [event.call.input] : []));
+            expect({ id, starts: starts.length }).toEqual({ id, starts: call.runs ? 1 : 0 });
+            if (call.startInput !== undefined) expect({ id, input: starts[0] }).toEqual({ id, input: call.startInput });
+            // H2, H3: which hooks are asked, and what afterToolCall sees
+            const asked = record.hooks.filter((h) => h.hook === 'beforeToolCall' && h.id === id).length;
+            expect({ id, beforeToolCallAsked: asked }).toEqual({ id, beforeToolCallAsked: call.asked ? 1 : 0 });
+            const saw = record.hooks.filter((h) => h.hook === 'afterToolCall' && h.id === id).map((h) => h.given);
+            expect({ id, afterToolCallSaw: saw }).toEqual({ id, afterToolCallSaw: call.afterSees === undefined ? [] : [call.afterSees] });
           }
+          // H6: prepareTurn, once per turn
+          const prepared = record.hooks.filter((h) => h.hook === 'prepareTurn').map((h) => h.context.turn);
+          expect({ prepareTurnAsked: prepared }).toEqual({ prepareTurnAsked: scenario.hooks?.prepare ? Array.from({ length: expected.turns }, (_, i) => i + 1) : [] });
         } catch (error) {
           throw new Error(`${(error as Error).message}\n${trace(record)}`);
         }

@@ -1,6 +1,6 @@
 /**
  * Soak (issue 5): 1,000 loops at once on real timers — asynchronous providers and tools, Promise tools,
- * every fault and cancellation of the generator — bounded by count, not by time. Every invariant holds
+ * hooks (about one loop in three), every fault and cancellation of the generator — bounded by count, not by time. Every invariant holds
  * for every loop; afterwards no rxjs timer is left, and after a GC the loops' objects are collected and
  * the heap is back within 10% of where it started.
  *
@@ -14,8 +14,11 @@ import {
   checkCallerUntouched,
   checkCap,
   checkEnds,
+  checkHooks,
   checkNoLeaks,
+  checkSlots,
   checkText,
+  checkToolStarts,
   checkValidHistories,
 } from './support/checks.js';
 import { RunRecord, TimerTracker, installRxjsHooks, runReal } from './support/harness.js';
@@ -41,6 +44,8 @@ const checks: [string, (record: RunRecord) => void][] = [
   ['caller untouched', checkCallerUntouched],
   ['text', checkText],
   ['abort', checkAbort],
+  ['tool_start and slots', (record) => (checkToolStarts(record), checkSlots(record))],
+  ['hooks', checkHooks],
 ];
 
 async function settle(): Promise<void> {
@@ -65,6 +70,7 @@ async function soak(scenarios: Scenario[]): Promise<{ failures: string[]; refs: 
     }
     refs.push(new WeakRef(record.callerMessages), ...record.events.slice(-1).map((e) => new WeakRef(e.event)));
     for (const run of record.tools) if (run.signal) refs.push(new WeakRef(run.signal));
+    for (const run of record.hooks) if (run.signal) refs.push(new WeakRef(run.signal));
   }
   return { failures, refs };
 }

@@ -216,7 +216,8 @@ export function runTurn(
         // subscription was in place to be closed: no model call (D10)
         if (!streaming || subscriber.closed) return;
         unasked = false;
-        const problem = notProviderInput(prepared, input.messages);
+        // the loop's own messages, from its own array: the hook may have changed the copy it was given
+        const problem = notProviderInput(prepared, history);
         if (problem === undefined) return ask(prepared);
         draft.fail(problem, 'prepareTurn failed: ');
         stopStreaming();

@@ -4,10 +4,11 @@
  */
 import { assertValidHistory } from '../../../src/testing/index.js';
 import { checkMessages } from '../../../src/loop/check-messages.js';
-import type { AgentMessage, LoopEvent, LoopEventOf, ToolCall } from '../../../src/index.js';
-import { RunRecord, callsById } from './harness.js';
+import type { AgentMessage, LoopEvent, LoopEventOf, ProviderInput, ToolCall, ToolResultMessage } from '../../../src/index.js';
+import { HookRun, RunRecord, callsById } from './harness.js';
 import { KNOWN_DEFECTS } from './known-defects.js';
-import { DEFAULT_MAX_TURNS, inputProblem, isRegistered } from './scenario.js';
+import { afterResult, beforeOutcome, prepareFailure } from './model.js';
+import { DEFAULT_MAX_TURNS, KEEP_AFTER, inputProblem, isRegistered } from './scenario.js';
 
 export class Violation extends Error {
   override name = 'Violation';
@@ -114,25 +115,37 @@ export function providerValidity(messages: readonly AgentMessage[]): string | un
   }
 }
 
+/** H6: the provider calls whose input prepareTurn compacted: they need not start with the caller's messages. */
+function compactedInputs(record: RunRecord): Set<unknown> {
+  return new Set(
+    record.hooks.filter((h) => h.hook === 'prepareTurn' && h.spec.answer.kind === 'value' && (h.spec.answer.value as { kind: string }).kind === 'compact').map((h) => h.value),
+  );
+}
+
+/** The empty answer that stands in when a turn was aborted before any model call (R7, H6). */
+const STAND_IN = { role: 'assistant', content: '', stopReason: 'aborted', errorMessage: 'aborted' };
+
 export function checkValidHistories(record: RunRecord): void {
-  const handedOut: { what: string; messages: readonly AgentMessage[] }[] = [
-    ...record.providerCalls.map((c) => ({ what: `the provider input of turn ${c.turn}`, messages: c.input.messages })),
-    ...eventsOf(record, 'turn_end').map((e) => ({ what: `turn_end ${e.turn}`, messages: e.messages })),
-    ...eventsOf(record, 'loop_end').map((e) => ({ what: 'loop_end', messages: e.messages })),
+  const compacted = compactedInputs(record);
+  const handedOut: { what: string; messages: readonly AgentMessage[]; prefix: boolean }[] = [
+    ...record.providerCalls.map((c) => ({ what: `the provider input of turn ${c.turn}`, messages: c.input.messages, prefix: !compacted.has(c.input) })),
+    ...eventsOf(record, 'turn_end').map((e) => ({ what: `turn_end ${e.turn}`, messages: e.messages, prefix: true })),
+    ...eventsOf(record, 'loop_end').map((e) => ({ what: 'loop_end', messages: e.messages, prefix: true })),
   ];
   const seen = new Set<unknown>([record.callerMessages]);
-  for (const { what, messages } of handedOut) {
+  for (const { what, messages, prefix } of handedOut) {
     const problem = providerValidity(messages);
     if (problem) fail(`${what}: ${problem}\n${JSON.stringify(messages, null, 1)}`);
     if (seen.has(messages)) fail(`${what} is an array handed out before (or the caller's own)`);
     seen.add(messages);
+    if (!prefix) continue;
     record.callerElements.forEach((m, i) => {
       if (messages[i] !== m) fail(`${what} does not start with the caller's messages (#${i} differs)`);
     });
   }
   // a history saved as JSON and read back is still one a provider takes (R4), and, when the provider's calls
   // had object inputs, one the loop takes back (R21); the last one handed out (each earlier one is a prefix of it)
-  for (const { what, messages } of handedOut.slice(-1)) {
+  for (const { what, messages } of handedOut.slice(-1).filter((h) => h.prefix)) {
     const copy = JSON.parse(JSON.stringify(messages)) as AgentMessage[];
     const problem = providerValidity(copy);
     if (problem) fail(`${what}, after a JSON round trip: ${problem}`);
@@ -148,6 +161,7 @@ export function checkValidHistories(record: RunRecord): void {
 
   // per finished turn: one tool_result event per call, and turn_end agrees with the events
   let turnEvents: LoopEvent[] = [];
+  let before: readonly AgentMessage[] = record.callerSnapshot;
   for (const { event } of record.events) {
     if (event.type === 'turn_start') turnEvents = [];
     turnEvents.push(event);
@@ -179,7 +193,14 @@ export function checkValidHistories(record: RunRecord): void {
       expect(result).toEqual(fromEvent);
     });
     const tail = event.messages.slice(event.messages.length - 1 - calls.length);
-    expect(tail).toEqual([event.assistant, ...event.toolResults]);
+    if (event.messages[event.messages.length - 1 - calls.length] !== event.assistant && record.scenario.hooks?.prepare) {
+      // H6: aborted while prepareTurn waited: the empty answer stands in, outside the history
+      expect(event.assistant).toEqual(STAND_IN);
+      expect({ turn: event.turn, messages: event.messages }).toEqual({ turn: event.turn, messages: before });
+    } else {
+      expect(tail).toEqual([event.assistant, ...event.toolResults]);
+    }
+    before = event.messages;
   }
 }
 
@@ -431,7 +452,7 @@ export function checkUsage(record: RunRecord): void {
 }
 
 // ---------------------------------------------------------------------------------------------
-// the turns of a run, and the calls' slots (R3)
+// the turns of a run, and the calls' slots (R3, H1)
 
 interface TurnSpan {
   turn: number;
@@ -476,22 +497,27 @@ function callsOfTurn(record: RunRecord, span: TurnSpan, specs = callsById(record
     const dup = ids.has(event.call.id);
     ids.add(event.call.id);
     const spec = specs.get(event.call.id);
-    // the calls the loop would run: known, with an input its checks pass, not a duplicate (R28)
+    // H2: the hooks see the calls the loop would run: known, with an input its checks pass, not a duplicate (R28)
     const hookable = !dup && spec !== undefined && isRegistered(record.scenario, spec.name) && inputProblem(spec.name, spec.input) === undefined;
     calls.push({ index: i, call: event.call, dup, hookable });
   }
   return calls;
 }
 
+const hooksOfTurn = (record: RunRecord, span: TurnSpan, hook: HookRun['hook']) =>
+  record.hooks.filter((h) => h.hook === hook && h.calledAfterEvents > span.start && h.calledAfterEvents <= span.last + 1);
+
 /**
- * R3: a call takes a slot when it can (at once in parallel mode; under `maxConcurrency` or in sequential mode
- * when one frees, in call order) and holds it until its `tool_result`. A call that gets its slot starts there
- * and then: its `tool_start` is the next event (a known, valid call), or its result is (one the loop refuses).
- * Played from the events, up to a cancellation.
+ * R3 and H1: a call takes a slot when it can (at once in parallel mode; under `maxConcurrency` or in sequential
+ * mode when one frees, in call order) and holds it until its `tool_result` — through its hooks' waits too. A
+ * call that gets its slot starts there and then: `beforeToolCall` is asked (with the hook), or its `tool_start`
+ * is the next event (a known, valid call), or its result is (one the loop refuses). Played from the events,
+ * up to a cancellation.
  */
 export function checkSlots(record: RunRecord): void {
   const { scenario } = record;
   const concurrency = scenario.toolExecution === 'sequential' ? 1 : (scenario.maxConcurrency ?? Infinity);
+  const asked = scenario.hooks?.before === true;
   const cancelAt = cancelledAt(record);
   const events = record.events.map((e) => e.event);
   const specs = callsById(scenario);
@@ -499,6 +525,8 @@ export function checkSlots(record: RunRecord): void {
     const calls = new Map(callsOfTurn(record, span, specs).filter((c) => !c.dup).map((c) => [c.index, c]));
     const queue: { id: string; hookable: boolean }[] = [];
     const running = new Set<string>();
+    const asks = asked ? hooksOfTurn(record, span, 'beforeToolCall') : [];
+    let next = 0;
     let expected: { type: 'tool_start' | 'tool_result'; id: string } | undefined;
     const where = (i: number) => `(event #${i}, turn ${span.turn}, ${concurrency === Infinity ? 'no limit' : `${concurrency} slot(s)`})\n${trace(record)}`;
     for (let i = span.start + 1; i <= span.last; i++) {
@@ -512,9 +540,13 @@ export function checkSlots(record: RunRecord): void {
       if (call !== undefined) queue.push({ id: call.call.id, hookable: call.hookable });
       if (event.type === 'tool_start') {
         const id = event.call.id;
-        if (queue[0]?.id !== id || running.size >= concurrency) fail(`R3: tool_start ${id} without a free slot, or out of call order ${where(i)}`);
-        queue.shift();
-        running.add(id);
+        if (asked) {
+          if (!running.has(id)) fail(`H1: tool_start ${id}, but beforeToolCall was not asked for it in its slot ${where(i)}`);
+        } else {
+          if (queue[0]?.id !== id || running.size >= concurrency) fail(`R3: tool_start ${id} without a free slot, or out of call order ${where(i)}`);
+          queue.shift();
+          running.add(id);
+        }
       }
       if (event.type === 'tool_result') {
         const { toolCallId: id, content } = event.message;
@@ -524,12 +556,200 @@ export function checkSlots(record: RunRecord): void {
         else if (queued >= 0 && content === 'error: aborted' && i >= cancelAt - 1) queue.splice(queued, 1);
         else if (queued >= 0 || !/_dup\d+$/.test(id)) fail(`R3: tool_result ${id}, but the call never had a slot ${where(i)}`);
       }
-      // what the loop does once event i was delivered: start the call that got a slot
+      // what the loop did once event i was delivered: ask for the calls that got a slot
       const gap = i + 1;
+      while (next < asks.length && asks[next]!.calledAfterEvents <= gap) {
+        const ask = asks[next++]!;
+        if (ask.calledAfterEvents < gap) fail(`H1: beforeToolCall was asked for ${ask.id} after event #${ask.calledAfterEvents - 1}, before its tool_call ${where(i)}`);
+        if (queue[0]?.id !== ask.id || running.size >= concurrency) fail(`H1: beforeToolCall was asked for ${ask.id} without a free slot, or out of call order ${where(i)}`);
+        queue.shift();
+        running.add(ask.id!);
+      }
       if (gap >= cancelAt || queue.length === 0 || running.size >= concurrency) continue;
       const head = queue[0]!;
+      if (head.hookable && asked) fail(`H1: call ${head.id} had a free slot after event #${i}, but beforeToolCall was not asked ${where(i)}`);
       expected = { type: head.hookable ? 'tool_start' : 'tool_result', id: head.id };
     }
     if (expected !== undefined && span.end !== undefined) fail(`R3: call ${expected.id} had its slot, but its ${expected.type} never came (turn ${span.turn})\n${trace(record)}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// hooks (H1–H6)
+
+const isAborted = (m: ToolResultMessage | undefined) => m?.content === 'error: aborted' && m.isError;
+
+/** `actual` equals `expected`: the same objects (most often, and fast), else deep equality (with its diff on failure). */
+function same(label: string, actual: unknown, expected: unknown): void {
+  if (actual === expected) return;
+  if (Array.isArray(actual) && Array.isArray(expected) && actual.length === expected.length && actual.every((a, i) => a === expected[i])) return;
+  expect({ [label]: actual }).toEqual({ [label]: expected });
+}
+const hookName = (h: HookRun) => `${h.hook}${h.id === undefined ? ` of turn ${h.context.turn}` : ` of ${h.id}`}`;
+
+/**
+ * What the hooks see and what becomes of their answers, under every cancellation:
+ * - each hook is asked in its turn, with that turn and (tool hooks) the history as of its start, never after
+ *   a cancellation; beforeToolCall once per known, valid, non-duplicate call at most (exactly once without a
+ *   cancellation), afterToolCall once per result of a call that reached beforeToolCall — never `error: aborted`;
+ * - a denied or answered call has no tool_start and its handler never runs; a call to run gets its tool_start
+ *   as soon as the hook answers, on the input the hook gave, and its handler gets that input;
+ * - the results: what the decision says, then what afterToolCall makes of it (support/model.ts);
+ * - prepareTurn: asked right after each turn_start; what it gives is the provider's input (the very object);
+ *   failing, the turn ends as a failed provider call would, with no provider call; torn down, the turn ends
+ *   with the aborted stand-in outside the history;
+ * - a hook the loop stopped waiting for saw its signal abort; one that answered never did.
+ */
+export function checkHooks(record: RunRecord): void {
+  const { scenario } = record;
+  const hooks = scenario.hooks;
+  if (hooks === undefined) {
+    if (record.hooks.length > 0) fail(`a hook was called, but the scenario has none`);
+    return;
+  }
+  if (record.hung) return; // checkEnds says so
+  const events = record.events.map((e) => e.event);
+  const cancelAt = cancelledAt(record);
+  const cancelled = cancelAt !== Infinity;
+  const specs = callsById(scenario);
+
+  for (const run of record.hooks) {
+    if (run.afterAbort || run.afterEnd) fail(`${hookName(run)} was asked after the loop was cancelled or ended (after event #${run.calledAfterEvents - 1})\n${trace(record)}`);
+    // H5: the signal (read now when the hook did not read it at once) aborts exactly when the loop stopped waiting
+    const signal = run.signal ?? run.context.signal;
+    if (run.answered && signal.aborted) fail(`H5: ${hookName(run)} answered, yet its signal aborted\n${trace(record)}`);
+    if (!run.answered && !signal.aborted) fail(`H5: the loop stopped waiting for ${hookName(run)}, but its signal did not abort\n${trace(record)}`);
+    if (!run.answered && !cancelled) fail(`${hookName(run)} never answered, and the loop ended without a cancellation\n${trace(record)}`);
+  }
+
+  for (const span of turnsOf(record)) {
+    const context = (run: HookRun, withMessages: boolean) => {
+      if (run.context.turn !== span.turn) fail(`${hookName(run)} was told turn ${run.context.turn}, asked in turn ${span.turn}`);
+      if (withMessages) same(`${hookName(run)}: context.messages`, run.context.messages, span.history);
+    };
+    const eventsOfTurn = events.slice(span.start, span.last + 1).map((event, k) => ({ event, i: span.start + k }));
+    const resultOf = (id: string) => eventsOfTurn.find(({ event }) => event.type === 'tool_result' && event.message.toolCallId === id) as { event: LoopEventOf<'tool_result'>; i: number } | undefined;
+    const startOf = (id: string) => eventsOfTurn.find(({ event }) => event.type === 'tool_start' && event.call.id === id) as { event: LoopEventOf<'tool_start'>; i: number } | undefined;
+    const handlerRan = (id: string) => record.tools.find((t) => t.call.id === id);
+
+    // H6: prepareTurn
+    const prepares = hooksOfTurn(record, span, 'prepareTurn');
+    const providerCalls = record.providerCalls.filter((c) => c.calledAfterEvents > span.start && c.calledAfterEvents <= span.last + 1);
+    if (!hooks.prepare || span.turn === 0) {
+      if (prepares.length > 0) fail(`prepareTurn was asked in turn ${span.turn}`);
+    } else if (prepares.length > 1) {
+      fail(`prepareTurn was asked ${prepares.length} times in turn ${span.turn}`);
+    } else if (prepares.length === 0) {
+      if (cancelAt > span.start + 1) fail(`H6: turn ${span.turn} started, but prepareTurn was not asked\n${trace(record)}`);
+    } else {
+      const prepare = prepares[0]!;
+      context(prepare, false);
+      if (prepare.calledAfterEvents !== span.start + 1) fail(`H6: prepareTurn of turn ${span.turn} was asked after event #${prepare.calledAfterEvents - 1}, not right after turn_start`);
+      same(`${hookName(prepare)}: input.messages`, (prepare.given as ProviderInput).messages, span.history);
+      // an answer after the loop was cancelled (the hook cancelled it from inside) counts for nothing
+      const answered = prepare.answered && prepare.answeredAfterCancel !== true;
+      const failure = answered ? prepareFailure(prepare.spec.answer as never) : undefined;
+      const turnEnd = span.end === undefined ? undefined : (events[span.end] as LoopEventOf<'turn_end'>);
+      if (answered && failure === undefined) {
+        if (providerCalls.length !== 1 || providerCalls[0]!.input !== prepare.value) fail(`H6: prepareTurn of turn ${span.turn} answered, but the provider was not called with what it gave\n${trace(record)}`);
+        if (providerCalls[0]!.turn !== span.turn) fail(`H6: the provider call of turn ${span.turn} played turn ${providerCalls[0]!.turn}`);
+      } else {
+        if (providerCalls.length > 0) fail(`H6: prepareTurn of turn ${span.turn} ${answered ? 'failed' : 'never answered before the cancellation'}, yet the provider was called\n${trace(record)}`);
+        if (turnEnd !== undefined && answered) {
+          expect(turnEnd.assistant).toEqual({ role: 'assistant', content: '', stopReason: 'error', errorMessage: failure });
+          expect(turnEnd.messages).toEqual([...span.history, turnEnd.assistant]);
+        }
+        if (turnEnd !== undefined && !answered) {
+          expect(turnEnd.assistant).toEqual(STAND_IN);
+          expect(turnEnd.messages).toEqual(span.history);
+        }
+        if (turnEnd !== undefined && turnEnd.toolResults.length > 0) fail(`H6: turn ${span.turn} made no provider call, yet has tool results`);
+      }
+    }
+
+    // H2, H3: the tool hooks
+    const calls = callsOfTurn(record, span, specs);
+    const befores = hooksOfTurn(record, span, 'beforeToolCall');
+    const afters = hooksOfTurn(record, span, 'afterToolCall');
+    for (const run of [...befores, ...afters]) {
+      context(run, true);
+      const call = calls.find((c) => c.call.id === run.id && !c.dup);
+      if (call === undefined || !call.hookable) fail(`${hookName(run)}: not a known, valid, non-duplicate call of turn ${span.turn}`);
+      if (call.index >= run.calledAfterEvents) fail(`${hookName(run)} was asked before its tool_call`);
+      if ([...befores, ...afters].some((other) => other !== run && other.hook === run.hook && other.id === run.id)) fail(`${hookName(run)} was asked twice\n${trace(record)}`);
+    }
+    for (const call of calls) {
+      if (call.dup || !call.hookable) continue;
+      const id = call.call.id;
+      const spec = specs.get(id)!;
+      const before = befores.find((h) => h.id === id);
+      const after = afters.find((h) => h.id === id);
+      const result = resultOf(id);
+      const start = startOf(id);
+      const what = `call ${id} (turn ${span.turn})`;
+      // the result the call has before afterToolCall, when the decision makes it without running the handler
+      let pre: ToolResultMessage | undefined;
+
+      if (hooks.before) {
+        if (before === undefined) {
+          // never asked: it never had its slot before the run was cancelled
+          if (!cancelled) fail(`H2: beforeToolCall was never asked for ${what}\n${trace(record)}`);
+          if (start !== undefined || handlerRan(id)) fail(`H2: ${what} ran without beforeToolCall being asked`);
+          if (result !== undefined && !isAborted(result.event.message)) fail(`H2: ${what} has a result without beforeToolCall being asked\n${trace(record)}`);
+          if (after !== undefined) fail(`H3: afterToolCall was asked for ${what}, which never reached beforeToolCall`);
+          continue;
+        }
+        same(`${hookName(before)}: call`, before.given, call.call);
+        if (!before.answered || before.answeredAfterCancel) {
+          if (start !== undefined || handlerRan(id)) fail(`H5: ${what} ran, though beforeToolCall never answered\n${trace(record)}`);
+          if (result !== undefined && !isAborted(result.event.message)) fail(`H5: ${what} has a result other than error: aborted, though beforeToolCall never answered\n${trace(record)}`);
+          if (after !== undefined) fail(`H3: afterToolCall was asked for ${what}, whose beforeToolCall never answered`);
+          continue;
+        }
+        const outcome = beforeOutcome(spec, before.spec.answer as never);
+        if (outcome.runs) {
+          const input = outcome.rewritten ? (before.value as { input: unknown }).input : call.call.input;
+          // R23: the tool_start comes as soon as the hook answered, with the input it gave
+          if (start === undefined && cancelAt > before.answeredAfterEvents!) fail(`H2: beforeToolCall let ${what} run, but it has no tool_start\n${trace(record)}`);
+          if (start !== undefined) {
+            if (start.i !== before.answeredAfterEvents) fail(`H2: the tool_start of ${what} is event #${start.i}, not right after beforeToolCall answered (after event #${before.answeredAfterEvents! - 1})\n${trace(record)}`);
+            expect(start.event.call).toEqual({ ...call.call, input });
+            const handler = handlerRan(id);
+            if (handler !== undefined) expect({ id, input: handler.input }).toEqual({ id, input });
+          }
+        } else {
+          if (start !== undefined || handlerRan(id)) fail(`H2: beforeToolCall said ${before.spec.answer.kind === 'value' ? (before.spec.answer.value as { kind: string }).kind : before.spec.answer.kind} to ${what}, yet it ${start ? 'has a tool_start' : 'ran its handler'}\n${trace(record)}`);
+          pre = outcome.message;
+          if (!hooks.after && result !== undefined && !isAborted(result.event.message)) {
+            if (result.i !== before.answeredAfterEvents) fail(`H2: the result of ${what} came at event #${result.i}, not as beforeToolCall answered`);
+            expect(result.event.message).toEqual(outcome.message);
+          }
+        }
+      }
+
+      if (!hooks.after) continue;
+      if (after === undefined) {
+        // H3: every result of a call that reached beforeToolCall goes through afterToolCall
+        if (result !== undefined && !isAborted(result.event.message)) fail(`H3: ${what} has its result, but afterToolCall was not asked\n${trace(record)}`);
+        continue;
+      }
+      const given = after.given as ToolResultMessage;
+      if (isAborted(given)) fail(`H3: afterToolCall saw error: aborted for ${what}`);
+      if (given.toolCallId !== id || given.toolName !== call.call.name) fail(`H3: afterToolCall for ${what} saw a result for ${given.toolCallId} (${given.toolName})`);
+      if (pre !== undefined) expect({ id, afterSaw: given }).toEqual({ id, afterSaw: pre });
+      if (before !== undefined && before.answered && !beforeOutcome(spec, before.spec.answer as never).runs && after.calledAfterEvents !== before.answeredAfterEvents) {
+        fail(`H3: afterToolCall for ${what} was asked after event #${after.calledAfterEvents - 1}, not as beforeToolCall answered`);
+      }
+      if (!after.answered || after.answeredAfterCancel) {
+        if (result !== undefined && !isAborted(result.event.message)) fail(`H5: ${what} has a result other than error: aborted, though afterToolCall never answered\n${trace(record)}`);
+        continue;
+      }
+      if (result === undefined) {
+        if (cancelAt > after.answeredAfterEvents!) fail(`H3: afterToolCall answered for ${what}, but no tool_result came`);
+        continue;
+      }
+      if (result.i !== after.answeredAfterEvents) fail(`H3: the tool_result of ${what} is event #${result.i}, not right after afterToolCall answered (after event #${after.answeredAfterEvents! - 1})\n${trace(record)}`);
+      expect({ id, result: result.event.message }).toEqual({ id, result: afterResult(given, (spec.after ?? KEEP_AFTER).answer).message });
+    }
   }
 }

@@ -19,30 +19,42 @@ import { intervalProvider } from 'rxjs/internal/scheduler/intervalProvider';
 import { TestScheduler } from 'rxjs/testing';
 import {
   AgentMessage,
+  HookContext,
   LoopEvent,
   LoopOptions,
   Provider,
   ProviderEvent,
   ProviderInput,
   Tool,
+  ToolCall,
   ToolContext,
   ToolRegistry,
+  ToolResultMessage,
   runEventedToolLoop,
 } from '../../../src/index.js';
 import {
   Behaviour,
   CallSpec,
+  Decision,
   HOSTILE_NAMES,
+  HookSpec,
+  KEEP_AFTER,
   Out,
+  PASS_BEFORE,
+  PASS_PREPARE,
+  Preparation,
+  Replacement,
   Scenario,
   Thrown,
   initialMessages,
+  inputOf,
   turnScript,
   turnSpec,
 } from './scenario.js';
 import { KNOWN_DEFECTS } from './known-defects.js';
 
 export interface ProviderCall {
+  /** the turn as the provider reads it: from the history's assistant messages, or the turn prepareTurn was asked for */
   turn: number;
   input: ProviderInput;
   /** how many loop events had been received when the provider function was called */
@@ -83,6 +95,36 @@ export interface ToolRun {
   calledAfterEvents: number;
 }
 
+/** One call of a hook (H1–H6), and what became of it. */
+export interface HookRun {
+  hook: 'beforeToolCall' | 'afterToolCall' | 'prepareTurn';
+  /** the call's id (beforeToolCall: `call.id`, afterToolCall: `result.toolCallId`) */
+  id?: string;
+  spec: HookSpec<unknown>;
+  /** what it was given: the call, the result, the provider input */
+  given: unknown;
+  /** its context: the turn, the history as of the turn's start (tool hooks), the signal (read when `spec.signal` says) */
+  context: { turn: number; messages?: readonly AgentMessage[]; signal: AbortSignal };
+  /** what it answered with, when it answers a value (the decision, the replacement, the prepared input) */
+  value?: unknown;
+  /** how many loop events had been received when it was called */
+  calledAfterEvents: number;
+  /** the loop had been cancelled (aborted, unsubscribed) or had ended when it was called */
+  afterAbort: boolean;
+  afterEnd: boolean;
+  /** the loop took its answer (a value or a failure) before it was cancelled */
+  answered: boolean;
+  /** how many loop events had been received when it answered */
+  answeredAfterEvents?: number;
+  /** it answered after the loop was cancelled (a hook that cancels the loop from inside, then answers): the answer counts for nothing */
+  answeredAfterCancel?: boolean;
+  /** the signal, read at once (`spec.signal` eager) */
+  signal?: AbortSignal;
+  /** an Observable answer: subscribed, and neither answered nor torn down */
+  active: boolean;
+  subscriptions: number;
+}
+
 export interface RunRecord {
   scenario: Scenario;
   events: { at: number; event: LoopEvent }[];
@@ -100,6 +142,8 @@ export interface RunRecord {
   hung: boolean;
   providerCalls: ProviderCall[];
   tools: ToolRun[];
+  /** every call of a hook, in call order */
+  hooks: HookRun[];
   /** what was still running when the loop was torn down */
   leaks: string[];
   /** rxjs reported an unhandled error */
@@ -267,17 +311,20 @@ interface Recorder {
   /** re-entrant cancellation points: a provider call, a tool handler call */
   onProviderCall(index: number): void;
   onHandler(index: number): void;
+  onHook(index: number): void;
   /** loop events received so far */
   eventCount(): number;
   aborted(): boolean;
   ended(): boolean;
+  /** H6: the turn each input that prepareTurn gave was prepared for (a compacted history does not say) */
+  prepared: WeakMap<object, number>;
 }
 
 /** A pure provider: the turn is read from the history it is given (so the same loop can be subscribed twice). */
 export function scenarioProvider(scenario: Scenario, recorder: Recorder): Provider {
   const base = assistantCount(initialMessages(scenario.initial));
   return (input) => {
-    const turn = assistantCount(input.messages) - base + 1;
+    const turn = recorder.prepared.get(input) ?? assistantCount(input.messages) - base + 1;
     const script = turnScript(turnSpec(scenario, turn));
     const call: ProviderCall = {
       turn,
@@ -449,6 +496,182 @@ export function scenarioRegistry(scenario: Scenario, recorder: Recorder): ToolRe
 }
 
 // ---------------------------------------------------------------------------------------------
+// The hooks of a scenario (H1–H6)
+
+/**
+ * Gives a hook's answer as its spec says: at once, as an Observable after a delay (a second value follows
+ * the first; only the first may count), as a Promise after a delay, a failure, or never. Marks `run.answered`
+ * when the loop takes the answer: a plain value at once; an Observable's when it is sent to a subscriber
+ * still there; a Promise's when it settles before the loop was cancelled (the harness's own `then` runs
+ * right before the loop's).
+ */
+function answer(run: HookRun, value: () => unknown, second: unknown, recorder: Recorder): unknown {
+  const { answer, timing } = run.spec;
+  if (answer.kind === 'never') {
+    if (answer.as === 'promise') return new Promise(() => undefined);
+    return new Observable<never>(() => {
+      run.subscriptions++;
+      run.active = true;
+      return () => {
+        run.active = false;
+      };
+    });
+  }
+  const failure = () => new Error(answer.kind === 'error' ? answer.message : 'harness: no failure');
+  const answered = () => {
+    run.answered = true;
+    run.answeredAfterEvents = recorder.eventCount();
+    if (recorder.aborted() || recorder.ended()) run.answeredAfterCancel = true;
+  };
+  if (timing.via === 'sync' && answer.kind !== 'empty') {
+    answered();
+    if (answer.kind === 'error') throw failure();
+    return (run.value = value());
+  }
+  if (timing.via === 'promise') {
+    const settle = (resolve: (v: unknown) => void, reject: (e: unknown) => void) => {
+      if (answer.kind === 'value') resolve((run.value = value()));
+      else reject(failure());
+    };
+    const promise = new Promise((resolve, reject) => (timing.delay === 0 ? settle(resolve, reject) : setTimeout(() => settle(resolve, reject), timing.delay)));
+    const taken = () => {
+      if (!recorder.aborted() && !recorder.ended()) answered();
+    };
+    promise.then(taken, taken);
+    return promise;
+  }
+  const delay = timing.via === 'observable' ? timing.delay : 0;
+  return new Observable<unknown>((subscriber) => {
+    run.subscriptions++;
+    run.active = true;
+    const fire = () => {
+      answered();
+      run.active = false; // answered by itself (its teardown runs once the answer has gone all the way down)
+      if (answer.kind === 'value') {
+        subscriber.next((run.value = value()));
+        subscriber.next(second);
+        subscriber.complete();
+      } else if (answer.kind === 'error') subscriber.error(failure());
+      else subscriber.complete();
+    };
+    if (delay === 0) {
+      fire();
+      return undefined;
+    }
+    const timer = asyncScheduler.schedule(fire, delay);
+    return () => {
+      run.active = false;
+      timer.unsubscribe();
+    };
+  });
+}
+
+function hookRun(hook: HookRun['hook'], spec: HookSpec<unknown>, given: unknown, context: HookRun['context'], recorder: Recorder, id?: string): HookRun {
+  const run: HookRun = {
+    hook,
+    spec,
+    given,
+    context,
+    calledAfterEvents: recorder.eventCount(),
+    afterAbort: recorder.aborted(),
+    afterEnd: recorder.ended(),
+    answered: false,
+    active: false,
+    subscriptions: 0,
+  };
+  if (id !== undefined) run.id = id;
+  if (spec.signal === 'eager') run.signal = context.signal;
+  recorder.record.hooks.push(run);
+  recorder.onHook(recorder.record.hooks.length - 1);
+  return run;
+}
+
+/** H2: the decision as the hook gives it. */
+function decisionValue(decision: Decision, call: CallSpec | undefined): unknown {
+  switch (decision.kind) {
+    case 'pass':
+      return undefined;
+    case 'run':
+      return { action: 'run' };
+    case 'rewrite':
+      // a fresh input of that kind for the same tool; the loop must not write to it
+      return { action: 'run', input: deepFreeze(inputOf({ ...call!, input: decision.input })) };
+    case 'deny':
+      return { action: 'deny', reason: decision.reason };
+    case 'answer':
+      return { action: 'answer', output: outValue(decision.out) };
+    case 'bad':
+      return decision.value;
+  }
+}
+
+function replacementValue(replacement: Replacement): unknown {
+  return replacement.kind === 'keep' ? undefined : replacement.kind === 'replace' ? outValue(replacement.out) : replacement.value;
+}
+
+/** H6, a valid compaction: a system summary, then the history from its last assistant message on (its results follow it). */
+export function compacted(messages: readonly AgentMessage[]): AgentMessage[] {
+  let cut = messages.length;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === 'assistant') {
+      cut = i;
+      break;
+    }
+  }
+  if (cut === messages.length) cut = 0;
+  return [{ role: 'system', content: `summary of ${cut} earlier messages` }, ...messages.slice(cut)];
+}
+
+function preparationValue(preparation: Preparation, input: ProviderInput): unknown {
+  switch (preparation.kind) {
+    case 'pass':
+      return input;
+    case 'compact':
+      return { messages: compacted(input.messages), tools: input.tools };
+    case 'bad':
+      return preparation.what === 'noInput' ? { messages: [] } : { ...input, messages: [{ role: 'robot', content: 'x' }] };
+  }
+}
+
+/** The hooks the scenario gives the loop: each call and turn does what its spec says (a call without one: nothing, at once). */
+function scenarioHooks(scenario: Scenario, recorder: Recorder): Pick<LoopOptions, 'beforeToolCall' | 'afterToolCall' | 'prepareTurn'> {
+  const hooks: Pick<LoopOptions, 'beforeToolCall' | 'afterToolCall' | 'prepareTurn'> = {};
+  if (scenario.hooks === undefined) return hooks;
+  const calls = callsById(scenario);
+  const toolContext = (context: HookContext) => ({ turn: context.turn, messages: context.messages, get signal() { return context.signal; } });
+  if (scenario.hooks.before) {
+    hooks.beforeToolCall = (call: ToolCall, context: HookContext) => {
+      const spec = calls.get(call.id)?.before ?? PASS_BEFORE;
+      const run = hookRun('beforeToolCall', spec, call, toolContext(context), recorder, call.id);
+      const decision = spec.answer.kind === 'value' ? spec.answer.value : undefined;
+      return answer(run, () => decisionValue(decision!, calls.get(call.id)), { action: 'deny', reason: 'a second value' }, recorder) as never;
+    };
+  }
+  if (scenario.hooks.after) {
+    hooks.afterToolCall = (result: ToolResultMessage, context: HookContext) => {
+      const spec = calls.get(result.toolCallId)?.after ?? KEEP_AFTER;
+      const run = hookRun('afterToolCall', spec, result, toolContext(context), recorder, result.toolCallId);
+      const replacement = spec.answer.kind === 'value' ? spec.answer.value : undefined;
+      return answer(run, () => replacementValue(replacement!), 'a second value', recorder) as never;
+    };
+  }
+  if (scenario.hooks.prepare) {
+    hooks.prepareTurn = (input: ProviderInput, context: { turn: number; signal: AbortSignal }) => {
+      const spec = turnSpec(scenario, context.turn).prepare ?? PASS_PREPARE;
+      const run = hookRun('prepareTurn', spec, input, { turn: context.turn, get signal() { return context.signal; } }, recorder);
+      const preparation = spec.answer.kind === 'value' ? spec.answer.value : undefined;
+      const value = () => {
+        const prepared = preparationValue(preparation!, input);
+        if (typeof prepared === 'object' && prepared !== null) recorder.prepared.set(prepared, context.turn);
+        return prepared;
+      };
+      return answer(run, value, { messages: [], tools: [] }, recorder) as never;
+    };
+  }
+  return hooks;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Running a scenario
 
 export interface RunOptions {
@@ -473,6 +696,7 @@ function newRecord(scenario: Scenario): RunRecord {
     hung: false,
     providerCalls: [],
     tools: [],
+    hooks: [],
     leaks: [],
     rxjsNotes: [],
     callerMessages: caller,
@@ -520,12 +744,15 @@ function session(scenario: Scenario, loopOptions: (options: LoopOptions) => Loop
     record,
     onProviderCall: () => undefined,
     onHandler: () => undefined,
+    onHook: () => undefined,
     eventCount: () => record.events.length,
     aborted: () => controller.signal.aborted,
     // ended, or the consumer has unsubscribed (the loop may only learn it once a subscribe() returns)
     ended: () => self.ended || record.unsubscribedAfter !== undefined,
+    prepared: new WeakMap(),
   };
-  const counted = cancel?.how === 'signal' ? countedSignal(controller) : undefined;
+  const deadline = scenario.deadline;
+  const counted = cancel?.how === 'signal' || deadline?.how === 'signal' ? countedSignal(controller) : undefined;
   if (cancel?.how === 'signal' && cancel.at === 'before') {
     controller.abort();
     record.abortedAfter = -1;
@@ -536,12 +763,14 @@ function session(scenario: Scenario, loopOptions: (options: LoopOptions) => Loop
   if (scenario.maxConcurrency !== undefined) options.maxConcurrency = scenario.maxConcurrency;
   if (scenario.toolTimeoutMs !== undefined) options.toolTimeoutMs = scenario.toolTimeoutMs;
   if (counted) options.signal = counted.signal;
+  Object.assign(options, scenarioHooks(scenario, recorder));
 
   const self: Session = {
     record,
     ended: false,
     start(now, scheduleCancel, deferCheck) {
       let cancelTimer: (() => void) | undefined;
+      let deadlineTimer: (() => void) | undefined;
       // The loop has ended (completed, errored, or unsubscribed). The checks wait until the call stack that
       // ended it has unwound: rxjs runs teardowns only once a completion has travelled all the way down, and
       // a consumer that unsubscribes while a provider or tool is still inside its own subscribe() can only be
@@ -551,6 +780,7 @@ function session(scenario: Scenario, loopOptions: (options: LoopOptions) => Loop
         self.ended = true;
         timers?.markEnd();
         cancelTimer?.();
+        deadlineTimer?.();
         for (const run of record.tools) run.unsettledAtEnd = !run.settled;
         deferCheck(afterEnd);
       };
@@ -564,13 +794,17 @@ function session(scenario: Scenario, loopOptions: (options: LoopOptions) => Loop
             record.leaks.push(`tool call ${run.call.id} (${run.call.behaviour.kind}) did not finish and its signal is not aborted`);
           }
         }
+        for (const run of record.hooks) {
+          if (run.active) record.leaks.push(`${run.hook}${run.id === undefined ? ` of turn ${run.context.turn}` : ` of ${run.id}`} is still subscribed`);
+        }
         if (timers && timers.leftBehind() > 0) record.leaks.push(`${timers.leftBehind()} rxjs timer(s) left behind`);
         if (counted && counted.listeners() > 0) record.leaks.push(`${counted.listeners()} listener(s) left on the caller's signal`);
         self.onEnd?.();
       };
-      const doCancel = () => {
-        if (cancel === undefined || cancel.at === 'before' || self.ended) return;
-        if (cancel.how === 'unsubscribe') {
+      const doCancel = (how = cancel?.how) => {
+        if (how === undefined || cancel?.at === 'before' || self.ended) return;
+        if (how === 'unsubscribe') {
+          if (record.unsubscribedAfter !== undefined) return;
           record.unsubscribedAfter = record.events.length;
           record.unsubscribedDuringSubscribe = subscribing;
           subscriber.unsubscribe();
@@ -594,10 +828,12 @@ function session(scenario: Scenario, loopOptions: (options: LoopOptions) => Loop
       });
       if (cancel !== undefined && cancel.at !== 'before') {
         const at = cancel.at;
-        if ('time' in at) cancelTimer = scheduleCancel(doCancel, at.time);
+        if ('time' in at) cancelTimer = scheduleCancel(() => doCancel(), at.time);
         if ('handler' in at) recorder.onHandler = (index) => index === at.handler && doCancel();
         if ('providerCall' in at) recorder.onProviderCall = (index) => index === at.providerCall && doCancel();
+        if ('hook' in at) recorder.onHook = (index) => index === at.hook && doCancel();
       }
+      if (deadline !== undefined) deadlineTimer = scheduleCancel(() => doCancel(deadline.how), deadline.time);
       let subscribing = true;
       runEventedToolLoop(loopOptions(options)).pipe(finalize(endCheck)).subscribe(subscriber);
       subscribing = false;

@@ -47,7 +47,54 @@ export interface CallSpec {
   behaviour: Behaviour;
   /** R28: repeats an earlier call's id; the history keeps it as `ID_dup2` (`ID_dup3`, …) and it never runs */
   dup?: number;
+  /** H2: what `beforeToolCall` does with this call (when the scenario has the hook) */
+  before?: HookSpec<Decision>;
+  /** H3: what `afterToolCall` does with its result (when the scenario has the hook) */
+  after?: HookSpec<Replacement>;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Hooks (H1–H6)
+
+/**
+ * How a hook's answer comes: a plain value (or a throw), an Observable after `delay` (0: inside its
+ * subscribe; a second value follows the first, which alone counts), or a Promise after `delay` (real mode only).
+ */
+export type Timing = { via: 'sync' } | { via: 'observable'; delay: number } | { via: 'promise'; delay: number };
+
+/** What a hook answers: `value`, a failure (sync: a throw; Observable: an error; Promise: a rejection), an empty Observable, or nothing ever. */
+export type HookAnswer<V> =
+  | { kind: 'value'; value: V }
+  | { kind: 'error'; message: string }
+  | { kind: 'empty' }
+  | { kind: 'never'; as: 'observable' | 'promise' };
+
+export interface HookSpec<V> {
+  answer: HookAnswer<V>;
+  timing: Timing;
+  /** the hook reads `context.signal` when it is called, or only when the run is checked (after the loop ended) */
+  signal: 'eager' | 'late';
+}
+
+/** What `beforeToolCall` decides: nothing, `{ action: 'run' }`, a rewritten input, deny, answer, or a value that is no decision. */
+export type Decision =
+  | { kind: 'pass' }
+  | { kind: 'run' }
+  | { kind: 'rewrite'; input: InputKind }
+  | { kind: 'deny'; reason: string }
+  | { kind: 'answer'; out: Out }
+  | { kind: 'bad'; value: unknown };
+
+/** What `afterToolCall` gives back: nothing (keep), a string or `ToolOutput`, or a value that is no result. */
+export type Replacement = { kind: 'keep' } | { kind: 'replace'; out: Out } | { kind: 'bad'; value: unknown };
+
+/** What `prepareTurn` gives: the input as it came, a valid compaction, no ProviderInput, or a broken history (R21). */
+export type Preparation = { kind: 'pass' } | { kind: 'compact' } | { kind: 'bad'; what: 'noInput' | 'brokenHistory' };
+
+/** A hook that answers nothing, at once: what a call or turn without a spec of its own gets. */
+export const PASS_BEFORE: HookSpec<Decision> = { answer: { kind: 'value', value: { kind: 'pass' } }, timing: { via: 'sync' }, signal: 'late' };
+export const KEEP_AFTER: HookSpec<Replacement> = { answer: { kind: 'value', value: { kind: 'keep' } }, timing: { via: 'sync' }, signal: 'late' };
+export const PASS_PREPARE: HookSpec<Preparation> = { answer: { kind: 'value', value: { kind: 'pass' } }, timing: { via: 'sync' }, signal: 'late' };
 
 export type Step = { delay: number; kind: 'text'; text: string } | { delay: number; kind: 'call'; call: CallSpec };
 
@@ -84,14 +131,16 @@ export interface TurnSpec {
   extraFields: boolean;
   /** R27: the token counts `message_end` reports, if any */
   usage?: { inputTokens: number; outputTokens: number; cacheReadTokens?: number };
+  /** H6: what `prepareTurn` does before this turn's provider call (when the scenario has the hook) */
+  prepare?: HookSpec<Preparation>;
 }
 
 /**
  * When the consumer cancels: as it receives its `event`-th loop event (0-based), at a `time`, from inside
- * the `handler`-th tool handler call or the `providerCall`-th provider call (re-entrant), or (signal
- * only) before it subscribes.
+ * the `handler`-th tool handler call, the `providerCall`-th provider call or the `hook`-th hook call
+ * (re-entrant), or (signal only) before it subscribes.
  */
-export type CancelPoint = { event: number } | { time: number } | { handler: number } | { providerCall: number };
+export type CancelPoint = { event: number } | { time: number } | { handler: number } | { providerCall: number } | { hook: number };
 export type Cancel = { how: 'unsubscribe' | 'signal'; at: CancelPoint } | { how: 'signal'; at: 'before' };
 
 export interface Scenario {
@@ -105,6 +154,10 @@ export interface Scenario {
   /** which of the Object.prototype names are registered as real tools */
   hostileRegistered: string[];
   cancel?: Cancel;
+  /** the hooks the loop is given (each call and turn says what its hook does) */
+  hooks?: { before: boolean; after: boolean; prepare: boolean };
+  /** a hook that never answers holds the loop until a cancellation: this one, at `time`, when no other is timed */
+  deadline?: { how: 'unsubscribe' | 'signal'; time: number };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -266,6 +319,8 @@ export interface ScenarioConstraints {
   cancel?: boolean;
   /** `false`: no provider faults */
   faults?: boolean;
+  /** `true`: always some hooks; `false`: none (default: about one scenario in three has some) */
+  hooks?: boolean;
 }
 
 /** Delays: frames in virtual mode, ms in real mode. Tool durations are even and timeouts odd in virtual mode, so they never tie. */
@@ -281,23 +336,26 @@ const stopReason = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom<StopReason>('length', 'error', 'aborted') },
 );
 
+const stringOutArb = word.map((content): Out => ({ kind: 'string', content }));
+const toolOutputArb = fc
+  .record({
+    content: word,
+    isError: fc.boolean(),
+    terminate: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+    details: fc.option(fc.constantFrom({ n: 1 }, 'd'), { nil: undefined }),
+  })
+  .map(({ content, isError, terminate, details }): Out =>
+    details === undefined ? { kind: 'output', content, isError, terminate } : { kind: 'output', content, isError, terminate, details },
+  );
+
 const outArb: fc.Arbitrary<Out> = fc.oneof(
-  { weight: 4, arbitrary: word.map((content): Out => ({ kind: 'string', content })) },
-  {
-    weight: 3,
-    arbitrary: fc
-      .record({
-        content: word,
-        isError: fc.boolean(),
-        terminate: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
-        details: fc.option(fc.constantFrom({ n: 1 }, 'd'), { nil: undefined }),
-      })
-      .map(({ content, isError, terminate, details }): Out =>
-        details === undefined ? { kind: 'output', content, isError, terminate } : { kind: 'output', content, isError, terminate, details },
-      ),
-  },
+  { weight: 4, arbitrary: stringOutArb },
+  { weight: 3, arbitrary: toolOutputArb },
   { weight: 1, arbitrary: fc.constantFrom<unknown>(42, null, { content: 7 }, ['list']).map((value): Out => ({ kind: 'bad', value })) },
 );
+
+/** A string or a ToolOutput: what a hook may answer with (H2's `answer`, H3's replacement). */
+const resultOutArb: fc.Arbitrary<Out> = fc.oneof({ weight: 1, arbitrary: stringOutArb }, { weight: 1, arbitrary: toolOutputArb });
 
 function behaviourArb(mode: Mode): fc.Arbitrary<Behaviour> {
   const common: fc.WeightedArbitrary<Behaviour>[] = [
@@ -356,10 +414,72 @@ const inputArb = fc.oneof(
   { weight: 2, arbitrary: fc.constantFrom<InputKind>('null', 'array', 'string', 'number') },
 );
 
-type RawCall = { delay: number; kind: 'call'; name: ToolName; input: InputKind; behaviour: Behaviour; dup: boolean };
+// Hooks: most scenarios have none (so the old coverage stays); the others give each call and turn a hook of its own
+
+const hookDelay = (mode: Mode) => (mode === 'virtual' ? fc.constantFrom(0, 1, 2, 3, 5, 8) : fc.constantFrom(0, 0, 1, 2));
+
+function timingArb(mode: Mode): fc.Arbitrary<Timing> {
+  const observable = hookDelay(mode).map((delay): Timing => ({ via: 'observable', delay }));
+  const sync = fc.constant<Timing>({ via: 'sync' });
+  if (mode === 'virtual') return fc.oneof({ weight: 1, arbitrary: sync }, { weight: 1, arbitrary: observable });
+  const promise = hookDelay(mode).map((delay): Timing => ({ via: 'promise', delay }));
+  return fc.oneof({ weight: 2, arbitrary: sync }, { weight: 2, arbitrary: observable }, { weight: 3, arbitrary: promise });
+}
+
+/** `failing`: the weight of each way to fail, against 20 for an answer; `never` only where a cancellation may come. */
+function hookSpecArb<V>(value: fc.Arbitrary<V>, mode: Mode, failing: number, never: boolean): fc.Arbitrary<HookSpec<V>> {
+  const answers: fc.WeightedArbitrary<HookAnswer<V>>[] = [
+    { weight: 20, arbitrary: value.map((v): HookAnswer<V> => ({ kind: 'value', value: v })) },
+    { weight: failing, arbitrary: fc.constantFrom('no budget', 'reviewer away').map((message): HookAnswer<V> => ({ kind: 'error', message })) },
+    { weight: Math.max(1, failing / 2), arbitrary: fc.constant<HookAnswer<V>>({ kind: 'empty' }) },
+  ];
+  if (never) answers.push({ weight: 1, arbitrary: fc.constantFrom<'observable' | 'promise'>(...(mode === 'real' ? (['observable', 'promise'] as const) : (['observable'] as const))).map((as): HookAnswer<V> => ({ kind: 'never', as })) });
+  return fc.record({ answer: fc.oneof(...answers), timing: timingArb(mode), signal: fc.constantFrom<'eager' | 'late'>('eager', 'late') }).map((spec) =>
+    // a Promise cannot complete without a value: an empty answer is an Observable's
+    spec.answer.kind === 'empty' && spec.timing.via === 'promise' ? { ...spec, timing: { via: 'observable', delay: spec.timing.delay } } : spec,
+  );
+}
+
+const rewriteArb = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom<InputKind>('ok', 'extra', 'protoKey', 'nullProto') },
+  { weight: 2, arbitrary: fc.constantFrom<InputKind>('missing', 'undefinedKey') },
+  { weight: 1, arbitrary: fc.constantFrom<InputKind>('null', 'array', 'string', 'number') },
+);
+
+const decisionArb: fc.Arbitrary<Decision> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant<Decision>({ kind: 'pass' }) },
+  { weight: 2, arbitrary: fc.constant<Decision>({ kind: 'run' }) },
+  { weight: 3, arbitrary: rewriteArb.map((input): Decision => ({ kind: 'rewrite', input })) },
+  { weight: 2, arbitrary: fc.constantFrom('not allowed', 'rm -rf').map((reason): Decision => ({ kind: 'deny', reason })) },
+  { weight: 2, arbitrary: resultOutArb.map((out): Decision => ({ kind: 'answer', out })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<unknown>(true, 'yes', { action: 'allow' }, { action: 'deny' }, { action: 'answer', output: 3 }).map((value): Decision => ({ kind: 'bad', value })),
+  },
+);
+
+const replacementArb: fc.Arbitrary<Replacement> = fc.oneof(
+  { weight: 4, arbitrary: fc.constant<Replacement>({ kind: 'keep' }) },
+  { weight: 4, arbitrary: resultOutArb.map((out): Replacement => ({ kind: 'replace', out })) },
+  { weight: 1, arbitrary: fc.constantFrom<unknown>(42, { content: 7 }, ['x']).map((value): Replacement => ({ kind: 'bad', value })) },
+);
+
+const preparationArb: fc.Arbitrary<Preparation> = fc.oneof(
+  { weight: 5, arbitrary: fc.constant<Preparation>({ kind: 'pass' }) },
+  { weight: 4, arbitrary: fc.constant<Preparation>({ kind: 'compact' }) },
+  { weight: 1, arbitrary: fc.constantFrom<'noInput' | 'brokenHistory'>('noInput', 'brokenHistory').map((what): Preparation => ({ kind: 'bad', what })) },
+);
+
+const someHooksArb: fc.Arbitrary<Scenario['hooks']> = fc
+  .record({ before: fc.boolean(), after: fc.boolean(), prepare: fc.boolean() })
+  .filter((h) => h.before || h.after || h.prepare);
+const hooksArb = fc.oneof({ weight: 2, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: someHooksArb });
+
+type RawCall = { delay: number; kind: 'call'; name: ToolName; input: InputKind; behaviour: Behaviour; dup: boolean; before?: HookSpec<Decision>; after?: HookSpec<Replacement> };
 type RawStep = { delay: number; kind: 'text'; text: string } | RawCall;
 
-function stepArb(mode: Mode): fc.Arbitrary<RawStep> {
+/** `hooks`: give each call what its beforeToolCall and afterToolCall do. */
+function stepArb(mode: Mode, hooks: HookArbs | undefined): fc.Arbitrary<RawStep> {
   const call = {
     delay: providerDelay(mode),
     kind: fc.constant<'call'>('call'),
@@ -371,8 +491,25 @@ function stepArb(mode: Mode): fc.Arbitrary<RawStep> {
   };
   return fc.oneof(
     { weight: 2, arbitrary: fc.record({ delay: providerDelay(mode), kind: fc.constant<'text'>('text'), text: word }) },
-    { weight: 3, arbitrary: fc.record(call) },
+    {
+      weight: 3,
+      arbitrary: hooks === undefined ? fc.record(call) : fc.record({ ...call, before: hooks.before, after: hooks.after }),
+    },
   );
+}
+
+interface HookArbs {
+  before: fc.Arbitrary<HookSpec<Decision>>;
+  after: fc.Arbitrary<HookSpec<Replacement>>;
+  prepare: fc.Arbitrary<HookSpec<Preparation>>;
+}
+
+function hookArbs(mode: Mode, never: boolean): HookArbs {
+  return {
+    before: hookSpecArb(decisionArb, mode, 2, never),
+    after: hookSpecArb(replacementArb, mode, 2, never),
+    prepare: hookSpecArb(preparationArb, mode, 1, never),
+  };
 }
 
 const faultArb: fc.Arbitrary<Fault> = fc.oneof(
@@ -387,11 +524,11 @@ const faultArb: fc.Arbitrary<Fault> = fc.oneof(
   fc.constant<Fault>({ kind: 'throwOnCall' }),
 );
 
-function turnArb(mode: Mode, faults: boolean): fc.Arbitrary<Omit<TurnSpec, 'steps'> & { steps: RawStep[] }> {
+function turnArb(mode: Mode, faults: boolean, hooks: HookArbs | undefined): fc.Arbitrary<Omit<TurnSpec, 'steps'> & { steps: RawStep[] }> {
   return fc
     .record({
       startDelay: providerDelay(mode),
-      steps: fc.array(stepArb(mode), { maxLength: 7 }),
+      steps: fc.array(stepArb(mode, hooks), { maxLength: 7 }),
       endDelay: providerDelay(mode),
       stop: stopReason,
       errorMessage: fc.option(fc.constant('upstream says no'), { nil: undefined }),
@@ -402,8 +539,9 @@ function turnArb(mode: Mode, faults: boolean): fc.Arbitrary<Omit<TurnSpec, 'step
         fc.record({ inputTokens: fc.nat(5000), outputTokens: fc.nat(500), cacheReadTokens: fc.option(fc.nat(100), { nil: undefined }) }, { requiredKeys: ['inputTokens', 'outputTokens'] }),
         { nil: undefined },
       ),
+      ...(hooks === undefined ? {} : { prepare: hooks.prepare }),
       // about one turn in five is synchronous as a whole: its tools start (and cancellations come) while the
-      // turn is still inside its subscribe, where the loop has no teardown in place yet (D2, D6)
+      // turn is still inside its subscribe, where the loop has no teardown in place yet (D2, D6, D11)
       synchronous: fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
     })
     .map(({ synchronous, ...turn }) => {
@@ -426,6 +564,7 @@ function cancelArb(mode: Mode): fc.Arbitrary<Cancel | undefined> {
       { weight: 4, arbitrary: fc.record({ how, at: fc.record({ time }) }) },
       { weight: 2, arbitrary: fc.record({ how, at: fc.record({ handler: fc.nat(6) }) }) },
       { weight: 1, arbitrary: fc.record({ how, at: fc.record({ providerCall: fc.nat(3) }) }) },
+      { weight: 1, arbitrary: fc.record({ how, at: fc.record({ hook: fc.nat(6) }) }) },
       { weight: 1, arbitrary: fc.constant<Cancel>({ how: 'signal', at: 'before' }) },
     ),
     { nil: undefined, freq: 2 }, // freq 2: half the scenarios have no cancellation
@@ -434,35 +573,46 @@ function cancelArb(mode: Mode): fc.Arbitrary<Cancel | undefined> {
 
 export function scenarioArb(constraints: ScenarioConstraints = {}): fc.Arbitrary<Scenario> {
   const modeArb = constraints.mode ? fc.constant(constraints.mode) : fc.constantFrom<Mode>('virtual', 'virtual', 'virtual', 'real');
-  return modeArb.chain((mode) =>
+  // hooks that never answer only where a cancellation may come to end the loop
+  const never = constraints.cancel !== false;
+  const hooks = constraints.hooks === undefined ? hooksArb : constraints.hooks ? someHooksArb : fc.constant(undefined);
+  return fc.tuple(modeArb, hooks).chain(([mode, hooks]) =>
     fc
       .record({
         initial: fc.constantFrom<Scenario['initial']>('user', 'user', 'empty', 'resumed'),
-        turns: fc.array(turnArb(mode, constraints.faults !== false), { minLength: 1, maxLength: 5 }),
+        turns: fc.array(turnArb(mode, constraints.faults !== false, hooks && hookArbs(mode, never)), { minLength: 1, maxLength: 5 }),
         maxTurns: fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
         toolExecution: fc.option(fc.constantFrom<'parallel' | 'sequential'>('parallel', 'sequential'), { nil: undefined }),
         maxConcurrency: fc.option(fc.constantFrom(1, 2, 3, Infinity), { nil: undefined }),
         toolTimeoutMs: fc.option(timeoutArb(mode), { nil: undefined }),
         hostileRegistered: fc.subarray([...HOSTILE_NAMES]),
         cancel: constraints.cancel === false ? fc.constant(undefined) : cancelArb(mode),
+        deadlineHow: fc.constantFrom<'unsubscribe' | 'signal'>('unsubscribe', 'signal'),
       })
-      .map((raw) => finishScenario(mode, raw)),
+      .map((raw) => finishScenario(mode, hooks, raw)),
   );
 }
 
-/** Numbers the calls (a duplicate takes the id of the turn's last call before it), drops unset options, and makes sure a never-settling tool is ended by a timeout or a timed cancel. */
+/**
+ * Numbers the calls (a duplicate takes the id of the turn's last call before it), drops unset options and the
+ * specs of hooks the scenario does not have, and makes sure every loop ends: a never-settling tool gets a
+ * timeout or a timed cancel, a hook that never answers a deadline.
+ */
 function finishScenario(
   mode: Mode,
-  raw: Omit<Scenario, 'mode' | 'turns'> & { turns: (Omit<TurnSpec, 'steps'> & { steps: RawStep[] })[] },
+  hooks: Scenario['hooks'],
+  raw: Omit<Scenario, 'mode' | 'turns' | 'hooks' | 'deadline'> & { turns: (Omit<TurnSpec, 'steps'> & { steps: RawStep[] })[]; deadlineHow: 'unsubscribe' | 'signal' },
 ): Scenario {
   let hangs = false;
-  const turns: TurnSpec[] = raw.turns.map((turn, t) => {
+  let waits = false; // a hook that never answers
+  const never = (spec: HookSpec<unknown> | undefined) => spec?.answer.kind === 'never';
+  const turns: TurnSpec[] = raw.turns.map((rawTurn, t) => {
     let c = 0;
     const repeats = new Map<string, number>();
     let last: string | undefined;
-    const steps = turn.steps.map((step): Step => {
+    const steps = rawTurn.steps.map((step): Step => {
       if (step.kind === 'text') return step;
-      const { delay, name, input, behaviour, dup } = step;
+      const { delay, name, input, behaviour, dup, before, after } = step;
       if (behaviour.kind === 'never' || (behaviour.kind === 'observable' && behaviour.end === 'never')) hangs = true;
       const call: CallSpec = { id: `c${t + 1}.${++c}`, name, input, behaviour };
       if (dup && last !== undefined) {
@@ -473,10 +623,16 @@ function finishScenario(
         c--;
       } else {
         last = call.id;
+        if (hooks?.before && before !== undefined) call.before = before;
+        if (hooks?.after && after !== undefined) call.after = after;
+        if (never(call.before) || never(call.after)) waits = true;
       }
       return { delay, kind: 'call', call };
     });
-    return { ...turn, steps };
+    const turn: TurnSpec = { ...rawTurn, steps };
+    if (!hooks?.prepare) delete turn.prepare;
+    if (never(turn.prepare)) waits = true;
+    return turn;
   });
   const scenario: Scenario = { mode, initial: raw.initial, turns, hostileRegistered: raw.hostileRegistered };
   if (raw.maxTurns !== undefined) scenario.maxTurns = raw.maxTurns;
@@ -484,8 +640,12 @@ function finishScenario(
   if (raw.maxConcurrency !== undefined) scenario.maxConcurrency = raw.maxConcurrency;
   if (raw.toolTimeoutMs !== undefined) scenario.toolTimeoutMs = raw.toolTimeoutMs;
   if (raw.cancel !== undefined) scenario.cancel = raw.cancel;
+  if (hooks !== undefined) scenario.hooks = hooks;
   const timedCancel = scenario.cancel !== undefined && scenario.cancel.at !== 'before' && 'time' in scenario.cancel.at;
   if (hangs && scenario.toolTimeoutMs === undefined && !timedCancel) scenario.toolTimeoutMs = mode === 'virtual' ? 25 : 4;
+  if (waits && !timedCancel && scenario.cancel?.at !== 'before') {
+    scenario.deadline = { how: scenario.cancel?.how ?? raw.deadlineHow, time: mode === 'virtual' ? 120 : 15 };
+  }
   return withToString(scenario);
 }
 
@@ -532,6 +692,49 @@ export function describeBehaviour(behaviour: Behaviour): string {
   }
 }
 
+function describeTiming(timing: Timing): string {
+  return timing.via === 'sync' ? 'at once' : `${timing.via === 'observable' ? 'Observable' : 'Promise'} +${timing.delay}`;
+}
+
+export function describeHook<V>(spec: HookSpec<V>, value: (v: V) => string): string {
+  const signal = spec.signal === 'eager' ? ', reads its signal at once' : '';
+  switch (spec.answer.kind) {
+    case 'value':
+      return `${value(spec.answer.value)} (${describeTiming(spec.timing)}${signal})`;
+    case 'error':
+      return `fails ${q(spec.answer.message)} (${spec.timing.via === 'sync' ? 'throws' : spec.timing.via === 'observable' ? `Observable +${spec.timing.delay} errors` : `Promise +${spec.timing.delay} rejects`}${signal})`;
+    case 'empty':
+      return `completes without a value (${describeTiming(spec.timing)}${signal})`;
+    case 'never':
+      return `never answers (${spec.answer.as}${signal})`;
+  }
+}
+
+export function describeDecision(decision: Decision): string {
+  switch (decision.kind) {
+    case 'pass':
+      return 'nothing';
+    case 'run':
+      return '{run}';
+    case 'rewrite':
+      return `{run, input ${decision.input}}`;
+    case 'deny':
+      return `{deny ${q(decision.reason)}}`;
+    case 'answer':
+      return `{answer ${describeOut(decision.out)}}`;
+    case 'bad':
+      return `no decision ${q(decision.value)}`;
+  }
+}
+
+export function describeReplacement(replacement: Replacement): string {
+  return replacement.kind === 'keep' ? 'keeps it' : replacement.kind === 'replace' ? `replaces it with ${describeOut(replacement.out)}` : `no result ${q(replacement.value)}`;
+}
+
+export function describePreparation(preparation: Preparation): string {
+  return preparation.kind === 'pass' ? 'the input as it came' : preparation.kind === 'compact' ? 'a compacted history' : `BAD(${preparation.what})`;
+}
+
 function describeFault(fault: Fault): string {
   switch (fault.kind) {
     case 'error':
@@ -556,13 +759,19 @@ function describeFault(fault: Fault): string {
 }
 
 export function describeTurn(turn: TurnSpec, n: number): string {
-  const steps = turn.steps.map((step) =>
-    step.kind === 'text'
-      ? `+${step.delay} text ${q(step.text)}`
-      : `+${step.delay} call ${step.call.id}${step.call.dup === undefined ? '' : ` (duplicate id, kept as ${keptId(step.call)})`} ${step.call.name}(${step.call.input}) -> ${describeBehaviour(step.call.behaviour)}`,
-  );
+  const steps = turn.steps.flatMap((step) => {
+    if (step.kind === 'text') return [`+${step.delay} text ${q(step.text)}`];
+    const { call } = step;
+    const dup = call.dup === undefined ? '' : ` (duplicate id, kept as ${keptId(call)})`;
+    return [
+      `+${step.delay} call ${call.id}${dup} ${call.name}(${call.input}) -> ${describeBehaviour(call.behaviour)}`,
+      ...(call.before ? [`    beforeToolCall: ${describeHook(call.before, describeDecision)}`] : []),
+      ...(call.after ? [`    afterToolCall: ${describeHook(call.after, describeReplacement)}`] : []),
+    ];
+  });
   const end = `+${turn.endDelay} end ${turn.stop}${turn.errorMessage ? ` ${q(turn.errorMessage)}` : ''}`;
-  const lines = [`  turn ${n}: +${turn.startDelay} start${turn.extraFields ? ' (events carry extra fields)' : ''}`, ...steps.map((s) => `      ${s}`), `      ${end}`];
+  const prepare = turn.prepare ? [`      prepareTurn: ${describeHook(turn.prepare, describePreparation)}`] : [];
+  const lines = [`  turn ${n}: +${turn.startDelay} start${turn.extraFields ? ' (events carry extra fields)' : ''}`, ...prepare, ...steps.map((s) => `      ${s}`), `      ${end}`];
   if (turn.fault) lines.push(`      FAULT: ${describeFault(turn.fault)}`);
   return lines.join('\n');
 }
@@ -572,6 +781,7 @@ function describeCancelPoint(at: CancelPoint | 'before'): string {
   if ('event' in at) return `as the consumer receives loop event #${at.event} (0-based)`;
   if ('time' in at) return `at t=${at.time}`;
   if ('handler' in at) return `from inside tool handler call #${at.handler} (0-based), before it returns`;
+  if ('hook' in at) return `from inside hook call #${at.hook} (0-based), before it returns`;
   return `from inside provider call #${at.providerCall} (0-based), before it returns`;
 }
 
@@ -584,9 +794,10 @@ export function describeScenario(s: Scenario): string {
     s.maxConcurrency !== undefined && `maxConcurrency=${s.maxConcurrency}`,
     s.toolTimeoutMs !== undefined && `toolTimeoutMs=${s.toolTimeoutMs}`,
     s.hostileRegistered.length > 0 && `registered also: ${s.hostileRegistered.join(', ')}`,
+    s.hooks && `hooks: ${(['before', 'after', 'prepare'] as const).filter((h) => s.hooks![h]).map((h) => ({ before: 'beforeToolCall', after: 'afterToolCall', prepare: 'prepareTurn' })[h]).join(', ')}`,
   ].filter(Boolean);
-  const cancel = s.cancel
-    ? `  cancel: ${s.cancel.how} ${describeCancelPoint(s.cancel.at)}`
-    : '  cancel: none';
+  const cancel =
+    (s.cancel ? `  cancel: ${s.cancel.how} ${describeCancelPoint(s.cancel.at)}` : '  cancel: none') +
+    (s.deadline ? `\n  deadline: ${s.deadline.how} at t=${s.deadline.time} (a hook never answers)` : '');
   return `\nScenario(${options.join(', ')})\n${cancel}\n${s.turns.map((t, i) => describeTurn(t, i + 1)).join('\n')}\n`;
 }
