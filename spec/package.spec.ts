@@ -41,16 +41,16 @@ events.pipe(filter((e): e is Extract<LoopEvent, { type: 'loop_end' }> => e.type 
 const marbleTest = (load: string) => `${load}
 const events = { s: start, c: call('weather'), u: end('toolUse'), t: text('sunny'), e: end('stop') };
 const legend = loopLegend(events, {
-  1: 'turn_start 1', R: 'tool_result weather: sunny', 2: 'turn_start 2', L: 'loop_end stop',
+  1: 'turn_start 1', γ: 'tool_start weather', R: 'tool_result weather: sunny', 2: 'turn_start 2', L: 'loop_end stop',
   E: 'turn_end 1 (toolUse): user, assistant[weather], toolResult weather',
   F: 'turn_end 2 (stop): user, assistant[weather], toolResult weather, assistant "sunny"',
 });
 new TestScheduler((actual, expected) => assert.deepStrictEqual(actual, expected)).run((helpers) => {
   const { cold, expectObservable } = helpers;
-  const provider = marbleProvider(cold('-s-c-u|', events), cold('-----s-t-e|', events));
+  const provider = marbleProvider(cold('-s-c---u|', events), cold('-----s-t-e|', events));
   const registry = marbleTools({ weather: cold('-----(R|)', { R: 'sunny' }) });
   const run = runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'weather?' }] });
-  expectObservable(run.pipe(described)).toBe('1s-c-u--(RE2)s-t-e(FL|)', legend);
+  expectObservable(run.pipe(described)).toBe('1s-(cγ)u(RE2)s-t-e(FL|)', legend);
 });
 let message = '';
 new TestScheduler(() => undefined).run((helpers) => {
