@@ -82,9 +82,9 @@ export function checkOptions(options: LoopOptions, who = 'runEventedToolLoop'): 
     throw new RangeError(problem("toolExecution must be 'parallel' or 'sequential'", toolExecution));
   }
   if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(problem('signal must be an AbortSignal', signal));
-  for (const [name, hook] of Object.entries({ beforeToolCall, afterToolCall, prepareTurn })) {
-    if (hook !== undefined && typeof hook !== 'function') throw new TypeError(problem(`${name} must be a function`, hook));
-  }
+  if (beforeToolCall !== undefined && typeof beforeToolCall !== 'function') throw new TypeError(problem('beforeToolCall must be a function', beforeToolCall));
+  if (afterToolCall !== undefined && typeof afterToolCall !== 'function') throw new TypeError(problem('afterToolCall must be a function', afterToolCall));
+  if (prepareTurn !== undefined && typeof prepareTurn !== 'function') throw new TypeError(problem('prepareTurn must be a function', prepareTurn));
   return {
     provider,
     registry,

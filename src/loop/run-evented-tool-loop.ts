@@ -4,7 +4,7 @@ import { expandLast } from './expand-last.js';
 import { LoopOptions, LoopSettings, checkOptions } from './loop-options.js';
 import { Resume, runTurn } from './run-turn.js';
 import { Trampoline } from './trampoline.js';
-import { NO_USAGE, TurnEnd, TurnOutcome, outcomeOf } from './turn-draft.js';
+import { NO_USAGE, TurnOutcome } from './turn-draft.js';
 
 /**
  * The evented tool loop. Each turn calls the provider once with the history so far and runs the tools
@@ -47,26 +47,29 @@ export function runLoop(loop: LoopSettings, steering?: Steering): Observable<Con
     // turn → tools → history (a turn does all three) → go on?
     const resume = unanswered(loop.messages); // R22: a run saved while its tools ran starts with turn 0
     const history = loop.messages.slice(0, resume?.at); // the loop's own, appended to by each turn
-    const first = resume === undefined ? runTurn(1, history, loop) : runTurn(0, history, loop, NO_USAGE, resume);
+    // each turn reports its outcome here before its turn_end goes out: what the projection decides on
+    let last: TurnOutcome | undefined;
+    const report = (outcome: TurnOutcome) => {
+      last = outcome;
+    };
+    const first = resume === undefined ? runTurn(1, history, loop, NO_USAGE, undefined, report) : runTurn(0, history, loop, NO_USAGE, resume, report);
     const trampoline = new Trampoline(); // R12, R19: every turn starts from it, turn 1 too, so none nests in another
     return first.pipe(
-      expandLast((last: ConversationEvent) => goOn(last, loop, steering), trampoline),
+      expandLast((event: ConversationEvent) => (event.type === 'turn_end' ? goOn(last!, loop, steering, report) : undefined), trampoline),
       subscribeOn(trampoline),
     );
   });
 }
 
 /**
- * The projection: reads the event that ended the last step and decides what comes next — the next
- * turn, the loop's end, or (after `loop_end`) nothing. It emits nothing itself.
+ * The projection: given how the last turn ended (its outcome, reported with its `turn_end`), decides what
+ * comes next — the next turn or the loop's end. It emits nothing itself; after `loop_end` the loop completes.
  */
-function goOn(last: ConversationEvent, loop: LoopSettings, steering: Steering | undefined): Observable<ConversationEvent> | undefined {
-  if (last.type !== 'turn_end') return undefined; // after loop_end: complete
-  const outcome = outcomeOf(last as TurnEnd);
+function goOn(outcome: TurnOutcome, loop: LoopSettings, steering: Steering | undefined, report: (outcome: TurnOutcome) => void): Observable<ConversationEvent> {
   const reason = whyStop(outcome, loop);
   if (reason === undefined) {
     const steered = steering?.() ?? [];
-    const next = runTurn(outcome.turn + 1, outcome.history, loop, outcome.usage);
+    const next = runTurn(outcome.turn + 1, outcome.history, loop, outcome.usage, undefined, report);
     return steered.length === 0 ? next : concat<ConversationEvent[]>(joined(outcome.history, steered), next);
   }
   // aborted between turns: the answer that never came stands in, outside the history

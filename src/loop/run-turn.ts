@@ -10,7 +10,7 @@ import { errorText, isPlainObject, shown } from '../util/values.js';
 import { onAbort } from '../util/abort-signal.js';
 import { checkMessages } from './check-messages.js';
 import type { LoopSettings } from './loop-options.js';
-import { CallSlot, NO_USAGE, TurnDraft } from './turn-draft.js';
+import { CallSlot, NO_USAGE, TurnDraft, type TurnOutcome } from './turn-draft.js';
 
 /**
  * One turn, as an Observable of the loop's events: `turn_start`, the events of one provider call as
@@ -46,6 +46,7 @@ export function runTurn(
   loop: LoopSettings,
   usage: Usage = NO_USAGE,
   resume?: Resume,
+  report?: (outcome: TurnOutcome) => void,
 ): Observable<LoopEvent> {
   return new Observable<LoopEvent>((subscriber) => {
     const draft = new TurnDraft(turn, history, usage, loop.maxToolOutputChars);
@@ -73,7 +74,7 @@ export function runTurn(
         return;
       }
       ended = true; // an abort while turn_end is being delivered belongs to the loop, not to this turn
-      for (const event of draft.finish()) subscriber.next(event);
+      for (const event of draft.finish(report)) subscriber.next(event);
       subscriber.complete();
     };
 
@@ -92,7 +93,7 @@ export function runTurn(
 
     const { beforeToolCall: before, afterToolCall: after } = loop;
     // H2: the hooks are told the history as of the turn's start, which the turn's end must not change
-    const hooks = before === undefined && after === undefined ? undefined : { before, after, turn, messages: history.slice(), gone: () => subscriber.closed };
+    const hooks = before === undefined && after === undefined ? undefined : { before, after, turn, messages: history.slice(), gone: () => subscriber.closed || tools.halted };
     const tools = new ToolQueue(
       loop.registry,
       loop.concurrency,

@@ -66,19 +66,6 @@ export interface CallSlot {
 export type TurnEnd = LoopEventOf<'turn_end'>;
 
 /**
- * The outcome rides on its `turn_end` under a key that no consumer sees: not enumerable, so
- * `toEqual`, spreading, `structuredClone` and JSON all see the public event only.
- */
-const OUTCOME = Symbol('rx-tool-loop turn outcome');
-
-/** What the turn that ended with `turnEnd` came to (the loop's projection reads it to decide). */
-export function outcomeOf(turnEnd: TurnEnd): TurnOutcome {
-  const outcome = (turnEnd as TurnEnd & { [OUTCOME]?: TurnOutcome })[OUTCOME];
-  if (outcome === undefined) throw new Error('rx-tool-loop: a turn_end that no turn of this loop made');
-  return outcome;
-}
-
-/**
  * What one turn has gathered so far — text, calls, results, how the message ended — and the
  * messages it makes at the end (R4): the history, then the assistant message, then one result per
  * call in call order, whatever order the tools finished in.
@@ -95,7 +82,7 @@ export class TurnDraft {
   private unasked = false;
   /** R22: the saved assistant message that turn 0 finishes, and the slots whose results it had already. */
   private saved: AssistantMessage | undefined;
-  private earlier: ReadonlySet<number> = new Set();
+  private earlier: ReadonlySet<number> | undefined; // turn 0 only
   /** The call ids of this turn (R28), and how often each came once it came twice. */
   private readonly ids = new Set<string>();
   private repeats: Map<string, number> | undefined;
@@ -188,9 +175,9 @@ export class TurnDraft {
 
   /**
    * The `tool_result` events of the calls the abort left without one, then `turn_end` (the history
-   * after the turn, R4), which carries the turn's outcome for the loop (see {@link outcomeOf}).
+   * after the turn, R4); the turn's outcome for the loop goes to `report` first.
    */
-  finish(): LoopEvent[] {
+  finish(report?: (outcome: TurnOutcome) => void): LoopEvent[] {
     const events: LoopEvent[] = [];
     const toolResults = this.calls.map((call, index) => {
       const settled = this.results[index];
@@ -204,26 +191,35 @@ export class TurnDraft {
     if (!this.unasked) history.push(assistant, ...toolResults);
     const usage = addUsage(this.usageBefore, this.usage);
     // turn 0 (R22) reports and decides on the results it made, not on those the saved history had
-    const fresh = this.calls.map((_, index) => index).filter((index) => !this.earlier.has(index));
+    const earlier = this.earlier;
+    const fresh = earlier === undefined ? undefined : this.calls.map((_, index) => index).filter((index) => !earlier.has(index));
     const outcome: TurnOutcome = {
       turn: this.turn,
       assistant,
       toolResults,
       history,
-      terminated: fresh.length > 0 && fresh.every((index) => this.results[index]?.terminate === true),
+      terminated: fresh === undefined ? this.allTerminate() : fresh.length > 0 && fresh.every((index) => this.results[index]?.terminate === true),
       usage,
     };
     const turnEnd: TurnEnd = {
       type: 'turn_end',
       turn: this.turn,
       assistant,
-      toolResults: fresh.map((index) => toolResults[index]!),
+      toolResults: fresh === undefined ? toolResults.slice() : fresh.map((index) => toolResults[index]!),
       messages: history.slice(),
       usage: { ...usage },
     };
-    Object.defineProperty(turnEnd, OUTCOME, { value: outcome });
+    report?.(outcome);
     events.push(turnEnd);
     return events;
+  }
+
+  /** Every call of the turn asked to terminate, and there was at least one (R6). */
+  private allTerminate(): boolean {
+    const { results, calls } = this;
+    if (calls.length === 0) return false;
+    for (let index = 0; index < calls.length; index++) if (results[index]?.terminate !== true) return false;
+    return true;
   }
 
   private assistant(): AssistantMessage {

@@ -37,19 +37,27 @@ export type { ToolProgress, ToolSettled, ToolStart, ToolUpdate } from './tool-ou
  * unknown tool:         (d|)                 no tool_start: no handler ran
  * ```
  */
-export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = Infinity, hooks?: ToolHooks): Observable<ToolProgress> {
+export function executeTool(
+  tool: Tool | undefined,
+  call: ToolCall,
+  timeoutMs = Infinity,
+  hooks?: ToolHooks,
+  stopped?: () => boolean,
+): Observable<ToolProgress> {
   return new Observable<ToolProgress>((subscriber) => {
     if (tool === undefined) return finish(subscriber, settled(toolErrorMessage(call, `unknown tool: ${call.name}`)));
+    const checked = checkInput(tool, call.input);
+    // the common case, without hooks and with a synchronous check: straight to the handler
+    if (hooks === undefined && checked.kind !== 'pending') return run(tool, call, checked, timeoutMs, subscriber, stopped);
     // H2: the hooks see only known, valid calls; an invalid one is answered as without hooks
     const go = (checked: InputCheck): TeardownLogic =>
       hooks === undefined || checked.kind !== 'valid'
-        ? run(tool, call, checked, timeoutMs, subscriber)
+        ? run(tool, call, checked, timeoutMs, subscriber, stopped)
         : hooked(hooks, call, (input) =>
             input === undefined
-              ? new Observable<ToolProgress>((runner) => run(tool, call, checked, timeoutMs, runner))
-              : executeTool(tool, { ...call, input }, timeoutMs), // rewritten: checked again, and what tool_start carries
+              ? new Observable<ToolProgress>((runner) => run(tool, call, checked, timeoutMs, runner, stopped))
+              : executeTool(tool, { ...call, input }, timeoutMs, undefined, stopped), // rewritten: checked again, and what tool_start carries
           ).subscribe(subscriber);
-    const checked = checkInput(tool, call.input);
     if (checked.kind !== 'pending') return go(checked);
     // an asynchronous validator (R24): the handler starts, and its timeout with it, once it has answered
     checked.check.then((verdict) => {
@@ -60,12 +68,20 @@ export function executeTool(tool: Tool | undefined, call: ToolCall, timeoutMs = 
 }
 
 /** The handler's run once the input check has spoken: `tool_start`, then its values, then the result. */
-function run(tool: Tool, call: ToolCall, checked: InputCheck, timeoutMs: number, subscriber: Subscriber<ToolProgress>): TeardownLogic {
+function run(
+  tool: Tool,
+  call: ToolCall,
+  checked: InputCheck,
+  timeoutMs: number,
+  subscriber: Subscriber<ToolProgress>,
+  stopped: (() => boolean) | undefined,
+): TeardownLogic {
   if (checked.kind === 'rejected') return finish(subscriber, settled(toolErrorMessage(call, checked.content)));
   if (checked.kind === 'failed') return finish(subscriber, failed(call, checked.error));
 
   subscriber.next({ type: 'tool_start', call });
-  if (subscriber.closed) return undefined; // the consumer left on hearing of it: the handler never runs
+  // the consumer left, or the turn stopped its tools, on hearing of it: the handler never runs (R23)
+  if (subscriber.closed || stopped?.() === true) return undefined;
   const context = new ToolCallContext(call);
   let value: ToolReturn;
   try {

@@ -1,4 +1,4 @@
-import { Observable, Subscriber, Subscription } from 'rxjs';
+import { Subscription } from 'rxjs';
 import { ToolProgress, executeTool } from './execute-tool.js';
 import type { ToolHooks } from './tool-hooks.js';
 import type { ToolLookup } from './tool-registry.js';
@@ -27,8 +27,8 @@ export class ToolQueue {
   private waiting: { call: ToolCall; index: number }[] = [];
   private head = 0; // waiting[head] is next: `shift()` is O(n) on a long queue
   private readonly running = new Subscription();
-  /** the calls inside their synchronous start, not yet in `running`: `stop()` closes them too (D9) */
-  private readonly starting = new Set<Subscriber<ToolProgress>>();
+  /** Asked by a call right after its `tool_start`: a queue stopped meanwhile (an abort, a consumer that left) runs no handler (R23). */
+  private readonly isStopped = () => this.stopped;
   private active = 0;
   private draining = false;
   private stopped = false;
@@ -58,9 +58,11 @@ export class ToolQueue {
     this.head = 0;
     this.active = 0;
     this.running.unsubscribe();
-    // stopped from inside a call's start (its handler aborted the signal, say): what it sends from now on,
-    // its result included, reaches no one — nor afterToolCall (H3)
-    for (const tool of this.starting) tool.unsubscribe();
+  }
+
+  /** `stop()` was called: what a call sends from now on reaches no one — nor afterToolCall (H3, D9). */
+  get halted(): boolean {
+    return this.stopped;
   }
 
   /**
@@ -85,22 +87,10 @@ export class ToolQueue {
     this.active++;
     let finished = false;
     let subscription: Subscription | undefined = undefined;
-    // the call's subscriber, known before `subscribe` returns: a queue stopped while `tool_start` is
-    // delivered (an abort, a consumer that leaves) closes it there, and the handler never runs (R23)
-    let tool: Subscriber<ToolProgress> | undefined;
-    subscription = new Observable<ToolProgress>((subscriber) => {
-      tool = subscriber;
-      this.starting.add(subscriber);
-      executeTool(this.registry.get(call.name), call, this.timeoutMs, this.hooks).subscribe(subscriber);
-      this.starting.delete(subscriber);
-    }).subscribe({
+    subscription = executeTool(this.registry.get(call.name), call, this.timeoutMs, this.hooks, this.isStopped).subscribe({
       // a tool still inside its synchronous start when the queue was stopped is torn down below;
       // until then, what it sends is no longer wanted
-      next: (progress) => {
-        if (this.stopped) return;
-        this.events.progress(index, progress);
-        if (this.stopped) tool?.unsubscribe();
-      },
+      next: (progress) => this.stopped || this.events.progress(index, progress),
       complete: () => {
         finished = true;
         if (this.stopped) return;
