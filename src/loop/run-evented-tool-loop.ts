@@ -4,7 +4,7 @@ import { expandLast } from './expand-last.js';
 import { LoopOptions, LoopSettings, checkOptions } from './loop-options.js';
 import { Resume, runTurn } from './run-turn.js';
 import { Trampoline } from './trampoline.js';
-import { NO_USAGE, TurnOutcome } from './turn-draft.js';
+import { NO_USAGE, TurnOutcome, copyUsage } from './turn-draft.js';
 
 /**
  * The evented tool loop. Each turn calls the provider once with the history so far and runs the tools
@@ -118,7 +118,7 @@ function unanswered(messages: readonly AgentMessage[]): (Resume & { at: number }
 }
 
 function loopEnd(reason: LoopEndReason, assistant: AssistantMessage, messages: readonly AgentMessage[], usage: Usage): LoopEvent {
-  return { type: 'loop_end', reason, assistant, messages, usage: { ...usage } };
+  return { type: 'loop_end', reason, assistant, messages, usage: copyUsage(usage) };
 }
 
 /** The answer that never came: stands in `loop_end` when the loop was aborted before or between turns. */

@@ -45,6 +45,14 @@ export function addUsage(total: Usage, more: Usage | undefined): Usage {
   return sum;
 }
 
+/** A copy for a consumer (who may change it) — field by field, which is cheaper than a spread on every turn. */
+export function copyUsage({ inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens }: Usage): Usage {
+  const copy: Usage = { inputTokens, outputTokens };
+  if (cacheReadTokens !== undefined) copy.cacheReadTokens = cacheReadTokens;
+  if (cacheWriteTokens !== undefined) copy.cacheWriteTokens = cacheWriteTokens;
+  return copy;
+}
+
 function count(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : 0;
 }
@@ -207,7 +215,7 @@ export class TurnDraft {
       assistant,
       toolResults: fresh === undefined ? toolResults.slice() : fresh.map((index) => toolResults[index]!),
       messages: history.slice(),
-      usage: { ...usage },
+      usage: copyUsage(usage),
     };
     report?.(outcome);
     events.push(turnEnd);
