@@ -221,3 +221,30 @@ describe('abort$: a stop button', () => {
     );
   });
 });
+
+describe('steer (C2)', () => {
+  it('several prompts steered at one boundary join in order, after that turn_end and before the next turn_start', () => {
+    const tool$ = new Subject<string>();
+    const tools = new ToolRegistry().register(tool('now', () => tool$));
+    const provider = scriptedProvider([toolTurn(call('now', {}, 'c1')), answerTurn('ok')]);
+    const prompts = new Subject<string>();
+    const run = collectSync(prompts.pipe(conversation({ provider, registry: tools, policy: 'steer' })));
+    prompts.next('first');
+    prompts.next('second');
+    prompts.next('third');
+    tool$.next('noon');
+    tool$.complete();
+    const seen = lines(run.values).filter((line) => /^(user_message|turn_start|turn_end)/.test(line));
+    expect(seen.map((line) => line.split(':')[0]!.replace(/ \(.*$/, ''))).toEqual([
+      'user_message first',
+      'turn_start 1',
+      'turn_end 1',
+      'user_message second',
+      'user_message third',
+      'turn_start 2',
+      'turn_end 2',
+    ]);
+    expect(roles(provider.inputs[1]!.messages)).toEqual(['user first', 'assistant', 'toolResult', 'user second', 'user third']);
+    expect(roles(only(run.values, 'turn_end')[0]!.messages)).toEqual(['user first', 'assistant', 'toolResult']);
+  });
+});

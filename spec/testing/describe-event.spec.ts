@@ -20,11 +20,20 @@ const history: AgentMessage[] = [
 const usage = { inputTokens: 0, outputTokens: 0 };
 
 describe('describeEvent (T2)', () => {
+  it('a conversation\'s prompt: user_message TEXT (C1)', () => {
+    expect(describeEvent({ type: 'user_message', message: { role: 'user', content: 'what time is it?' }, messages: [] })).toBe('user_message what time is it?');
+  });
+
   it.each<[LoopEvent, string]>([
     [{ type: 'turn_start', turn: 1 }, 'turn_start 1'],
     [start, 'message_start'],
     [text('hi'), 'text_delta hi'],
     [call('slow'), 'tool_call slow'],
+    // version 2 (R23, P9, P10, C1)
+    [{ type: 'tool_start', call: { id: 'slow', name: 'slow', input: {} } }, 'tool_start slow'],
+    [{ type: 'tool_call_delta', index: 0, id: 'slow', name: 'slow', argumentsDelta: '{"pa' }, 'tool_call_delta slow: {"pa'],
+    [{ type: 'tool_call_delta', index: 1, argumentsDelta: 'th"}' }, 'tool_call_delta #1: th"}'],
+    [{ type: 'reasoning_delta', text: 'the user wants' }, 'reasoning_delta the user wants'],
     [{ type: 'tool_update', toolCallId: 'c7', toolName: 'slow', content: '50%' }, 'tool_update slow: 50%'],
     [{ type: 'tool_result', message: { role: 'toolResult', toolCallId: 'slow', toolName: 'slow', content: 'S', isError: false } }, 'tool_result slow: S'],
     [

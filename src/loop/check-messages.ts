@@ -30,6 +30,7 @@ const NAME_RULE = `is a tool name that the APIs reject: it must match ${TOOL_NAM
  * One pass, one `Set` (the open calls of the current assistant message): it runs on every
  * `runEventedToolLoop` call, over histories that grow with each turn.
  *
+ * `who` names the caller in each message (`''`: none, for a hook's answer that the loop words itself).
  * `own`: messages of the loop's own history (H6: what `prepareTurn` gives back of them), checked for their place
  * only — they hold the model's calls as it sent them, names and inputs included, which the loop answered (R17).
  *
@@ -41,7 +42,7 @@ const NAME_RULE = `is a tool name that the APIs reject: it must match ${TOOL_NAM
 export function checkMessages(messages: readonly unknown[], who = 'runEventedToolLoop', own?: ReadonlySet<unknown>): void {
   // typed where it is declared, so that TypeScript narrows after each `fail(…)`
   const fail: (what: string, ...value: [unknown?]) => never = (what, ...value) => {
-    throw new TypeError(`${who}: ${what}${value.length === 0 ? '' : ` (got ${shown(value[0])})`}`);
+    throw new TypeError(`${who === '' ? '' : `${who}: `}${what}${value.length === 0 ? '' : ` (got ${shown(value[0])})`}`);
   };
   const open = new Set<string>(); // the calls of messages[owner] that have no result yet
   let owner = -1; // the assistant message that results may answer: the last one, if only results came after it

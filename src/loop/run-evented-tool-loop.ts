@@ -68,9 +68,9 @@ export function runLoop(loop: LoopSettings, steering?: Steering): Observable<Con
 function goOn(outcome: TurnOutcome, loop: LoopSettings, steering: Steering | undefined, report: (outcome: TurnOutcome) => void): Observable<ConversationEvent> {
   const reason = whyStop(outcome, loop);
   if (reason === undefined) {
-    const steered = steering?.() ?? [];
     const next = runTurn(outcome.turn + 1, outcome.history, loop, outcome.usage, undefined, report);
-    return steered.length === 0 ? next : concat<ConversationEvent[]>(joined(outcome.history, steered), next);
+    // C2: prompts steered in meanwhile join the history when the next turn is subscribed, not here
+    return steering === undefined ? next : concat<ConversationEvent[]>(defer(() => joined(outcome.history, steering())), next);
   }
   // aborted between turns: the answer that never came stands in, outside the history
   const abortedBetweenTurns = reason === 'aborted' && outcome.assistant.stopReason !== 'aborted';

@@ -1,12 +1,12 @@
 import { Observable, Observer, Subscription, from } from 'rxjs';
 import { EventOrder, ProviderProtocolError } from '../providers/check-provider-events.js';
-import type { ToolSettled } from '../tools/execute-tool.js';
+import { type ToolSettled, settled } from '../tools/tool-outcome.js';
 import { ToolQueue } from '../tools/tool-queue.js';
 import { limitOutput, toolErrorMessage } from '../tools/tool-result.js';
 import type { AgentMessage, AssistantMessage, LoopEvent, ProviderEvent, ProviderInput, ToolResultMessage, Usage } from '../types.js';
 import { firstAnswer } from '../util/first-answer.js';
 import { LazyAbort } from '../util/lazy-abort.js';
-import { errorText, isPlainObject, shown } from '../util/values.js';
+import { isPlainObject, shown } from '../util/values.js';
 import { onAbort } from '../util/abort-signal.js';
 import { checkMessages } from './check-messages.js';
 import type { LoopSettings } from './loop-options.js';
@@ -85,15 +85,15 @@ export function runTurn(
     };
 
     // a call's result: into its slot, then out as `tool_result` (R26: cut to maxToolOutputChars first)
-    const settle = (index: number, settled: ToolSettled) => {
-      const message = limitOutput(settled.message, loop.maxToolOutputChars);
-      draft.settle(index, message === settled.message ? settled : { ...settled, message });
+    const settle = (index: number, result: ToolSettled) => {
+      const message = limitOutput(result.message, loop.maxToolOutputChars);
+      draft.settle(index, message === result.message ? result : { ...result, message });
       deliver({ type: 'tool_result', message });
     };
 
     const { beforeToolCall: before, afterToolCall: after } = loop;
     // H2: the hooks are told the history as of the turn's start, which the turn's end must not change
-    const hooks = before === undefined && after === undefined ? undefined : { before, after, turn, messages: history.slice(), gone: () => subscriber.closed || tools.halted };
+    const hooks = before === undefined && after === undefined ? undefined : { before, after, turn, messages: history.slice(), gone: (): boolean => subscriber.closed || tools.isStopped() };
     const tools = new ToolQueue(
       loop.registry,
       loop.concurrency,
@@ -117,7 +117,7 @@ export function runTurn(
     // R3: a call starts as soon as it arrives; R28: a repeated id never runs, its result says why
     const startCall = ({ index, call, duplicateOf }: CallSlot) => {
       if (duplicateOf === undefined) return tools.add(call, index);
-      settle(index, { type: 'settled', message: toolErrorMessage(call, `error: duplicate tool call id: ${duplicateOf}`), terminate: false });
+      settle(index, settled(toolErrorMessage(call, `error: duplicate tool call id: ${duplicateOf}`)));
     };
 
     const abort = () => {
@@ -254,10 +254,9 @@ function notProviderInput(value: unknown, own: readonly AgentMessage[]): unknown
     return new TypeError(`expected { messages: AgentMessage[], tools: ToolSpec[] }, got ${shown(value)}`);
   }
   try {
-    checkMessages(messages, undefined, new Set(own));
+    checkMessages(messages, '', new Set(own)); // the caller's words, about the messages prepareTurn gave
   } catch (error) {
-    // the same words as for the caller's history, about the messages prepareTurn gave
-    return new TypeError(errorText(error).replace(/^runEventedToolLoop: /, ''));
+    return error;
   }
   return undefined;
 }

@@ -1,6 +1,6 @@
 import { ProviderProtocolError } from '../providers/check-provider-events.js';
 import { TextBuffer } from './text-buffer.js';
-import type { ToolSettled } from '../tools/execute-tool.js';
+import { type ToolSettled, settled } from '../tools/tool-outcome.js';
 import { abortedResult, limitOutput } from '../tools/tool-result.js';
 import { errorText } from '../util/values.js';
 import type {
@@ -165,15 +165,15 @@ export class TurnDraft {
       const slot = this.addCall(call);
       const done = answered.get(call.id);
       if (done === undefined) pending.push(slot);
-      else this.results[slot.index] = { type: 'settled', message: done, terminate: false };
+      else this.results[slot.index] = settled(done);
     }
     this.earlier = new Set(this.calls.map((_, index) => index).filter((index) => this.results[index] !== undefined));
     return pending;
   }
 
   /** The result of the `index`-th call of this turn. */
-  settle(index: number, settled: ToolSettled): void {
-    this.results[index] = settled;
+  settle(index: number, result: ToolSettled): void {
+    this.results[index] = result;
   }
 
   /** R11: cancelled from outside; calls without a result get `error: aborted`. */
@@ -188,8 +188,8 @@ export class TurnDraft {
   finish(report?: (outcome: TurnOutcome) => void): LoopEvent[] {
     const events: LoopEvent[] = [];
     const toolResults = this.calls.map((call, index) => {
-      const settled = this.results[index];
-      if (settled !== undefined) return settled.message;
+      const result = this.results[index];
+      if (result !== undefined) return result.message;
       const message = limitOutput(abortedResult(call), this.maxOutputChars);
       events.push({ type: 'tool_result', message });
       return message;

@@ -4,7 +4,7 @@ import { LazyAbort } from '../util/lazy-abort.js';
 import { isPlainObject, shown } from '../util/values.js';
 import { ToolSettled, resultOf, settled } from './tool-outcome.js';
 import type { ToolProgress } from './tool-outcome.js';
-import { failureResult, toolErrorMessage, toolResultMessage } from './tool-result.js';
+import { failureResult, isToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
 import type { AfterToolCall, AgentMessage, BeforeToolCall, HookContext, ToolCall, ToolDecision, ToolOutput } from '../types.js';
 
 /** The hooks of one turn's calls, and what they are told (H2, H3). */
@@ -77,7 +77,7 @@ function act(decision: ToolDecision | void | null, call: ToolCall, run: (input?:
   const { action, input, reason, output } = (isPlainObject(decision) ? decision : {}) as { action?: unknown; input?: unknown; reason?: unknown; output?: unknown };
   if (action === 'run') return input === undefined ? run() : run(input as Record<string, unknown>);
   if (action === 'deny' && typeof reason === 'string') return of(settled(toolErrorMessage(call, `denied: ${reason}`)));
-  if (action === 'answer' && isOutput(output)) return of(resultOf(call, output));
+  if (action === 'answer' && isToolOutput(output)) return of(resultOf(call, output));
   throw new TypeError(`expected { action: 'run' | 'deny' | 'answer' } or nothing, got ${shown(decision)}`);
 }
 
@@ -85,12 +85,8 @@ function act(decision: ToolDecision | void | null, call: ToolCall, run: (input?:
 function replaced(call: ToolCall, result: ToolSettled, output: ToolOutput | string | void | null): ToolSettled {
   if (output === undefined || output === null) return result;
   if (typeof output === 'string') return settled(toolResultMessage(call, { content: output }));
-  if (isOutput(output)) return settled(toolResultMessage(call, output), output.terminate === true);
+  if (isToolOutput(output)) return settled(toolResultMessage(call, output), output.terminate === true);
   throw new TypeError(`expected a string, { content: string } or nothing, got ${shown(output)}`);
-}
-
-function isOutput(value: unknown): value is string | ToolOutput {
-  return typeof value === 'string' || (typeof value === 'object' && value !== null && typeof (value as ToolOutput).content === 'string');
 }
 
 /** H4: `error: beforeToolCall failed: MESSAGE`, the cause kept as any failure's (R25). */

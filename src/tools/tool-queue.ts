@@ -27,8 +27,11 @@ export class ToolQueue {
   private waiting: { call: ToolCall; index: number }[] = [];
   private head = 0; // waiting[head] is next: `shift()` is O(n) on a long queue
   private readonly running = new Subscription();
-  /** Asked by a call right after its `tool_start`: a queue stopped meanwhile (an abort, a consumer that left) runs no handler (R23). */
-  private readonly isStopped = () => this.stopped;
+  /**
+   * `stop()` was called. Asked by a call right after its `tool_start` (a queue stopped meanwhile runs no
+   * handler, R23) and before a hook (what a call sends from now on reaches no one — nor afterToolCall, H3).
+   */
+  readonly isStopped = (): boolean => this.stopped;
   private active = 0;
   private draining = false;
   private stopped = false;
@@ -60,10 +63,6 @@ export class ToolQueue {
     this.running.unsubscribe();
   }
 
-  /** `stop()` was called: what a call sends from now on reaches no one — nor afterToolCall (H3, D9). */
-  get halted(): boolean {
-    return this.stopped;
-  }
 
   /**
    * Starts waiting calls while there is room. A synchronous tool finishes inside `start` and calls

@@ -53,12 +53,14 @@ function causeOf(error: unknown): FailureCause {
   return cause;
 }
 
+/** What a tool (or a hook, H2, H3) may give as a result: a string or `{ content: string }`. */
+export function isToolOutput(value: unknown): value is string | ToolOutput {
+  return typeof value === 'string' || (typeof value === 'object' && value !== null && typeof (value as ToolOutput).content === 'string');
+}
+
 /** A handler's value as a `ToolOutput`; anything else is a tool failure with a clear message. */
 export function toToolOutput(value: unknown): ToolOutput {
-  if (typeof value === 'string') return { content: value };
-  if (typeof value === 'object' && value !== null && typeof (value as ToolOutput).content === 'string') {
-    return value as ToolOutput;
-  }
+  if (isToolOutput(value)) return typeof value === 'string' ? { content: value } : value;
   const kind = isPlainObject(value) ? 'an object without a string content' : kindOf(value);
   throw new TypeError(`tool returned ${kind}; expected a string or { content: string }`);
 }
