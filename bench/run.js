@@ -11,7 +11,7 @@
 //   RX_TOOL_LOOP_DIST=path/to/dist node bench/run.js --out=/tmp/candidate.md
 //                                       # a candidate build of the library (results.md untouched)
 //   node bench/run.js --baseline=REF    # the baseline beside rx-tool-loop: the library at a git ref
-//                                       # (default v1, or RX_TOOL_LOOP_BASELINE=REF); --baseline=none: no baseline
+//                                       # (default v2, or RX_TOOL_LOOP_BASELINE=REF); --baseline=none: no baseline
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -676,7 +676,7 @@ function methodText(env) {
   instances of that rxjs; bench/node_modules has no rxjs.
 - Library build: ${env.commit}.
 - Baseline: ${BASELINE ? `${BASELINE.label}` : 'none'}. \`--baseline=REF\` (or \`RX_TOOL_LOOP_BASELINE=REF\`; default the tag
-  \`v1\`) extracts the library at REF with \`git archive\` into the system's temp folder and builds it with
+  \`v2\`) extracts the library at REF with \`git archive\` into the system's temp folder and builds it with
   its own \`npm run build\`, the root's TypeScript and rxjs (a \`node_modules\` link to the root's: one
   rxjs instance still), cached by commit. The same contender code runs on it, in every workload
   rx-tool-loop runs in, in the block right after rx-tool-loop (in W1's second process, right before

@@ -1,5 +1,5 @@
 'use strict';
-// The baseline: the library as it was at a git ref (default: the tag v1), built from git into the
+// The baseline: the library as it was at a git ref (default: the tag v2), built from git into the
 // system's temp folder, so that one run measures old and new side by side.
 //
 // run.js calls `build(ref)` once (cached by commit) and hands the result to every workload process in
@@ -14,10 +14,16 @@ const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const DEFAULT_REF = 'v1';
+const DEFAULT_REF = 'v2';
+// The versions as they landed, by commit: a checkout made without tags (a clone of a bundle, an archive
+// of the history) still finds them; a tag of the same name, when there is one, is the same commit.
+const RELEASES = {
+  v1: 'bd6298610dd5551be163bc99e969c78bf281a3cb',
+  v2: 'fae1fcad43cdfa5b30b376bbe8a27d416c8597b5',
+};
 const STAMP = '.bench-baseline.json';
 
-/** The ref asked for: --baseline=REF, else RX_TOOL_LOOP_BASELINE, else v1; undefined for `none`. */
+/** The ref asked for: --baseline=REF, else RX_TOOL_LOOP_BASELINE, else v2; undefined for `none`. */
 function refFrom(args, env = process.env) {
   const flag = args.find((arg) => arg.startsWith('--baseline='))?.slice('--baseline='.length);
   const ref = flag || env.RX_TOOL_LOOP_BASELINE || DEFAULT_REF;
@@ -43,7 +49,7 @@ const git = (...args) => run('git', ['-C', ROOT, ...args]).trim();
 function build(ref) {
   let commit;
   try {
-    commit = git('rev-parse', '--verify', '--quiet', `${ref}^{commit}`);
+    commit = git('rev-parse', '--verify', '--quiet', `${Object.hasOwn(RELEASES, ref) ? RELEASES[ref] : ref}^{commit}`);
   } catch {
     throw new Error(`no commit or tag named "${ref}" in this repository (a shallow clone without tags? \`git fetch --tags\`)`);
   }
