@@ -18,8 +18,9 @@ export interface ConversationOptions extends Omit<LoopOptions, 'messages'> {
   policy?: ConversationPolicy;
   /**
    * A stop button: each value aborts the running loop as `signal` does (R11: the aborted turn stays in the
-   * history) and drops the prompts that have not joined the history yet; the conversation goes on with the
-   * next prompt. While no loop runs, a value changes nothing.
+   * history) and drops the prompts that have not joined the history yet, each told as `prompt_dropped`; the
+   * conversation goes on with the next prompt. While no loop runs, a value drops the prompts waiting in the
+   * same burst (`switch`'s end of frame). An error of `abort$` ends the conversation as one of the prompts does.
    */
   abort$?: Observable<unknown>;
 }
@@ -30,8 +31,10 @@ const POLICIES: readonly ConversationPolicy[] = ['queue', 'switch', 'steer'];
  * Prompts in, events out (C1–C3): one loop per prompt, the history carried from each loop to the next. A
  * prompt appears as `user_message` when it joins the history. While a loop runs, a prompt waits for it
  * (`queue`), aborts it and starts once it has ended (`switch`: as `signal` would, so the aborted turn stays
- * in the history), or joins it at its next turn boundary (`steer`: the model's next call sees it). Completes
- * when the prompts complete and the last loop has ended; never errors because of a provider or a tool.
+ * in the history), or joins it at its next turn boundary (`steer`: the model's next call sees it). A prompt
+ * dropped before it joined (by `abort$`, the signal, or an error that ends the conversation) comes out as
+ * `prompt_dropped`. Completes when the prompts complete and the last loop has ended; never errors because of
+ * a provider or a tool. Unsubscribing closes everything at once, even while a loop is starting (C3).
  *
  * ```text
  * prompts:        a-------b-----|           policy 'queue'
