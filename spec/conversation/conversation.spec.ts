@@ -1,8 +1,8 @@
 /** C1–C3, C5: conversation() — prompts in, events out, one loop per prompt, the history carried. */
-import { Observable, Subject, Subscription, delay, filter, first, merge, of, tap, throwError } from 'rxjs';
+import { Observable, Subject, Subscription, delay, filter, first, merge, of, takeWhile, tap, throwError } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { AgentMessage, ConversationEvent, ConversationOptions, ProviderEvent, ToolRegistry, UserMessage, conversation, scriptedProvider } from '../../src/index.js';
-import { assertValidHistory, described, marbleProvider } from '../../src/testing/index.js';
+import { assertValidHistory, described, marbleProvider, marbleTools } from '../../src/testing/index.js';
 import { answerTurn, call, collectSync, end, only, start, text, tool, toolTurn } from '../support/events.js';
 
 const registry = () => new ToolRegistry().register(tool('now', () => 'noon'));
@@ -309,6 +309,28 @@ describe('C3: unsubscribing always tears down, also while a loop is starting', (
     });
     prompts.pipe(conversation({ provider: () => of(start, text('ok'), end('stop')), registry: registry }), first()).subscribe();
     expect(sent).toEqual(['one']);
+  });
+
+  it('C3: subscription marks: leaving on a tool_result closes the provider call, the other tool, prompts$ and abort$ in that frame', () => {
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+      const prompts = cold('-a', { a: 'search and mail' });
+      const stop = cold('-');
+      const turn = cold('-s-(cd)---', { s: start, c: call('quick', {}, 'q1'), d: call('mail', {}, 'm1') });
+      const quick = cold('--(R|)', { R: 'found' });
+      const mail = cold('------(M|)', { M: 'sent' });
+      const run = prompts.pipe(
+        conversation({ provider: marbleProvider(turn), registry: marbleTools({ quick, mail }), abort$: stop }),
+        takeWhile((event) => event.type !== 'tool_result', true),
+        filter((event) => event.type === 'tool_result'),
+        described,
+      );
+      expectObservable(run).toBe('------(R|)', { R: 'tool_result quick: found' });
+      expectSubscriptions(prompts.subscriptions).toBe('^-----!');
+      expectSubscriptions(stop.subscriptions).toBe('^-----!');
+      expectSubscriptions(turn.subscriptions).toBe('-^----!');
+      expectSubscriptions(quick.subscriptions).toBe('----^-!');
+      expectSubscriptions(mail.subscriptions).toBe('----^-!');
+    });
   });
 
   it('C3: unsubscribing closes prompts$ and abort$ too, and a resumed run still starting (C5)', () => {
