@@ -11,6 +11,7 @@ export type {
   LoopEvent,
   LoopEventOf,
   PrepareTurn,
+  PromptDroppedEvent,
   Provider,
   ProviderEvent,
   ProviderInput,

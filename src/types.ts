@@ -234,5 +234,14 @@ export interface UserMessageEvent {
   messages: readonly AgentMessage[];
 }
 
-/** What a conversation emits (C1): its loops' events, and each prompt as it joins the history. */
-export type ConversationEvent = LoopEvent | UserMessageEvent;
+/**
+ * A prompt that never joined the history: the conversation's `abort$` (or its end) dropped it while it
+ * waited. Each dropped prompt is told, in arrival order, so that a UI can put it back in the input box.
+ */
+export interface PromptDroppedEvent {
+  type: 'prompt_dropped';
+  message: UserMessage;
+}
+
+/** What a conversation emits (C1): its loops' events, each prompt as it joins the history, and each prompt it dropped. */
+export type ConversationEvent = LoopEvent | UserMessageEvent | PromptDroppedEvent;

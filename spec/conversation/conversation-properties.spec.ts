@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { Observable, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { AgentMessage, ConversationEvent, ConversationPolicy, ProviderEvent, ToolRegistry, conversation } from '../../src/index.js';
+import { AgentMessage, ConversationEvent, ConversationPolicy, LoopViewModel, ProviderEvent, ToolRegistry, conversation, initialViewModel, reduceViewModel } from '../../src/index.js';
 import { assertValidHistory, call, end, start, text } from '../../src/testing/index.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
@@ -152,6 +152,28 @@ describe('conversation properties (C2, C3, C5)', () => {
         }
         // a completed conversation ends with its last loop's loop_end
         if (completed && events.length > 0) expect(events.at(-1)!.type).toBe('loop_end');
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('C4 revised: the view model of any conversation is never idle once a loop has started; a user_message or prompt_dropped never changes the status', () => {
+    fc.assert(
+      fc.property(generatedArb, (generated) => {
+        const { events } = run(generated);
+        let state: LoopViewModel = initialViewModel;
+        let started = false;
+        for (const event of events) {
+          const next = reduceViewModel(state, event);
+          if (event.type === 'turn_start') {
+            started = true;
+            expect(next.status).toBe(event.turn === 0 ? 'tools' : 'streaming');
+          }
+          if (event.type === 'user_message' || event.type === 'prompt_dropped' || event.type === 'turn_end') expect(next.status).toBe(state.status);
+          if (started) expect(next.status).not.toBe('idle');
+          state = next;
+        }
+        if (events.at(-1)?.type === 'loop_end') expect(['done', 'error', 'aborted']).toContain(state.status);
       }),
       { numRuns: RUNS },
     );

@@ -1,7 +1,8 @@
 /** C1–C3, C5: conversation() — prompts in, events out, one loop per prompt, the history carried. */
-import { Subject, of, throwError } from 'rxjs';
-import { AgentMessage, ConversationEvent, ProviderEvent, ToolRegistry, UserMessage, conversation, scriptedProvider } from '../../src/index.js';
-import { assertValidHistory, described } from '../../src/testing/index.js';
+import { Observable, Subject, Subscription, delay, filter, first, merge, of, takeWhile, tap, throwError } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { AgentMessage, ConversationEvent, ConversationOptions, ProviderEvent, ToolRegistry, UserMessage, conversation, scriptedProvider } from '../../src/index.js';
+import { assertValidHistory, described, marbleProvider, marbleTools } from '../../src/testing/index.js';
 import { answerTurn, call, collectSync, end, only, start, text, tool, toolTurn } from '../support/events.js';
 
 const registry = () => new ToolRegistry().register(tool('now', () => 'noon'));
@@ -246,5 +247,242 @@ describe('steer (C2)', () => {
     ]);
     expect(roles(provider.inputs[1]!.messages)).toEqual(['user first', 'assistant', 'toolResult', 'user second', 'user third']);
     expect(roles(only(run.values, 'turn_end')[0]!.messages)).toEqual(['user first', 'assistant', 'toolResult']);
+  });
+});
+
+/** A provider that counts its open calls and a `send_email` tool that counts its runs: what C3 must close. */
+function watched(reply: () => ProviderEvent[] = () => toolTurn(call('send_email', {}, 'e1'))) {
+  const seen = { providerCalls: 0, providersOpen: 0, emails: 0, emailsOpen: 0 };
+  const provider = () =>
+    new Observable<ProviderEvent>((subscriber) => {
+      seen.providerCalls++;
+      seen.providersOpen++;
+      subscriber.add(() => seen.providersOpen--);
+      for (const event of reply()) if (!subscriber.closed) subscriber.next(event); // synchronous, as a scripted provider
+    });
+  const registry = new ToolRegistry().register(
+    tool('send_email', () => {
+      seen.emails++;
+      return new Observable<string>((subscriber) => {
+        seen.emailsOpen++;
+        subscriber.add(() => seen.emailsOpen--);
+      });
+    }),
+  );
+  return { seen, provider, registry };
+}
+
+describe('C3: unsubscribing always tears down, also while a loop is starting', () => {
+  it('C3: first() on turn_start closes the provider call and never runs the tools', () => {
+    const { seen, provider, registry } = watched();
+    let heard: ConversationEvent | undefined;
+    of('mail Bob').pipe(conversation({ provider, registry }), first((event) => event.type === 'turn_start')).subscribe((event) => (heard = event));
+    expect(heard).toEqual({ type: 'turn_start', turn: 1 });
+    expect(seen).toEqual({ providerCalls: 0, providersOpen: 0, emails: 0, emailsOpen: 0 });
+  });
+
+  it('C3: first() on message_start of a synchronous provider closes it then and there: it sees itself closed', () => {
+    const { seen, provider, registry } = watched();
+    of('mail Bob').pipe(conversation({ provider, registry }), first((event) => event.type === 'message_start')).subscribe();
+    expect(seen).toEqual({ providerCalls: 1, providersOpen: 0, emails: 0, emailsOpen: 0 });
+  });
+
+  it('C3: a consumer that unsubscribes inside its user_message (a later prompt) leaves no loop running', () => {
+    const { seen, provider, registry } = watched();
+    const prompts = new Subject<string>();
+    const subscription: Subscription = prompts.pipe(conversation({ provider, registry })).subscribe((event) => {
+      if (event.type === 'user_message') subscription.unsubscribe();
+    });
+    prompts.next('mail Bob');
+    expect(seen).toEqual({ providerCalls: 0, providersOpen: 0, emails: 0, emailsOpen: 0 });
+    expect(prompts.observed).toBe(false);
+  });
+
+  it('C3: leaving on a tool_start means its handler never runs (R23); leaving on the first prompt of a synchronous prompts$ stops it at once', () => {
+    const { seen, provider, registry } = watched();
+    of('mail Bob').pipe(conversation({ provider, registry }), first((event) => event.type === 'tool_start')).subscribe();
+    expect(seen).toEqual({ providerCalls: 1, providersOpen: 0, emails: 0, emailsOpen: 0 });
+
+    const sent: string[] = [];
+    const prompts = new Observable<string>((subscriber) => {
+      for (const prompt of ['one', 'two', 'three']) if (!subscriber.closed) (sent.push(prompt), subscriber.next(prompt));
+    });
+    prompts.pipe(conversation({ provider: () => of(start, text('ok'), end('stop')), registry: registry }), first()).subscribe();
+    expect(sent).toEqual(['one']);
+  });
+
+  it('C3: subscription marks: leaving on a tool_result closes the provider call, the other tool, prompts$ and abort$ in that frame', () => {
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+      const prompts = cold('-a', { a: 'search and mail' });
+      const stop = cold('-');
+      const turn = cold('-s-(cd)---', { s: start, c: call('quick', {}, 'q1'), d: call('mail', {}, 'm1') });
+      const quick = cold('--(R|)', { R: 'found' });
+      const mail = cold('------(M|)', { M: 'sent' });
+      const run = prompts.pipe(
+        conversation({ provider: marbleProvider(turn), registry: marbleTools({ quick, mail }), abort$: stop }),
+        takeWhile((event) => event.type !== 'tool_result', true),
+        filter((event) => event.type === 'tool_result'),
+        described,
+      );
+      expectObservable(run).toBe('------(R|)', { R: 'tool_result quick: found' });
+      expectSubscriptions(prompts.subscriptions).toBe('^-----!');
+      expectSubscriptions(stop.subscriptions).toBe('^-----!');
+      expectSubscriptions(turn.subscriptions).toBe('-^----!');
+      expectSubscriptions(quick.subscriptions).toBe('----^-!');
+      expectSubscriptions(mail.subscriptions).toBe('----^-!');
+    });
+  });
+
+  it('C3: unsubscribing closes prompts$ and abort$ too, and a resumed run still starting (C5)', () => {
+    const { seen, provider, registry } = watched(() => [start]);
+    const prompts = new Subject<string>();
+    const stop = new Subject<void>();
+    const saved: AgentMessage[] = [
+      { role: 'user', content: 'mail Bob' },
+      { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [{ id: 'e0', name: 'send_email', input: {} }] },
+    ];
+    prompts.pipe(conversation({ provider, registry, messages: saved, abort$: stop }), first((event) => event.type === 'turn_start')).subscribe();
+    expect({ ...seen, prompts: prompts.observed, stop: stop.observed }).toEqual({ providerCalls: 0, providersOpen: 0, emails: 0, emailsOpen: 0, prompts: false, stop: false });
+  });
+});
+
+describe('C2: switch in one frame', () => {
+  const testScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+
+  it('C2: two prompts in one frame from separate sources (merge of two delays): one loop runs on, with both in the history', () => {
+    testScheduler().run(({ cold, expectObservable }) => {
+      const provider = marbleProvider(cold('-----s-t-e|', { s: start, t: text('both'), e: end('stop') }));
+      const prompts = merge(of('first').pipe(delay(3)), of('second').pipe(delay(3)));
+      expectObservable(prompts.pipe(conversation({ provider, registry: registry(), policy: 'switch' }), described)).toBe('---(UV1)s-t-e(FL|)', {
+        U: 'user_message first',
+        V: 'user_message second',
+        1: 'turn_start 1',
+        s: 'message_start',
+        t: 'text_delta both',
+        e: 'message_end stop',
+        F: 'turn_end 1 (stop): user, user, assistant "both"',
+        L: 'loop_end stop',
+      });
+    });
+  });
+
+  it('C2/C3: flush() never throws when a signal aborts on the first user_message of a same-frame switch; the conversation completes after that loop_end', () => {
+    testScheduler().run(({ cold, expectObservable, flush }) => {
+      const controller = new AbortController();
+      const provider = marbleProvider(cold('-s-e|', { s: start, e: end('stop') }));
+      const prompts = merge(of('first').pipe(delay(2)), of('second').pipe(delay(2)), of('third').pipe(delay(4)));
+      const run = prompts.pipe(
+        conversation({ provider, registry: registry(), policy: 'switch', signal: controller.signal }),
+        tap((event) => event.type === 'user_message' && controller.abort()),
+        described,
+      );
+      // the first joins; the abort on hearing of it drops the second (told first: tap aborts before it passes
+      // the first on); the loop starts aborted (R7); the third never comes
+      expectObservable(run).toBe('--(DUL|)', { D: 'prompt_dropped second', U: 'user_message first', L: 'loop_end aborted' });
+      expect(() => flush()).not.toThrow();
+    });
+  });
+
+  it('C2: under queue and steer, same-frame prompts from separate sources run in arrival order; nothing is lost', () => {
+    for (const policy of ['queue', 'steer'] as const) {
+      testScheduler().run(({ cold, expectObservable }) => {
+        const turn = () => cold('-s-e|', { s: start, e: end('stop') });
+        const provider = marbleProvider(turn(), turn());
+        const prompts = merge(of('first').pipe(delay(1)), of('second').pipe(delay(1)));
+        const users = prompts.pipe(
+          conversation({ provider, registry: registry(), policy }),
+          filter((event) => event.type === 'user_message' || event.type === 'loop_end'),
+          described,
+        );
+        // queue: the second waits for the first loop; steer: it joins once the loop ends (no boundary before)
+        expectObservable(users).toBe('-U---(LV)(L|)', { U: 'user_message first', V: 'user_message second', L: 'loop_end stop' });
+      });
+    }
+  });
+});
+
+describe('left open (a): prompt_dropped', () => {
+  const testScheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+
+  it('(a) abort$ drops the prompts that have not joined, each as prompt_dropped, in order, before the aborted loop ends', () => {
+    const hanging = new Subject<ProviderEvent>();
+    const prompts = new Subject<string>();
+    const stop = new Subject<void>();
+    const run = collectSync(prompts.pipe(conversation({ provider: () => hanging, registry: registry(), abort$: stop })));
+    prompts.next('long task');
+    prompts.next('second');
+    prompts.next({ role: 'user', content: 'third' } as never);
+    stop.next();
+    expect(lines(run.values)).toEqual(['user_message long task', 'turn_start 1', 'prompt_dropped second', 'prompt_dropped third', 'turn_end 1 (aborted: aborted): user, assistant', 'loop_end aborted']);
+    expect(only(run.values, 'prompt_dropped').map((event) => event.message)).toEqual([
+      { role: 'user', content: 'second' },
+      { role: 'user', content: 'third' },
+    ]);
+    expect(run.completed).toBe(false); // the conversation goes on
+  });
+
+  it('(a) a press while no loop runs drops the prompts waiting in the same burst (switch) the same way; the next prompt runs', () => {
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      const provider = marbleProvider(cold('(se|)', { s: start, e: end('stop') }));
+      const prompts = hot('a--b---|', { a: 'dropped', b: 'runs' });
+      const stop = hot('a', { a: undefined });
+      const run = prompts.pipe(conversation({ provider, registry: registry(), policy: 'switch', abort$: stop }), filter((event) => event.type === 'user_message' || event.type === 'prompt_dropped' || event.type === 'loop_end'), described);
+      expectObservable(run).toBe('D--(UL)|', { D: 'prompt_dropped dropped', U: 'user_message runs', L: 'loop_end stop' });
+    });
+  });
+
+  it('(a) an error of abort$ ends the conversation as one of prompts$ does: the running loop is aborted, the error follows its loop_end', () => {
+    const hanging = new Subject<ProviderEvent>();
+    const prompts = new Subject<string>();
+    const stop = new Subject<void>();
+    const events: ConversationEvent[] = [];
+    let failure: unknown;
+    prompts.pipe(conversation({ provider: () => hanging, registry: registry(), abort$: stop })).subscribe({ next: (e) => events.push(e), error: (e: unknown) => (failure = e) });
+    prompts.next('go');
+    prompts.next('waits');
+    stop.error(new Error('button broke'));
+    expect(failure).toEqual(new Error('button broke'));
+    expect(lines(events).slice(-3)).toEqual(['prompt_dropped waits', 'turn_end 1 (aborted: aborted): user, assistant', 'loop_end aborted']);
+    expect({ provider: hanging.observed, prompts: prompts.observed }).toEqual({ provider: false, prompts: false });
+  });
+
+  it('(a) C3: the signal drops the waiting prompts the same way, so that nothing the user typed is lost; then the conversation completes', () => {
+    const controller = new AbortController();
+    const prompts = new Subject<string>();
+    const run = collectSync(prompts.pipe(conversation({ provider: () => new Subject<ProviderEvent>(), registry: registry(), signal: controller.signal })));
+    prompts.next('first');
+    prompts.next('second');
+    controller.abort();
+    expect(lines(run.values).filter((line) => !line.startsWith('turn_'))).toEqual(['user_message first', 'prompt_dropped second', 'loop_end aborted']);
+    expect(run.completed).toBe(true);
+  });
+});
+
+describe('left open (b) and R20: what joins and what is kept', () => {
+  it('(b) a UserMessage prompt is copied ({ role, content }) when it joins the history: changing it later, or its extra fields, changes nothing', () => {
+    const provider = scriptedProvider([answerTurn('ok')]);
+    const prompt = { role: 'user' as const, content: 'hello', extra: 'not for the model' };
+    const run = collectSync(of(prompt).pipe(conversation({ provider, registry: registry() })));
+    prompt.content = 'changed';
+    const [joined] = only(run.values, 'user_message');
+    expect(joined!.message).toEqual({ role: 'user', content: 'hello' });
+    expect(joined!.message).not.toBe(prompt);
+    expect(only(run.values, 'loop_end')[0]!.messages[0]).toEqual({ role: 'user', content: 'hello' });
+    expect(provider.inputs[0]!.messages[0]).toEqual({ role: 'user', content: 'hello' });
+  });
+
+  it('R20: conversation() copies its options and messages at call time: changing either afterwards changes nothing', () => {
+    const provider = scriptedProvider([answerTurn('ok')]);
+    const messages: AgentMessage[] = [{ role: 'user', content: 'saved' }, { role: 'assistant', content: 'yes', stopReason: 'stop' }];
+    const options: ConversationOptions = { provider, registry: registry(), messages, maxTurns: 1, policy: 'queue' };
+    const operator = conversation(options);
+    messages.push({ role: 'user', content: 'pushed later' });
+    options.maxTurns = 0;
+    options.policy = 'nonsense' as never;
+    options.provider = () => throwError(() => new Error('not this one'));
+    const run = collectSync(of('now').pipe(operator));
+    expect(run.completed).toBe(true);
+    expect(roles(provider.inputs[0]!.messages)).toEqual(['user saved', 'assistant', 'user now']);
+    expect(only(run.values, 'loop_end')[0]!.reason).toBe('stop');
   });
 });

@@ -79,7 +79,7 @@ describe('toViewModel (C4)', () => {
         a:      '     -----p-(R|)',
         turn2:  '            -----s-t-e|',
         events: '1s-h-(aα)uP-(RE2)s-t-e(FL|)',
-        states: 'AB-C-(DE)FG-(HH2)I-J-K(KL|)',
+        states: 'AA-B-(CD)EF-(GGH)H-I-I(IJ|)',
       };
       const provided = { s: start, h: text('Hi'), a: call('a'), u: end('toolUse'), t: text('Sunny.'), e: end('stop') };
       const a = cold(diagram.a, { p: toolProgress('50%'), R: 'sunny' });
@@ -102,19 +102,16 @@ describe('toViewModel (C4)', () => {
         }),
       );
       expectObservable(states).toBe(diagram.states, {
-        A: 'idle 1',
-        B: 'streaming 1',
-        C: 'streaming 1 "Hi"',
-        D: 'streaming 1 "Hi" [a:queued]',
-        E: 'streaming 1 "Hi" [a:running]',
-        F: 'tools 1 "Hi" [a:running]',
-        G: 'tools 1 "Hi" [a:running 50%]',
-        H: 'idle 1 "Hi" [a:done]',
-        2: 'idle 2',
-        I: 'streaming 2',
-        J: 'streaming 2 "Sunny."',
-        K: 'idle 2 "Sunny."',
-        L: 'done 2 "Sunny."',
+        A: 'streaming 1', // C4 revised: from turn_start, the provider call is made
+        B: 'streaming 1 "Hi"',
+        C: 'streaming 1 "Hi" [a:queued]',
+        D: 'streaming 1 "Hi" [a:running]',
+        E: 'tools 1 "Hi" [a:running]',
+        F: 'tools 1 "Hi" [a:running 50%]',
+        G: 'tools 1 "Hi" [a:done]', // its turn_end, of a turn that goes on, keeps the status
+        H: 'streaming 2',
+        I: 'streaming 2 "Sunny."',
+        J: 'done 2 "Sunny."',
       });
     });
   });
@@ -150,17 +147,17 @@ describe('toViewModel (C4)', () => {
         }),
       );
       expectObservable(states).toBe(diagram.states, {
-        A: 'idle 1',
+        A: 'streaming 1',
         B: 'streaming 1',
         C: 'streaming 1 [download:queued]',
         D: 'streaming 1 [download:running]',
         E: 'tools 1 [download:running]',
         F: 'tools 1 [download:running 30%]',
         G: 'tools 1 [download:running 60%]',
-        H: 'idle 1 [download:done]',
-        2: 'idle 2',
+        H: 'tools 1 [download:done]',
+        2: 'streaming 2',
         I: 'streaming 2',
-        J: 'idle 2',
+        J: 'streaming 2',
         K: 'done 2',
       });
     });
@@ -203,7 +200,7 @@ describe('toViewModel (C4)', () => {
         }),
       );
       expectObservable(states).toBe(diagram.states, {
-        A: 'idle 1',
+        A: 'streaming 1',
         B: 'streaming 1',
         C: 'streaming 1 [first:queued]',
         D: 'streaming 1 [first:running]',
@@ -211,11 +208,11 @@ describe('toViewModel (C4)', () => {
         F: 'tools 1 [first:running, second:queued]',
         G: 'tools 1 [first:done, second:queued]',
         H: 'tools 1 [first:done, second:running]',
-        I: 'idle 1 [first:done, second:done]',
-        J: 'idle 2',
+        I: 'tools 1 [first:done, second:done]',
+        J: 'streaming 2',
         K: 'streaming 2',
         L: 'streaming 2 "done"',
-        M: 'idle 2 "done"',
+        M: 'streaming 2 "done"',
         N: 'done 2 "done"',
       });
     });
@@ -254,7 +251,7 @@ describe('toViewModel (C4)', () => {
         }),
       );
       expectObservable(states).toBe(diagram.states, {
-        A: 'idle 1',
+        A: 'streaming 1',
         B: 'streaming 1',
         C: 'streaming 1 [fail:queued]',
         D: 'streaming 1 [fail:running]',
@@ -262,8 +259,8 @@ describe('toViewModel (C4)', () => {
         H: 'streaming 1 [fail:error, nope:queued]',
         I: 'streaming 1 [fail:error, nope:error]',
         J: 'streaming 1 [fail:error, nope:error, fail_dup2:error]',
-        K: 'idle 1 [fail:error, nope:error, fail_dup2:error]',
-        L: 'idle 2',
+        K: 'streaming 1 [fail:error, nope:error, fail_dup2:error]', // nothing busy at message_end: it stays
+        L: 'streaming 2',
         M: 'streaming 2',
         N: 'done 2',
       });
@@ -300,7 +297,7 @@ describe('toViewModel (C4)', () => {
         }),
       );
       expectObservable(states).toBe(diagram.states, {
-        A: 'idle 1',
+        A: 'streaming 1',
         B: 'streaming 1',
         C: 'streaming 1 [search:queued]',
         D: 'streaming 1 [search:running]',
@@ -308,7 +305,7 @@ describe('toViewModel (C4)', () => {
         F: 'streaming 1 "Searching" [search:running, fetch:queued]',
         G: 'streaming 1 "Searching" [search:error, fetch:queued]',
         H: 'streaming 1 "Searching" [search:error, fetch:error]',
-        I: 'idle 1 "Searching" [search:error, fetch:error]',
+        I: 'streaming 1 "Searching" [search:error, fetch:error]',
         J: 'aborted 1 "Searching" [search:error, fetch:error]',
       });
     });
@@ -340,13 +337,13 @@ describe('toViewModel (C4)', () => {
         }),
       );
       expectObservable(states).toBe(diagram.states, {
-        A: 'idle 1',
+        A: 'streaming 1',
         B: 'streaming 1',
         C: 'streaming 1 "Hel"',
         D: 'streaming 1 "Hel" [slow:queued]',
         E: 'streaming 1 "Hel" [slow:running]',
         F: 'streaming 1 "Hel" [slow:done]',
-        G: 'idle 1 "Hel" [slow:done]',
+        G: 'streaming 1 "Hel" [slow:done]',
         H: 'error 1 "Hel" [slow:done]',
       });
     });
@@ -393,13 +390,13 @@ describe('toViewModel (C4)', () => {
         }),
       );
       expectObservable(states).toBe(diagram.states, {
-        A: 'idle 0',
+        A: 'tools 0', // turn 0 calls no provider: it runs the saved calls
         B: 'tools 0 [weather:running]',
-        C: 'idle 0 [weather:done]',
-        D: 'idle 1',
+        C: 'tools 0 [weather:done]',
+        D: 'streaming 1',
         E: 'streaming 1',
         F: 'streaming 1 "Sunny at noon."',
-        G: 'idle 1 "Sunny at noon."',
+        G: 'streaming 1 "Sunny at noon."',
         H: 'done 1 "Sunny at noon."',
       });
     });
@@ -412,7 +409,7 @@ describe('toViewModel (C4)', () => {
         first2:  '            ----s-t-e|',
         second1: '                     ------s-e|',
         events:  '(U1)s-(cγR)u(E2)s-t-e(FLV1)s-e(GLWM|)',
-        states:  '(AA)B-(BBB)A(CC)D-D-C(EFGH)I-H(JKLM|)',
+        states:  '(AB)B-(BBB)B(DD)D-D-D(EFGI)I-I(JKLM|)',
       };
       const provided = {
         s: start,
@@ -447,16 +444,14 @@ describe('toViewModel (C4)', () => {
       });
       const usage = ({ status, usage, loopUsage, messages }: LoopViewModel) => `${status} ${tokens(usage)} (loop ${tokens(loopUsage)}) ${messages.length}m`;
       expectObservable(conversation().pipe(toViewModel(), map(usage))).toBe(diagram.states, {
-        A: 'idle 0/0 (loop 0/0) 1m',
+        A: 'idle 0/0 (loop 0/0) 1m', // a user_message before any loop: still initialViewModel's status
         B: 'streaming 0/0 (loop 0/0) 1m',
-        C: 'idle 10/5 (loop 10/5) 3m',
         D: 'streaming 10/5 (loop 10/5) 3m',
-        E: 'idle 30/12 cache 0/4 (loop 30/12 cache 0/4) 4m',
+        E: 'streaming 30/12 cache 0/4 (loop 30/12 cache 0/4) 4m',
         F: 'done 30/12 cache 0/4 (loop 30/12 cache 0/4) 4m',
         G: 'done 30/12 cache 0/4 (loop 30/12 cache 0/4) 5m', // a user_message: only the messages change
-        H: 'idle 30/12 cache 0/4 (loop 0/0) 5m', // a new loop's turn_start
-        I: 'streaming 30/12 cache 0/4 (loop 0/0) 5m',
-        J: 'idle 70/15 cache 8/4 (loop 40/3 cache 8/0) 6m',
+        I: 'streaming 30/12 cache 0/4 (loop 0/0) 5m', // a new loop's turn_start
+        J: 'streaming 70/15 cache 8/4 (loop 40/3 cache 8/0) 6m',
         K: 'done 70/15 cache 8/4 (loop 40/3 cache 8/0) 6m',
         L: 'done 70/15 cache 8/4 (loop 40/3 cache 8/0) 7m',
         M: 'aborted 70/15 cache 8/4 (loop 0/0) 7m', // a loop of its own, that counted nothing
@@ -562,7 +557,7 @@ describe('reduceViewModel (C4)', () => {
     );
     expect(view(state)).toBe('tools 1 [a:queued, b:running]');
     const ended = reduceViewModel(state, { type: 'turn_end', turn: 1, assistant, toolResults: [result('b', true), result('a', false)], messages: history, usage: usage(0, 0) });
-    expect(view(ended)).toBe('idle 1 [a:done, b:error]');
+    expect(view(ended)).toBe('tools 1 [a:done, b:error]'); // C4 revised: turn_end keeps the status
   });
 
   it('a tool_update for a call it has not listed adds it, running, with its progress', () => {

@@ -24,6 +24,10 @@ describe('describeEvent (T2)', () => {
     expect(describeEvent({ type: 'user_message', message: { role: 'user', content: 'what time is it?' }, messages: [] })).toBe('user_message what time is it?');
   });
 
+  it('a prompt a stop dropped: prompt_dropped TEXT (left open (a))', () => {
+    expect(describeEvent({ type: 'prompt_dropped', message: { role: 'user', content: 'and the logs?' } })).toBe('prompt_dropped and the logs?');
+  });
+
   it.each<[LoopEvent, string]>([
     [{ type: 'turn_start', turn: 1 }, 'turn_start 1'],
     [start, 'message_start'],

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { Observable, concatMap, delay, from, lastValueFrom, of, timer } from 'rxjs';
+import { Observable, concatMap, delay, from, lastValueFrom, map, of, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { conversation, runEventedToolLoop, scriptedProvider, type AgentMessage, type ProviderEvent } from 'rx-tool-loop';
 import { answerTurn, toolTurn } from '../support/events.js';
@@ -134,6 +134,18 @@ describe('recordMarbles (T3)', () => {
       rmSync(folder, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('draws a conversation\'s prompt_dropped with a letter of its own, X first (left open (a))', () => {
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, hot, expectObservable }) => {
+      const events = { s: start, t: text('hm') };
+      const prompts = cold('a-b--|', { a: 'first', b: 'second' });
+      const stop = hot('----x');
+      const run = prompts.pipe(conversation({ provider: marbleProvider(cold('-s-t', events)), registry: marbleTools({}), abort$: stop }));
+      expectObservable(recordMarbles(run).pipe(map(({ diagram, values }) => ({ diagram, values: values['X'] })))).toBe('-----(r|)', {
+        r: { diagram: '(U1)st(XEL)|', values: 'prompt_dropped second' }, // dropped at the press, before the aborted loop's turn_end
+      });
+    });
+  });
 
   it('says in its test what a replay cannot rebuild: a conversation, hooks', async () => {
     const { test } = await lastValueFrom(

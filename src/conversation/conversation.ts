@@ -1,9 +1,10 @@
-import { Observable, OperatorFunction, Subscriber, Subscription, asapScheduler, isObservable } from 'rxjs';
+import { Observable, OperatorFunction, Subscriber, Subscription, asyncScheduler, isObservable } from 'rxjs';
 import type { AgentMessage, ConversationEvent, UserMessage } from '../types.js';
 import { type LoopOptions, type LoopSettings, checkOptions } from '../loop/loop-options.js';
 import { resumes, runLoop } from '../loop/run-evented-tool-loop.js';
 import { Trampoline } from '../loop/trampoline.js';
 import { onAbort } from '../util/abort-signal.js';
+import { HeldSubscriber } from '../util/held-subscriber.js';
 import { isPlainObject, shown } from '../util/values.js';
 
 /** What a prompt does while a loop runs (C2). */
@@ -17,8 +18,9 @@ export interface ConversationOptions extends Omit<LoopOptions, 'messages'> {
   policy?: ConversationPolicy;
   /**
    * A stop button: each value aborts the running loop as `signal` does (R11: the aborted turn stays in the
-   * history) and drops the prompts that have not joined the history yet; the conversation goes on with the
-   * next prompt. While no loop runs, a value changes nothing.
+   * history) and drops the prompts that have not joined the history yet, each told as `prompt_dropped`; the
+   * conversation goes on with the next prompt. While no loop runs, a value drops the prompts waiting in the
+   * same burst (`switch`'s end of frame). An error of `abort$` ends the conversation as one of the prompts does.
    */
   abort$?: Observable<unknown>;
 }
@@ -29,8 +31,10 @@ const POLICIES: readonly ConversationPolicy[] = ['queue', 'switch', 'steer'];
  * Prompts in, events out (C1–C3): one loop per prompt, the history carried from each loop to the next. A
  * prompt appears as `user_message` when it joins the history. While a loop runs, a prompt waits for it
  * (`queue`), aborts it and starts once it has ended (`switch`: as `signal` would, so the aborted turn stays
- * in the history), or joins it at its next turn boundary (`steer`: the model's next call sees it). Completes
- * when the prompts complete and the last loop has ended; never errors because of a provider or a tool.
+ * in the history), or joins it at its next turn boundary (`steer`: the model's next call sees it). A prompt
+ * dropped before it joined (by `abort$`, the signal, or an error that ends the conversation) comes out as
+ * `prompt_dropped`. Completes when the prompts complete and the last loop has ended; never errors because of
+ * a provider or a tool. Unsubscribing closes everything at once, even while a loop is starting (C3).
  *
  * ```text
  * prompts:        a-------b-----|           policy 'queue'
@@ -50,27 +54,31 @@ export function conversation(options: ConversationOptions): OperatorFunction<str
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`conversation: options must be an object (got ${shown(options)})`);
   }
+  // R20: read once, now — the options object and the messages array are copied, so later changes change nothing
   const { messages = [], policy = 'queue', abort$, ...loopOptions } = options;
   if (!POLICIES.includes(policy)) throw new RangeError(`conversation: policy must be 'queue', 'switch' or 'steer' (got ${shown(policy)})`);
   if (abort$ !== undefined && !isObservable(abort$)) throw new TypeError(`conversation: abort$ must be an Observable (got ${shown(abort$)})`);
-  const settings = checkOptions({ ...loopOptions, messages }, 'conversation');
+  const settings = checkOptions({ ...loopOptions, messages: Array.isArray(messages) ? messages.slice() : messages }, 'conversation');
   return (prompts$) => new Observable<ConversationEvent>((subscriber) => new Conversation(settings, policy, subscriber).start(prompts$, abort$));
 }
 
 /** One subscription's conversation: its history, the loop that runs, the prompts that wait. */
 class Conversation {
   private history: readonly AgentMessage[];
-  /** Prompts that have not joined the history yet. */
+  /** Prompts that have not joined the history yet, in arrival order. */
   private waiting: UserMessage[] = [];
-  private running: { controller: AbortController; subscription: Subscription | undefined } | undefined;
+  /** The loop that runs, or is about to start (its start waits in the trampoline while another loop's work runs). */
+  private running: { controller: AbortController; loop: LoopSubscriber } | undefined;
   /** `switch`: a start that waits for the end of the frame, so that of several prompts only the last runs. */
   private scheduled: Subscription | undefined;
   private promptsEnded = false;
-  /** No more loops: the signal aborted, or the prompts failed (then `failure` goes out after the last `loop_end`). */
+  /** No more loops: the signal aborted, the prompts failed, or the consumer left. */
   private stopped = false;
+  /** The prompts (or `abort$`) failed: goes out after the last `loop_end`. */
   private failure: { error: unknown } | undefined;
-  private prompts: Subscription | undefined;
-  private aborts: Subscription | undefined;
+  // held before they subscribe, so that an unsubscribe during a synchronous start finds them (C3)
+  private prompts: HeldSubscriber<string | UserMessage> | undefined;
+  private aborts: HeldSubscriber<unknown> | undefined;
   private stopListening: (() => void) | undefined;
   /** Each loop starts from it, so that a long queue of synchronous loops keeps a flat stack (R12). */
   private readonly trampoline = new Trampoline();
@@ -83,25 +91,21 @@ class Conversation {
     this.history = settings.messages;
   }
 
-  start(prompts$: Observable<string | UserMessage>, abort$: Observable<unknown> | undefined): () => void {
+  start(prompts$: Observable<string | UserMessage>, abort$: Observable<unknown> | undefined): void {
+    // C3: in place before anything can emit, so that a consumer who leaves at any point closes everything
+    this.subscriber.add(() => this.teardown());
     const { signal } = this.settings;
-    const teardown = () => this.teardown();
-    if (signal?.aborted) {
-      this.subscriber.complete();
-      return teardown;
-    }
+    if (signal?.aborted) return this.subscriber.complete();
     if (signal !== undefined) this.stopListening = onAbort(signal, () => this.stop());
-    // a stop button: the running loop ends as R11 says, waiting prompts are dropped, the conversation goes on
-    this.aborts = abort$?.subscribe({
-      next: () => {
-        this.waiting = [];
-        this.running?.controller.abort();
-      },
-      error: (error: unknown) => this.fail(error),
-    });
+    if (abort$ !== undefined) {
+      // a stop button: the running loop ends as R11 says, waiting prompts are dropped, the conversation goes on
+      this.aborts = new HeldSubscriber<unknown>({ next: () => this.press(), error: (error: unknown) => this.fail(error) });
+      abort$.subscribe(this.aborts);
+    }
     // C5: a history saved while its tools ran resumes first, as a loop of its own (R22)
-    if (resumes(this.history)) this.run([]);
-    this.prompts = prompts$.subscribe({
+    if (!this.stopped && resumes(this.history)) this.run(0);
+    if (this.stopped) return;
+    this.prompts = new HeldSubscriber<string | UserMessage>({
       next: (prompt) => this.prompt(prompt),
       error: (error: unknown) => this.fail(error),
       complete: () => {
@@ -109,7 +113,7 @@ class Conversation {
         this.settle();
       },
     });
-    return teardown;
+    prompts$.subscribe(this.prompts);
   }
 
   private prompt(prompt: string | UserMessage): void {
@@ -120,62 +124,78 @@ class Conversation {
     } catch (error) {
       return this.fail(error);
     }
+    this.waiting.push(message);
     if (this.policy === 'switch') {
-      this.waiting.push(message);
-      if (this.running !== undefined) this.running.controller.abort(); // it starts once that loop has ended
-      else this.schedule();
+      // it starts once that loop has ended; a start still to come takes it with the others
+      if (this.running === undefined) this.schedule();
+      else if (this.running.loop.started) this.running.controller.abort();
       return;
     }
-    if (this.running === undefined) return this.run([message]);
-    this.waiting.push(message); // queue: after this loop; steer: at its next turn boundary (or after it)
+    // queue: after this loop; steer: at its next turn boundary (or after it)
+    if (this.running === undefined) this.run(this.policy === 'queue' ? 1 : Infinity);
   }
 
-  /** Starts one loop on the history with `prompts` joined to it. */
-  private run(prompts: UserMessage[]): void {
+  /**
+   * Starts one loop on the history with up to `count` waiting prompts joined to it (0: C5's resume). The
+   * prompts are taken when it starts: what a stop dropped meanwhile is not there, and then nothing starts.
+   */
+  private run(count: number): void {
     const controller = new AbortController();
-    this.running = { controller, subscription: undefined };
+    const loop = new LoopSubscriber({
+      next: (event) => {
+        // the next loop starts from this one's history, whatever the consumer does with the array
+        if (event.type === 'loop_end') this.history = event.messages.slice();
+        this.subscriber.next(event);
+      },
+      error: (error: unknown) => this.subscriber.error(error),
+      complete: () => this.ended(),
+    });
+    this.running = { controller, loop };
     this.trampoline.schedule(() => {
-      if (this.subscriber.closed) return;
-      for (const message of prompts) {
+      if (loop.closed) return; // the consumer left before it started
+      // one by one, so that those a stop drops meanwhile are still waiting, in order, and never join
+      let joined = 0;
+      while (joined < count && this.waiting.length > 0 && !controller.signal.aborted) {
+        const message = this.waiting.shift()!;
+        joined++;
         this.history = [...this.history, message];
         this.subscriber.next({ type: 'user_message', message, messages: this.history.slice() });
+        if (loop.closed) return; // the consumer left on hearing of it: no loop
       }
-      const loop = runLoop({ ...this.settings, messages: this.history, signal: controller.signal }, this.policy === 'steer' ? this.steering : undefined);
-      const subscription = loop.subscribe({
-        next: (event) => {
-          // the next loop starts from this one's history, whatever the consumer does with the array
-          if (event.type === 'loop_end') this.history = event.messages.slice();
-          this.subscriber.next(event);
-        },
-        complete: () => this.ended(),
-      });
-      if (this.running?.controller === controller) this.running.subscription = subscription;
+      if (joined === 0 && count > 0) return this.ended(); // a stop dropped them before it started: nothing runs
+      loop.started = true;
+      // aborted while a prompt was being told: R7 ends the loop at once
+      runLoop({ ...this.settings, messages: this.history, signal: controller.signal }, this.policy === 'steer' ? this.steering : undefined).subscribe(loop);
     });
   }
 
   /** `steer`: the prompts that arrived since the last turn boundary join the running loop's history. */
   private readonly steering = (): UserMessage[] => this.waiting.splice(0);
 
-  /** A loop has ended: the next one, or the end of the conversation. */
+  /** A loop has ended (or its start found nothing to run): the next one, or the end of the conversation. */
   private ended(): void {
     this.running = undefined;
     if (this.failure !== undefined) return this.subscriber.error(this.failure.error);
     if (this.stopped) return this.subscriber.complete();
     if (this.waiting.length > 0) {
-      if (this.policy === 'queue') return this.run([this.waiting.shift()!]);
-      if (this.policy === 'steer') return this.run(this.waiting.splice(0)); // they join together
-      return this.schedule();
+      if (this.policy === 'switch') return this.schedule();
+      return this.run(this.policy === 'queue' ? 1 : Infinity); // steer: they join together
     }
     this.settle();
   }
 
-  /** `switch`: start when the frame's prompts are all in; the loop takes every one of them. */
+  /**
+   * `switch`: start once every prompt of this frame is in; the loop takes every one of them. A timer of
+   * 0 ms on `asyncScheduler`: in virtual time it runs after the actions already due in this frame (a
+   * prompt's `delay` among them), in real time after this macrotask. (An `asapScheduler` action would
+   * run ahead of the frame's timers under `TestScheduler.run`, and break its bookkeeping.)
+   */
   private schedule(): void {
     if (this.scheduled !== undefined) return;
-    this.scheduled = asapScheduler.schedule(() => {
+    this.scheduled = asyncScheduler.schedule(() => {
       this.scheduled = undefined;
       if (this.stopped || this.running !== undefined) return;
-      if (this.waiting.length > 0) this.run(this.waiting.splice(0));
+      if (this.waiting.length > 0) this.run(Infinity);
       else this.settle();
     });
   }
@@ -185,14 +205,26 @@ class Conversation {
     if (this.promptsEnded && this.running === undefined && this.scheduled === undefined && this.waiting.length === 0) this.subscriber.complete();
   }
 
-  /** C3: the signal aborted: the running loop ends as R11 says, then the conversation completes. */
+  /** `abort$`: the prompts that have not joined are dropped, the running loop ends as R11 says; the conversation goes on. */
+  private press(): void {
+    if (this.stopped) return;
+    this.drop(this.waiting.splice(0));
+    this.scheduled?.unsubscribe();
+    this.scheduled = undefined;
+    this.running?.controller.abort();
+    this.settle();
+  }
+
+  /** C3: the signal aborted: as a press, and no more loops; the conversation completes after the running one. */
   private stop(): void {
+    if (this.stopped) return;
     this.halt();
     if (this.running === undefined) this.subscriber.complete();
   }
 
-  /** C3: the prompts failed (or sent something that is no prompt): as `stop`, then the error. */
+  /** C3: the prompts (or `abort$`) failed, or sent something that is no prompt: as `stop`, then the error. */
   private fail(error: unknown): void {
+    if (this.stopped) return;
     this.failure = { error };
     this.halt();
     if (this.running === undefined) this.subscriber.error(error);
@@ -200,28 +232,43 @@ class Conversation {
 
   private halt(): void {
     this.stopped = true;
-    this.waiting = [];
-    this.scheduled?.unsubscribe();
-    this.scheduled = undefined;
     this.prompts?.unsubscribe();
     this.aborts?.unsubscribe();
+    this.scheduled?.unsubscribe();
+    this.scheduled = undefined;
+    this.drop(this.waiting.splice(0));
     this.running?.controller.abort();
   }
 
+  /** Left open (a): nothing the user typed is lost — each prompt that never joined is told, in order. */
+  private drop(prompts: readonly UserMessage[]): void {
+    for (const message of prompts) {
+      if (this.subscriber.closed) return;
+      this.subscriber.next({ type: 'prompt_dropped', message });
+    }
+  }
+
+  /** The consumer left (or the conversation ended): close everything, also what is still starting. */
   private teardown(): void {
     this.stopped = true;
+    this.waiting = [];
     this.prompts?.unsubscribe();
     this.aborts?.unsubscribe();
     this.scheduled?.unsubscribe();
-    this.running?.subscription?.unsubscribe();
+    this.running?.loop.unsubscribe();
     this.stopListening?.();
   }
+}
+
+/** A loop's subscriber, held before it subscribes; `started` once it has (a `switch` prompt then aborts it). */
+class LoopSubscriber extends HeldSubscriber<ConversationEvent> {
+  started = false;
 }
 
 /** A prompt as the history keeps it. */
 function userMessage(prompt: unknown): UserMessage {
   if (typeof prompt === 'string') return { role: 'user', content: prompt };
   const { role, content } = (isPlainObject(prompt) ? prompt : {}) as Partial<UserMessage>;
-  if (role === 'user' && typeof content === 'string') return prompt as UserMessage;
+  if (role === 'user' && typeof content === 'string') return { role, content }; // left open (b): a copy joins the history
   throw new TypeError(`conversation: a prompt must be a string or a UserMessage (got ${shown(prompt)})`);
 }

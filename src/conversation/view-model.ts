@@ -16,10 +16,12 @@ export interface ToolView {
 /** What a UI shows of a loop or a conversation: one state per event (C4). See {@link toViewModel}. */
 export interface LoopViewModel {
   /**
-   * `streaming` from `message_start` to `message_end` (or the `turn_end` of a turn whose provider failed);
-   * `tools` while the provider is done and a tool of the turn is queued or running; at `loop_end` `aborted`,
-   * `error` or `done`, kept (through `user_message`s) until the next loop's `turn_start`; `idle` otherwise:
-   * before anything, at `turn_start`, and when the provider and the tools are done.
+   * C4 revised: `idle` only before any loop has started (`initialViewModel`, and the prompts heard before the
+   * first `turn_start`); `streaming` from `turn_start` (the provider call is made) to `message_end`; `tools`
+   * while the provider is done and a tool of the turn is queued or running (from turn 0's `turn_start`: a
+   * resumed run calls no provider); otherwise the status stays what it was — a `turn_end` of a turn that goes
+   * on, a `user_message` and a `prompt_dropped` never change it; at `loop_end` `aborted`, `error` or `done`,
+   * kept until the next loop's `turn_start`. Never `idle` mid-run.
    */
   status: 'idle' | 'streaming' | 'tools' | 'done' | 'error' | 'aborted';
   /** The number of the last `turn_start` (each loop counts from 1; a resumed run starts at 0); 0 before any. */
@@ -59,12 +61,16 @@ export const initialViewModel: LoopViewModel = Object.freeze({
  * `distinctUntilChanged` and memoized selectors. The states start with the first event's: add
  * `startWith(initialViewModel)` to show the state before any.
  *
- * - `status`: `streaming` from `message_start` to `message_end` (a `tool_call` or a tool's events meanwhile keep
- *   it); `tools` while the provider is done and a tool of the turn is `queued` or `running` (turn 0 of a
- *   resumed run calls no provider: `tools` from its first `tool_start`); at `loop_end`, `aborted` for reason
- *   `aborted`, `error` for `error`, `done` for any other reason — kept, through `user_message`s, until the
- *   next `turn_start`; `idle` before anything, at each `turn_start` (until `message_start`), and when the
- *   provider and the tools are done. A `user_message` changes only `messages`.
+ * - `status` (C4 revised): `streaming` from `turn_start` (the provider call is made) to `message_end` (a
+ *   `tool_call` or a tool's events meanwhile keep it); `tools` from `message_end` while a tool of the turn is
+ *   `queued` or `running` (turn 0 of a resumed run calls no provider: `tools` from its `turn_start`); at
+ *   `loop_end`, `aborted` for reason `aborted`, `error` for `error`, `done` for any other reason. Any other
+ *   event keeps the status: the last result of a turn, its `turn_end` (the next `turn_start` says
+ *   `streaming` again), a `user_message`. `idle` is `initialViewModel`'s, kept only by the prompts heard
+ *   before the first loop starts: a UI never sees `idle` mid-run. A `user_message` changes only `messages`.
+ * - A `prompt_dropped` (a prompt a stop dropped before it joined, left open (a)) changes nothing: the state is
+ *   the one before. A UI that puts the prompt back in its input box takes it from the events, once
+ *   (`filter((e) => e.type === 'prompt_dropped')`), rather than from a state that would have to forget it.
  * - `text` and `tools` are the current turn's, reset at `turn_start`. A tool is `queued` from its
  *   `tool_call`, `running` from its `tool_start` (`progress`: the last `tool_update`'s content), `done` or
  *   `error` (`isError`) from its `tool_result`, which drops its `progress`. An event for a call the view has
@@ -83,12 +89,12 @@ export const initialViewModel: LoopViewModel = Object.freeze({
  *                                       α tool_start a, u message_end toolUse, P tool_update a "50%",
  *                                       R tool_result a, E turn_end 1, 2 turn_start 2, t text_delta "Sunny.",
  *                                       e message_end stop, F turn_end 2, L loop_end stop
- * states: AB-C-(DE)FG-(HH2)I-J-K(KL|)   A idle 1     B streaming 1     C streaming 1 "Hi"
- *                                       D streaming 1 "Hi" [a:queued]    E streaming 1 "Hi" [a:running]
- *                                       F tools 1 "Hi" [a:running]       G tools 1 "Hi" [a:running 50%]
- *                                       H idle 1 "Hi" [a:done] (at E: with turn 1's messages and usage)
- *                                       2 idle 2     I streaming 2     J streaming 2 "Sunny."
- *                                       K idle 2 "Sunny." (at F: turn 2's messages, usage)     L done 2 "Sunny."
+ * states: AA-B-(CD)EF-(GGH)H-I-I(IJ|)   A streaming 1    B streaming 1 "Hi"
+ *                                       C streaming 1 "Hi" [a:queued]    D streaming 1 "Hi" [a:running]
+ *                                       E tools 1 "Hi" [a:running]       F tools 1 "Hi" [a:running 50%]
+ *                                       G tools 1 "Hi" [a:done] (at E: with turn 1's messages and usage)
+ *                                       H streaming 2    I streaming 2 "Sunny." (at F: turn 2's messages, usage)
+ *                                       J done 2 "Sunny."
  * ```
  *
  * ```ts
@@ -118,7 +124,9 @@ export function reduceViewModel(state: LoopViewModel, event: ConversationEvent):
   switch (event.type) {
     case 'turn_start': {
       const newLoop = ended(state) || event.turn <= state.turn;
-      return { ...state, status: 'idle', turn: event.turn, text: '', tools: NO_TOOLS, loopUsage: newLoop ? NO_USAGE : state.loopUsage };
+      // C4 revised: the provider call is made now; turn 0 (R22) makes none, it runs the saved calls
+      const status = event.turn === 0 ? 'tools' : 'streaming';
+      return { ...state, status, turn: event.turn, text: '', tools: NO_TOOLS, loopUsage: newLoop ? NO_USAGE : state.loopUsage };
     }
     case 'message_start':
       return { ...state, status: 'streaming' };
@@ -136,15 +144,18 @@ export function reduceViewModel(state: LoopViewModel, event: ConversationEvent):
     case 'tool_result':
       return withTool(state, event.message.toolCallId, event.message.toolName, () => settled(event.message));
     case 'message_end':
-      return { ...state, status: busy(state.tools) ? 'tools' : 'idle' };
+      return { ...state, status: busy(state.tools) ? 'tools' : state.status };
     case 'turn_end': {
+      // the status it had: a turn that goes on is followed by the next turn_start, the last by loop_end
       const tools = settleAll(state.tools, event.toolResults);
-      return { ...state, ...usageOf(state, event), status: busy(tools) ? 'tools' : 'idle', tools, messages: event.messages };
+      return { ...state, ...usageOf(state, event), tools, messages: event.messages };
     }
     case 'loop_end':
       return { ...state, ...usageOf(state, event), status: endStatus(event.reason), messages: event.messages };
     case 'user_message':
       return { ...state, messages: event.messages };
+    case 'prompt_dropped':
+      return state;
     default:
       return state;
   }
@@ -168,9 +179,9 @@ function settled(result: ToolResultMessage): ToolView {
   return { id: result.toolCallId, name: result.toolName, state: result.isError ? 'error' : 'done' };
 }
 
-/** The state with `tools`; while streaming it stays `streaming`, otherwise `tools` or `idle` says whether a tool is busy. */
+/** The state with `tools`; while streaming it stays `streaming`, otherwise `tools` while a tool is busy, else as it was. */
 function withTools(state: LoopViewModel, tools: readonly ToolView[]): LoopViewModel {
-  const status = state.status === 'streaming' ? 'streaming' : busy(tools) ? 'tools' : 'idle';
+  const status = state.status !== 'streaming' && busy(tools) ? 'tools' : state.status;
   return { ...state, status, tools };
 }
 

@@ -8,6 +8,7 @@ import { firstAnswer } from '../util/first-answer.js';
 import { LazyAbort } from '../util/lazy-abort.js';
 import { isPlainObject, shown } from '../util/values.js';
 import { onAbort } from '../util/abort-signal.js';
+import { HeldSubscriber } from '../util/held-subscriber.js';
 import { checkMessages } from './check-messages.js';
 import type { LoopSettings } from './loop-options.js';
 import { CallSlot, NO_USAGE, TurnDraft, type TurnOutcome } from './turn-draft.js';
@@ -173,7 +174,10 @@ export function runTurn(
       }
       // cancelled while the provider function ran (it aborted the signal, say): do not subscribe
       if (!streaming || subscriber.closed) return;
-      provider = events.subscribe(providerEvents);
+      // held before it subscribes: a consumer that leaves on an event of a synchronous provider closes it at once (C3)
+      const held = new HeldSubscriber<ProviderEvent>(providerEvents);
+      provider = held;
+      events.subscribe(held);
       // ended during its synchronous start (a broken event, a consumer that left) after the teardown, which
       // found no subscription to close: close it now (D8; asked from prepareTurn's later answer)
       if (!streaming || subscriber.closed) provider.unsubscribe();
@@ -185,12 +189,15 @@ export function runTurn(
       tools.stop();
       stopListening?.();
     };
+    // in place before anything is delivered: a consumer that leaves while a synchronous provider or tool
+    // is still emitting closes it then and there, not once this function returns (C3)
+    subscriber.add(teardown);
 
     deliver({ type: 'turn_start', turn });
-    if (subscriber.closed) return teardown; // the consumer left at turn_start: no model call
+    if (subscriber.closed) return; // the consumer left at turn_start: no model call
     const resumed = resume === undefined ? [] : draft.resume(resume.assistant, resume.answered);
     if (loop.signal !== undefined) stopListening = onAbort(loop.signal, abort);
-    if (!streaming) return teardown; // aborted already: no model call
+    if (!streaming) return; // aborted already: no model call
 
     if (resume !== undefined) {
       // R22, turn 0: no model call; the saved message's calls without a result run as any turn's do.
@@ -199,14 +206,14 @@ export function runTurn(
       for (const slot of resumed) if (!ended && !subscriber.closed) startCall(slot);
       stopStreaming();
       end();
-      return teardown;
+      return;
     }
 
     const input: ProviderInput = { messages: history.slice(), tools: loop.registry.getSpecs() };
     const { prepareTurn } = loop;
     if (prepareTurn === undefined) {
       ask(input);
-      return teardown;
+      return;
     }
     // H6: the model's view of this turn, which may take its time; an abort meanwhile means no model call
     const context = new TurnContext(turn);
@@ -232,8 +239,6 @@ export function runTurn(
         end();
       },
     });
-    // a closed subscriber runs the teardown as soon as it is returned
-    return teardown;
   });
 }
 

@@ -18,6 +18,7 @@ import type { AgentMessage, AssistantMessage, ConversationEvent, ProviderEvent }
  * | `turn_end` | `turn_end 1 (toolUse): user, assistant "hm"[slow,fast], toolResult slow, toolResult fast` |
  * | `loop_end` | `loop_end stop` |
  * | `user_message` | `user_message what time is it?` (a conversation's prompt, C1) |
+ * | `prompt_dropped` | `prompt_dropped what time is it?` (a prompt a stop dropped, left open (a)) |
  *
  * A failed turn shows its error: `turn_end 2 (error: overloaded): …`.
  */
@@ -49,6 +50,8 @@ export function describeEvent(event: ConversationEvent): string {
       return `loop_end ${event.reason}`;
     case 'user_message':
       return `user_message ${event.message.content}`;
+    case 'prompt_dropped':
+      return `prompt_dropped ${event.message.content}`;
     default:
       return unknownEvent(event);
   }

@@ -143,6 +143,8 @@ function preferred(value: string): string[] {
       return [...GREEK, ...UPPER];
     case 'user_message':
       return [...'UVW', ...UPPER];
+    case 'prompt_dropped':
+      return [...'XYZ', ...UPPER];
     default:
       return [...UPPER];
   }

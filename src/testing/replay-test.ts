@@ -50,6 +50,8 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
       case 'user_message':
         prompts++;
         return;
+      case 'prompt_dropped':
+        return; // the conversation's, not the loop's
       case 'turn_start':
         turns.push({ n: event.turn, from: frame, events: [], runs: [], refused: [] });
         return;

@@ -1,4 +1,5 @@
 import { Subscription } from 'rxjs';
+import { HeldSubscriber } from '../util/held-subscriber.js';
 import { ToolProgress, executeTool } from './execute-tool.js';
 import type { ToolHooks } from './tool-hooks.js';
 import type { ToolLookup } from './tool-registry.js';
@@ -84,23 +85,20 @@ export class ToolQueue {
 
   private start({ call, index }: { call: ToolCall; index: number }): void {
     this.active++;
-    let finished = false;
-    let subscription: Subscription | undefined = undefined;
-    subscription = executeTool(this.registry.get(call.name), call, this.timeoutMs, this.hooks, this.isStopped).subscribe({
-      // a tool still inside its synchronous start when the queue was stopped is torn down below;
-      // until then, what it sends is no longer wanted
+    // held before it subscribes, so that stop() closes a tool still inside its synchronous start at once
+    // (C3: a consumer that leaves on its tool_result); closing it, or its end, takes it out of `running`
+    const subscription = new HeldSubscriber<ToolProgress>({
+      // once the queue is stopped, what it sends is no longer wanted
       next: (progress) => this.stopped || this.events.progress(index, progress),
       complete: () => {
-        finished = true;
         if (this.stopped) return;
         this.active--;
-        // a synchronous tool completes before `subscription` is assigned: nothing to remove then
-        if (subscription !== undefined) this.running.remove(subscription);
         this.drain();
         if (this.idle) this.events.idle();
       },
     });
     // once stopped, `running` is closed, and adding to it unsubscribes at once
-    if (!finished) this.running.add(subscription);
+    this.running.add(subscription);
+    executeTool(this.registry.get(call.name), call, this.timeoutMs, this.hooks, this.isStopped).subscribe(subscription);
   }
 }
