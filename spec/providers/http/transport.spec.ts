@@ -59,7 +59,7 @@ describe('streamRequest: the request\'s lifetime', () => {
 
   it('P4: a failure before the reply is message_start and message_end, its text redacted', async () => {
     const fetch = replies(status(503, { 'retry-after': '0' }), status(401));
-    expect(await collect(call(fetch))).toEqual([start, failed('HTTP 401: status 401, key [redacted]')]);
+    expect(await collect(call(fetch))).toEqual([start, failed(`HTTP 401 from POST ${URL}: status 401, key [redacted]`)]);
     expect(fetch.calls).toBe(2);
   });
 
@@ -182,7 +182,7 @@ describe('streamRequest: idle timeout over a real connection (P12)', () => {
 
   it('an error body that stalls is cut short: its status counts, with the status text', async () => {
     server.reply({ status: 503, body: ['{"error":'], then: 'hang' });
-    expect(await collect(overHttp({ maxRetries: 0 }))).toEqual([start, failed('HTTP 503: Service Unavailable')]);
+    expect(await collect(overHttp({ maxRetries: 0 }))).toEqual([start, failed(`HTTP 503 from POST ${server.url}/v1/chat: Service Unavailable`)]);
     await server.requests[0]!.closed;
   });
 

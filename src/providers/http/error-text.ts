@@ -1,16 +1,16 @@
 import { errorText } from '../../util/values.js';
 
-/** A failure whose message is already worded for `message_end.errorMessage`: `throw new WireError('HTTP 401: invalid x-api-key')`. */
+/** A failure whose message is already worded for `message_end.errorMessage`: `throw new WireError('error in the stream: Overloaded')`. */
 export class WireError extends Error {
   override name = 'WireError';
 }
 
 /**
  * The text of `message_end.errorMessage` for a failure: a `WireError`'s message as it is, anything else
- * described with its causes; every secret replaced by `[redacted]` (P4).
+ * described with its causes; every secret replaced by `[redacted]` (P4, `redact`).
  *
  * ```ts
- * failureText(new WireError('HTTP 401: bad key sk-123'), ['sk-123']); // 'HTTP 401: bad key [redacted]'
+ * failureText(new WireError('bad key sk-test-12345678'), ['sk-test-12345678']); // 'bad key [redacted]'
  * ```
  */
 export function failureText(error: unknown, secrets: readonly string[]): string {
@@ -70,7 +70,47 @@ function causeOf(error: unknown): unknown {
   return typeof error === 'object' && error !== null ? (error as { cause?: unknown }).cause : undefined;
 }
 
-/** `text` with every non-empty secret replaced by `[redacted]`. */
+/** The shortest secret that is redacted: a shorter one would take letters out of ordinary words (P2). */
+export const MIN_SECRET_LENGTH = 8;
+
+/**
+ * `text` with each secret of at least `MIN_SECRET_LENGTH` characters replaced by `[redacted]` where it
+ * stands as a whole token: not inside a word, so neither a letter, a digit nor `_` touches it (P2). The
+ * longest secrets go first, so that one inside another leaves nothing of the other behind.
+ *
+ * ```ts
+ * redact('bad key sk-test-12345678, "sk-test-12345678"', ['sk-test-12345678']); // 'bad key [redacted], "[redacted]"'
+ * redact('the stream broke off', ['k']);                                        // 'the stream broke off': too short
+ * redact('xsk-test-12345678', ['sk-test-12345678']);                            // 'xsk-test-12345678': inside a word
+ * ```
+ */
 export function redact(text: string, secrets: readonly string[]): string {
-  return secrets.reduce((result, secret) => (secret === '' ? result : result.split(secret).join('[redacted]')), text);
+  const redacted = secrets.filter((secret) => secret.length >= MIN_SECRET_LENGTH).sort((a, b) => b.length - a.length);
+  return redacted.reduce(redactToken, text);
+}
+
+function redactToken(text: string, secret: string): string {
+  let result = '';
+  let from = 0;
+  for (let at = text.indexOf(secret); at >= 0; at = text.indexOf(secret, at + 1)) {
+    if (at < from) continue; // overlaps the occurrence just replaced
+    if (isWordBefore(text, at) || isWordAt(text, at + secret.length)) continue;
+    result += `${text.slice(from, at)}[redacted]`;
+    from = at + secret.length;
+  }
+  return from === 0 ? text : result + text.slice(from);
+}
+
+const WORD = /[\p{L}\p{N}\p{M}_]/u;
+
+function isWordAt(text: string, at: number): boolean {
+  const code = text.codePointAt(at);
+  return code !== undefined && WORD.test(String.fromCodePoint(code));
+}
+
+function isWordBefore(text: string, at: number): boolean {
+  if (at === 0) return false;
+  const low = text.charCodeAt(at - 1);
+  // the character before may be the second half of a surrogate pair: read the whole code point
+  return isWordAt(text, at >= 2 && low >= 0xdc00 && low <= 0xdfff ? at - 2 : at - 1);
 }
