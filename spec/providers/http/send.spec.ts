@@ -84,6 +84,28 @@ describe('sendOnce: one attempt, as a cold Observable (P1, P4)', () => {
     expect(await new Response(accepted.body).text()).toBe('data: {}\n\n');
   });
 
+  it('P4, left open (c): a custom fetch that answers something that is no Response is named as such, not read', async () => {
+    const odd = [undefined, {}, 'ok', { status: 200 }];
+    const errors = await Promise.all(odd.map((value) => failure(async () => value as unknown as Response)));
+    expect(errors.map((error) => [error instanceof RetryableError, (error as Error).message])).toEqual([
+      [false, 'fetch returned undefined, not a Response'],
+      [false, 'fetch returned {}, an object, not a Response'],
+      [false, 'fetch returned "ok", a string, not a Response'],
+      [false, 'fetch returned {"status":200}, an object, not a Response'],
+    ]);
+    const bodiless = { status: 200, ok: true, headers: new Headers({ 'content-type': 'text/event-stream' }), body: undefined } as unknown as Response;
+    expect(((await failure(async () => bodiless)) as Error).message).toBe(`HTTP 200 from POST ${URL}: the response has no body`);
+  });
+
+  it('P12: an error body that stalls ends at idleTimeoutMs with the status text, even from a fetch that does not tie the body to its signal', async () => {
+    const stalled = () => new Response(new ReadableStream({ pull: () => new Promise<void>(() => undefined) }), { status: 503, statusText: 'Service Unavailable' });
+    const error = await lastValueFrom(sendOnce({ ...request(async () => stalled()), idleTimeoutMs: 20 })).then(
+      () => 'no error',
+      (failed: unknown) => failed,
+    );
+    expect(error).toEqual(new RetryableError(`HTTP 503 from POST ${URL}: Service Unavailable`));
+  });
+
   it('unsubscribing before the response aborts the request, and nothing is emitted', async () => {
     let signal: AbortSignal | undefined;
     const fetch: FetchLike = (_, init) => {

@@ -98,6 +98,13 @@ describe('httpSettings: the options both HTTP providers share', () => {
     expect(make).toThrow(message);
   });
 
+  it('left open (c): a value that cannot be put into words (a Proxy that throws, a null-prototype object with a BigInt) is named by its kind', () => {
+    const hostile = new Proxy({}, { get: () => { throw new Error('no'); } }); // prettier-ignore
+    const nullProto = Object.assign(Object.create(null) as object, { n: 1n });
+    expect(() => settings({ model: hostile as never })).toThrow(new TypeError('testProvider: model must be a non-empty string (got an object)'));
+    expect(() => settings({ system: nullProto as never })).toThrow(new TypeError('testProvider: system must be a string (got an object)'));
+  });
+
   it('left open (c): takes what is right: an https or http baseURL, an empty key (none), a header record of strings', () => {
     expect(settings({ baseURL: 'http://localhost:11434/v1/' }).baseURL).toBe('http://localhost:11434/v1');
     expect(settings({ apiKey: '' }).apiKey).toBe('');

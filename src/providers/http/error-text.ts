@@ -17,15 +17,30 @@ export function failureText(error: unknown, secrets: readonly string[]): string 
   return redact(error instanceof WireError ? error.message : describe(error), secrets);
 }
 
-/** The API's own words from an error response: `error.message` in JSON (OpenAI, Anthropic and most others), else the text. */
-export async function responseMessage(response: Response): Promise<string> {
+/**
+ * The API's own words from an error response: `error.message` in JSON (OpenAI, Anthropic and most others),
+ * else the text. When `signal` aborts first, it stops waiting for the body (a custom fetch may not tie the
+ * body to the signal): the status text has to do.
+ */
+export async function responseMessage(response: Response, signal?: AbortSignal): Promise<string> {
   let text = '';
   try {
-    text = (await response.text()).trim();
+    text = (await untilAborted(response.text(), signal)).trim();
   } catch {
-    // the body broke off: the status has to do
+    // the body broke off, or took too long: the status has to do
   }
   return messageOf(text) ?? (text !== '' ? text.slice(0, 1000) : response.statusText || 'no message');
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(new Error('aborted'));
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
 }
 
 /**

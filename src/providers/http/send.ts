@@ -1,4 +1,5 @@
 import { Observable } from 'rxjs';
+import { shown } from '../../util/values.js';
 import { WireError, describe, responseMessage } from './error-text.js';
 import { ChunkCount, idleTimeout } from './idle-timeout.js';
 import { RetryableError, isRetryableStatus, retryAfter } from './retry.js';
@@ -76,18 +77,26 @@ async function send(request: StreamRequest, signal: AbortSignal, count: ChunkCou
     throw new RetryableError(`request to ${url} failed: ${describe(error)}`);
   }
   count.chunks++;
+  // a custom fetch may answer anything: say so, rather than fail on reading it
+  if (!isResponse(response)) throw new WireError(`fetch returned ${shown(response)}, not a Response`);
   // P2: an HTTP error names the request, so that a wrong baseURL or path shows in the message
   const from = `HTTP ${response.status} from ${METHOD} ${url}`;
   const type = response.headers.get('content-type');
   if (response.ok && isEventStream(type)) {
-    if (response.body === null) throw new WireError(`${from}: the response has no body`);
+    if (typeof response.body?.getReader !== 'function') throw new WireError(`${from}: the response has no body`);
     return response.body;
   }
-  const message = await responseMessage(response);
+  const message = await responseMessage(response, signal);
   // left open (g): a 200 that is no event stream (a login page, a proxy's notice, streaming turned off) is named, not read as one
   if (response.ok) throw new WireError(`${from}: expected an event stream, got ${type}: ${message}`);
   if (isRetryableStatus(response.status)) throw new RetryableError(`${from}: ${message}`, retryAfter(response.headers));
   throw new WireError(`${from}: ${message}`);
+}
+
+/** A `Response` by shape (one from another realm or a fetch polyfill counts). */
+function isResponse(value: unknown): value is Response {
+  const response = value as Partial<Response> | null;
+  return typeof response === 'object' && response !== null && typeof response.status === 'number' && typeof response.headers?.get === 'function';
 }
 
 /** `text/event-stream` (with any parameters), or no content type at all: a server that names none is taken at its word. */

@@ -105,7 +105,8 @@ export function httpSettings(options: HttpProviderOptions, who: string, defaultB
   if (toolChoice !== undefined && (typeof toolChoice !== 'string' || toolChoice === '')) {
     throw new TypeError(wrong("toolChoice must be 'auto', 'none', 'required' or a tool's name", toolChoice));
   }
-  const stops = typeof stop === 'string' ? [stop] : stop;
+  // Array.from: a hole in a sparse array is no string either
+  const stops = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? Array.from(stop as readonly unknown[]) : stop;
   if (stops !== undefined && !(Array.isArray(stops) && stops.every((text) => typeof text === 'string'))) {
     throw new TypeError(wrong('stop must be a string or an array of strings', stop));
   }
@@ -115,14 +116,14 @@ export function httpSettings(options: HttpProviderOptions, who: string, defaultB
   }
   const extraBody = checkedExtraBody(options.extraBody, who);
   const callerHeaders = checkedHeaders(options.headers, who);
-  const apiKey = checkedKey(options.apiKey ?? fromEnvironment(keyVariable) ?? '', who);
-  const baseURL = checkedBaseURL(options.baseURL ?? defaultBaseURL, who).replace(/\/+$/, '');
+  // only an absent setting takes its default: `null` is refused like any other wrong value
+  const apiKey = checkedKey(options.apiKey === undefined ? (fromEnvironment(keyVariable) ?? '') : options.apiKey, who);
+  const baseURL = checkedBaseURL(options.baseURL === undefined ? defaultBaseURL : options.baseURL, who).replace(/\/+$/, '');
   // credentials passed as headers are as secret as the key
   const secrets = [apiKey.trim()];
-  for (const [name, value] of Object.entries(callerHeaders)) {
+  for (const [name, value] of callerHeaders) {
     if (isCredential(name)) secrets.push(value.trim().replace(/^(Bearer|Basic)\s+/i, ''));
   }
-  const copiedStops = stops === undefined ? undefined : [...stops];
   return {
     model,
     apiKey,
@@ -131,12 +132,12 @@ export function httpSettings(options: HttpProviderOptions, who: string, defaultB
     temperature,
     maxTokens,
     toolChoice,
-    stop: copiedStops,
+    stop: stops as string[] | undefined, // a copy
     idleTimeoutMs,
     request(path, ownHeaders, body) {
       const headers = new Headers({ 'content-type': 'application/json', accept: 'text/event-stream' });
       for (const [name, value] of Object.entries(ownHeaders)) headers.set(name, value);
-      for (const [name, value] of Object.entries(callerHeaders)) headers.set(name, value);
+      for (const [name, value] of callerHeaders) headers.set(name, value);
       const url = `${baseURL}${path}`;
       return { url, headers, body: JSON.stringify({ ...body, ...extraBody }), maxRetries, fetch, secrets, idleTimeoutMs };
     },
@@ -154,13 +155,14 @@ function isCredential(name: string): boolean {
 }
 
 /**
- * `headers`: a plain record of strings that `fetch` can send, copied. A wrong entry is named
- * (`headers["x-trace"] must be a string (got 3, a number)`); a credential's value is never shown, only its kind.
+ * `headers`: a plain record of strings that `fetch` can send, copied as a list of entries (where a header
+ * named `__proto__` stays a header). A wrong entry is named (`headers["x-trace"] must be a string (got 3, a
+ * number)`); a credential's value is never shown, only its kind.
  */
-function checkedHeaders(headers: unknown, who: string): Record<string, string> {
-  if (headers === undefined) return {};
+function checkedHeaders(headers: unknown, who: string): [string, string][] {
+  if (headers === undefined) return [];
   if (!isPlainObject(headers)) throw new TypeError(problem(who, 'headers must be a record of strings', headers));
-  const copy: Record<string, string> = {};
+  const copy: [string, string][] = [];
   for (const [name, value] of Object.entries(headers)) {
     const setting = `headers[${JSON.stringify(name)}]`;
     const got = isCredential(name) ? kindOf(value) : shown(value);
@@ -170,7 +172,7 @@ function checkedHeaders(headers: unknown, who: string): Record<string, string> {
     } catch {
       throw new TypeError(`${who}: ${setting} cannot be sent as an HTTP header: a name must be a token, a value on one line (got ${got})`);
     }
-    copy[name] = value;
+    copy.push([name, value]);
   }
   return copy;
 }
