@@ -230,9 +230,9 @@ const CUT_STOP_REASONS: ReadonlySet<string> = new Set(['max_tokens', 'model_cont
  * would have sent them whole, as `reasoning` (P10). A `tool_use` block that the token limit cut is no call
  * (P6), whether the stream left it open or closed it — the API closes it before it says `max_tokens`, so a
  * block whose input does not parse at its `content_block_stop` is held: `length` when the reply then ends
- * with `max_tokens`, else an error naming the call and the JSON error. A second `message_start` (two replies spliced into one stream, P7) and an `error` event fail the
- * call (keeping the thinking when calls already went out). `ping` and unknown event, block and delta
- * types are skipped.
+ * with `max_tokens`, else an error naming the call and the JSON error. A second `message_start` (two
+ * replies spliced into one stream, P7) and an `error` event fail the call (keeping the thinking when calls
+ * already went out). `ping` and unknown event, block and delta types are skipped.
  *
  * ```ts
  * const stream = new AnthropicTranslator();
