@@ -23,6 +23,12 @@ describe('error texts (P4)', () => {
     expect(describeError(new Error('fetch failed', { cause: many }))).toBe('fetch failed (one; two)');
   });
 
+  it('P4: describe: an error that throws when it is read is said to be one, never thrown on', () => {
+    const hostile = new Proxy({}, { get: () => { throw new Error('no'); } }); // prettier-ignore
+    expect(describeError(hostile)).toBe('an error that cannot be read');
+    expect(failureText(hostile, [])).toBe('an error that cannot be read');
+  });
+
   it('P4: redact and failureText: no secret in any text', () => {
     const key = 'sk-test-12345678';
     expect(redact(`key ${key} and ${key} and x-key-0987654321`, [key, '', 'x-key-0987654321'])).toBe('key [redacted] and [redacted] and [redacted]');

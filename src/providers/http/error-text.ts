@@ -68,8 +68,19 @@ export function messageOf(text: string): string | undefined {
   return typeof message === 'string' ? message : undefined;
 }
 
-/** An error's message and its causes: `fetch failed (connect ECONNREFUSED 127.0.0.1:9)`. */
+/**
+ * An error's message and its causes: `fetch failed (connect ECONNREFUSED 127.0.0.1:9)`; an error that
+ * throws when it is read (a hostile `fetch`'s) is `an error that cannot be read`.
+ */
 export function describe(error: unknown): string {
+  try {
+    return describeCauses(error);
+  } catch {
+    return 'an error that cannot be read';
+  }
+}
+
+function describeCauses(error: unknown): string {
   // read by shape, not `instanceof Error`: fetch's errors may come from another realm (a test VM, an iframe)
   let text = errorText(error);
   let cause = causeOf(error);
