@@ -91,7 +91,7 @@ describe('anthropicProvider: recorded streams', () => {
     ],
     ['stream-error.sse', [start, text('Partial'), failed('error in the stream: overloaded_error: Overloaded')], {}],
     [
-      'invalid-arguments.sse',
+      'invalid-arguments.sse', // a closed block whose input does not parse, and the reply ends with tool_use (P6: held, then an error)
       [
         start,
         args(0, '{"city": ', { id: 'toolu_01BadArgs00000000000001', name: 'get_weather' }),
@@ -195,6 +195,45 @@ describe('anthropicProvider: P6, a reply cut by the token limit inside a tool ca
     expect(translate(...cut, messageDelta('model_context_window_exceeded'), messageStop).at(-1)).toEqual(ended('length'));
     const whole = [messageStart(), blockStart(0, { type: 'tool_use', id: 't1', name: 'f', input: {} }), blockDelta(0, { type: 'input_json_delta', partial_json: '{"a":1}' })];
     expect(translate(...whole, messageDelta('tool_use'), messageStop).slice(-2)).toEqual([call('t1', 'f', { a: 1 }), ended('toolUse')]);
+  });
+
+  // P6 as real servers send it: the API closes the cut block with content_block_stop before it says max_tokens
+  const closed: [string, ProviderEvent[]][] = [
+    ['max-tokens-closed-call.sse', cases[0][1]],
+    ['max-tokens-closed-after-call.sse', cases[1][1]],
+  ];
+  const bytewise: [string, Reply][] = [...pieces, ['sent in 1-byte pieces', { chunkSize: 1, between: nextTurn }]];
+  const eachClosed = closed.flatMap(([name, expected]) => bytewise.map(([how, reply]) => [name, how, expected, reply] as const));
+
+  it.each(eachClosed)(
+    'P6 (as real servers send it): %s (%s): a cut block closed by content_block_stop before max_tokens is length and no call, never a JSON error',
+    async (name, _how, expected, reply) => {
+      server.reply(stream(name, reply));
+      expect(await collect(provider()(question))).toEqual(expected);
+    },
+  );
+
+  it('P6 (as real servers send it): a closed block whose input does not parse, when the reply ends any other way, is an error naming the call and the JSON error', () => {
+    const broken = [messageStart(), blockStart(0, { type: 'tool_use', id: 't1', name: 'f', input: {} }), blockDelta(0, { type: 'input_json_delta', partial_json: '{"a":' }), blockStop(0)];
+    const named = expect.stringMatching(/^invalid JSON in the arguments of tool call f \(t1\): \S/);
+    for (const reason of ['end_turn', 'tool_use', 'stop_sequence', 'pause_turn']) {
+      expect([reason, translate(...broken, messageDelta(reason), messageStop).slice(-1)]).toEqual([reason, [failed(named)]]);
+    }
+    // the stream ends without a stop reason: both are said
+    expect(translate(...broken).at(-1)).toEqual(
+      failed(expect.stringMatching(/^invalid JSON in the arguments of tool call f \(t1\): .+; the stream ended before the reply was complete \(no stop_reason\)$/)),
+    );
+    // a block after it: the held block was not the cut one, and the later call never goes out
+    const later = [blockStart(1, { type: 'tool_use', id: 't2', name: 'g', input: {} }), blockDelta(1, { type: 'input_json_delta', partial_json: '{}' }), blockStop(1)];
+    expect(translate(...broken, ...later, messageDelta('max_tokens'), messageStop)).toEqual([
+      { type: 'tool_call_delta', index: 0, id: 't1', name: 'f', argumentsDelta: '{"a":' },
+      failed(named),
+    ]);
+  });
+
+  it('P6 (as real servers send it): a closed block that parses is a call at its content_block_stop, before max_tokens says anything', () => {
+    const whole = [messageStart(), blockStart(0, { type: 'tool_use', id: 't1', name: 'f', input: {} }), blockDelta(0, { type: 'input_json_delta', partial_json: '{"a":1}' }), blockStop(0)];
+    expect(translate(...whole, messageDelta('max_tokens'), messageStop).slice(-2)).toEqual([call('t1', 'f', { a: 1 }), ended('toolUse')]);
   });
 
   it('P6: the whole calls before the cut run, and the loop ends with length', async () => {
@@ -520,6 +559,35 @@ describe('anthropicProvider: the request', () => {
     expect(() => anthropicProvider({ model: undefined as unknown as string })).toThrow(TypeError);
   });
 
+  it('left open (c): checks every setting when the provider is made, naming it and the value', () => {
+    const bad = (options: object) => () => anthropicProvider({ model: 'm', ...options } as AnthropicProviderOptions);
+    expect(bad({ headers: 'abc' })).toThrow(new TypeError('anthropicProvider: headers must be a record of strings (got "abc", a string)'));
+    expect(bad({ headers: { 'anthropic-beta': 1 } })).toThrow(new TypeError('anthropicProvider: headers["anthropic-beta"] must be a string (got 1, a number)'));
+    expect(bad({ baseURL: '' })).toThrow(new TypeError('anthropicProvider: baseURL must be an http or https URL (got "", a string)'));
+    expect(bad({ fetch: 'fetch' })).toThrow(new TypeError('anthropicProvider: fetch must be a function (got "fetch", a string)'));
+    expect(bad({ apiKey: 7 })).toThrow(new TypeError('anthropicProvider: apiKey must be a string (got a number)'));
+    expect(bad({ maxTokens: 1.5 })).toThrow(new RangeError('anthropicProvider: maxTokens must be an integer >= 1 (got 1.5, a number)'));
+    expect(bad({ thinking: '2048' })).toThrow(new RangeError('anthropicProvider: thinking must be an integer >= 1024 (got "2048", a string)'));
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('left open (c): the settings are copied when the provider is made: changing the options afterwards changes no request', async () => {
+    const options: AnthropicProviderOptions = { model: 'claude-sonnet-4-5', baseURL: server.url, apiKey: KEY, headers: { 'anthropic-beta': 'b1' }, maxTokens: 4000, thinking: 2000, system: 'Be brief.' };
+    const made = anthropicProvider(options);
+    options.headers!['anthropic-beta'] = 'b2';
+    Object.assign(options, { model: 'other', apiKey: 'sk-ant-other-1234', maxTokens: 9000, thinking: 5000, system: 'Be long.' });
+    server.reply(stream('text.sse'));
+    await collect(made(question));
+    const [sent] = server.requests;
+    expect([sent.headers['anthropic-beta'], sent.headers['x-api-key']]).toEqual(['b1', KEY]);
+    expect([sent.json.model, sent.json.max_tokens, sent.json.thinking, sent.json.system]).toEqual([
+      'claude-sonnet-4-5',
+      4000,
+      { type: 'enabled', budget_tokens: 2000 },
+      'Be brief.',
+    ]);
+  });
+
   it('P11: temperature, maxTokens, toolChoice in the Messages shape, stop as stop_sequences', async () => {
     const choices: [AnthropicProviderOptions['toolChoice'], object][] = [
       ['auto', { type: 'auto' }],
@@ -661,14 +729,14 @@ describe('anthropicProvider: errors and retries', () => {
     server.reply(limited, limited);
     expect(await collect(provider({ maxRetries: 1 })(question))).toEqual([
       start,
-      failed('HTTP 429: Number of requests has exceeded your rate limit'),
+      failed(`HTTP 429 from POST ${server.url}/v1/messages: Number of requests has exceeded your rate limit`),
     ]);
     expect(server.requests).toHaveLength(2);
   });
 
-  it('does not retry a 401, and names the status and the API\'s message', async () => {
+  it('P4, P2: does not retry a 401, and names the status, the method and URL, and the API\'s message', async () => {
     server.reply({ status: 401, body: fixture('anthropic/error-401.json') });
-    expect(await collect(provider()(question))).toEqual([start, failed('HTTP 401: invalid x-api-key')]);
+    expect(await collect(provider()(question))).toEqual([start, failed(`HTTP 401 from POST ${server.url}/v1/messages: invalid x-api-key`)]);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -678,7 +746,7 @@ describe('anthropicProvider: errors and retries', () => {
       body: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: `bad key: ${String(request.headers['x-api-key'])}` } }),
     }));
     const events = await collect(provider()(question));
-    expect(events).toEqual([start, failed('HTTP 400: bad key: [redacted]')]);
+    expect(events).toEqual([start, failed(`HTTP 400 from POST ${server.url}/v1/messages: bad key: [redacted]`)]);
     expect(JSON.stringify(events)).not.toContain(KEY);
   });
 });

@@ -107,7 +107,7 @@ describe('runEventedToolLoop over HTTP', () => {
     const last = events.at(-1);
     expect(last?.type === 'loop_end' && [last.reason, last.assistant.errorMessage]).toEqual([
       'error',
-      expect.stringMatching(/^HTTP 401: Incorrect API key provided/),
+      expect.stringMatching(/^HTTP 401 from POST http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: Incorrect API key provided/),
     ]);
   });
 

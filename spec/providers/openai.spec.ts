@@ -580,6 +580,32 @@ describe('openAIChatProvider: the request', () => {
     expect(() => openAIChatProvider({ model: 'm', maxRetries: -1 })).toThrow(RangeError);
     expect(() => openAIChatProvider({ model: 'm', maxRetries: 1.5 })).toThrow(RangeError);
   });
+
+  it('left open (c): checks every setting when the provider is made, naming it and the value (headers: "abc" sends no headers named 0, 1, 2)', () => {
+    const bad = (options: object) => () => openAIChatProvider({ model: 'm', ...options } as OpenAIChatProviderOptions);
+    expect(bad({ headers: 'abc' })).toThrow(new TypeError('openAIChatProvider: headers must be a record of strings (got "abc", a string)'));
+    expect(bad({ baseURL: 'api.openai.com/v1' })).toThrow(new TypeError('openAIChatProvider: baseURL must be an http or https URL (got "api.openai.com/v1", a string)'));
+    expect(bad({ fetch: {} })).toThrow(new TypeError('openAIChatProvider: fetch must be a function (got {}, an object)'));
+    expect(bad({ apiKey: { key: KEY } })).toThrow(new TypeError('openAIChatProvider: apiKey must be a string (got an object)'));
+    expect(bad({ system: 3 })).toThrow(new TypeError('openAIChatProvider: system must be a string (got 3, a number)'));
+    expect(bad({ maxRetries: '1' })).toThrow(new RangeError('openAIChatProvider: maxRetries must be an integer >= 0 (got "1", a string)'));
+    expect(bad({ idleTimeoutMs: 0 })).toThrow(new RangeError('openAIChatProvider: idleTimeoutMs must be an integer >= 1 or Infinity (got 0, a number)'));
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('left open (c): the settings are copied when the provider is made: changing the options afterwards changes no request', async () => {
+    const options: OpenAIChatProviderOptions = { model: 'gpt-4o-mini', baseURL: `${server.url}/v1`, apiKey: KEY, headers: { 'x-trace': 't1' }, stop: ['END'], extraBody: { seed: 1 }, reasoningEffort: 'low' };
+    const made = openAIChatProvider(options);
+    options.headers!['x-trace'] = 't2';
+    (options.stop as string[]).push('STOP');
+    options.extraBody!.seed = 2;
+    Object.assign(options, { model: 'other', apiKey: 'sk-other-12345678', reasoningEffort: 'high', baseURL: 'http://127.0.0.1:9' });
+    server.reply(stream('text.sse'));
+    await collect(made(question));
+    const [sent] = server.requests;
+    expect([sent.headers['x-trace'], sent.headers.authorization]).toEqual(['t1', `Bearer ${KEY}`]);
+    expect([sent.json.model, sent.json.stop, sent.json.seed, sent.json.reasoning_effort]).toEqual(['gpt-4o-mini', ['END'], 1, 'low']);
+  });
 });
 
 // P4: errors are messages, retries only before anything was emitted, no key in any text
@@ -596,23 +622,23 @@ describe('openAIChatProvider: errors and retries', () => {
     const past = new Date(Date.now() - 5000).toUTCString();
     const unavailable: Reply = { status: 503, headers: { 'retry-after': past }, body: '{"error":{"message":"Service Unavailable"}}' };
     server.reply(unavailable, unavailable, unavailable);
-    expect(await collect(provider({ maxRetries: 2 })(question))).toEqual([start, failed('HTTP 503: Service Unavailable')]);
+    expect(await collect(provider({ maxRetries: 2 })(question))).toEqual([start, failed(`HTTP 503 from POST ${server.url}/v1/chat/completions: Service Unavailable`)]);
     expect(server.requests).toHaveLength(3);
   });
 
   it('does not retry when retry-after asks for more than a minute', async () => {
     server.reply({ status: 429, headers: { 'retry-after': '3600' }, body: fixture('openai/error-429.json') });
     const events = await collect(provider()(question));
-    expect(events).toEqual([start, failed(expect.stringMatching(/^HTTP 429: Rate limit reached for gpt-4o-mini/))]);
+    expect(events).toEqual([start, failed(expect.stringMatching(/^HTTP 429 from POST http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: Rate limit reached for gpt-4o-mini/))]);
     expect(server.requests).toHaveLength(1);
   });
 
-  it('does not retry a 401, and names the status and the API\'s message', async () => {
+  it('P4, P2: does not retry a 401, and names the status, the method and URL, and the API\'s message', async () => {
     server.reply({ status: 401, body: fixture('openai/error-401.json') });
     expect(await collect(provider()(question))).toEqual([
       start,
       failed(
-        'HTTP 401: Incorrect API key provided: sk-test-****************************CRET. You can find your API key at https://platform.openai.com/account/api-keys.',
+        `HTTP 401 from POST ${server.url}/v1/chat/completions: Incorrect API key provided: sk-test-****************************CRET. You can find your API key at https://platform.openai.com/account/api-keys.`,
       ),
     ]);
     expect(server.requests).toHaveLength(1);
@@ -624,7 +650,7 @@ describe('openAIChatProvider: errors and retries', () => {
       body: JSON.stringify({ error: { message: `Incorrect API key provided: ${String(request.headers.authorization).slice(7)}` } }),
     }));
     const events = await collect(provider()(question));
-    expect(events).toEqual([start, failed('HTTP 401: Incorrect API key provided: [redacted]')]);
+    expect(events).toEqual([start, failed(`HTTP 401 from POST ${server.url}/v1/chat/completions: Incorrect API key provided: [redacted]`)]);
     expect(JSON.stringify(events)).not.toContain(KEY);
   });
 
@@ -649,7 +675,24 @@ describe('openAIChatProvider: errors and retries', () => {
 
   it('reports a JSON reply where a stream was expected', async () => {
     server.reply({ headers: { 'content-type': 'application/json' }, body: '{"error":{"message":"streaming is not supported"}}' });
-    expect(await collect(provider()(question))).toEqual([start, failed('HTTP 200: expected an event stream, got JSON: streaming is not supported')]);
+    expect(await collect(provider()(question))).toEqual([
+      start,
+      failed(`HTTP 200 from POST ${server.url}/v1/chat/completions: expected an event stream, got application/json: streaming is not supported`),
+    ]);
+  });
+
+  it('left open (g): a 200 reply that is not an event stream (text/html) ends with error naming the content type, the method and the URL', async () => {
+    server.reply({ headers: { 'content-type': 'text/html; charset=utf-8' }, body: '<html><body>Please log in to the proxy</body></html>\n' });
+    expect(await collect(provider()(question))).toEqual([
+      start,
+      failed(`HTTP 200 from POST ${server.url}/v1/chat/completions: expected an event stream, got text/html; charset=utf-8: <html><body>Please log in to the proxy</body></html>`),
+    ]);
+    expect(server.requests).toHaveLength(1); // not retried: the server answered, with the wrong thing
+  });
+
+  it('left open (g): an event stream named with parameters or in capitals is one', async () => {
+    server.reply({ headers: { 'content-type': 'Text/Event-Stream; charset=utf-8' }, body: fixture('openai/text.sse') });
+    expect((await collect(provider()(question))).at(-1)).toMatchObject({ type: 'message_end', stopReason: 'stop' });
   });
 
   it('reports a stream that ends cleanly before finish_reason', async () => {

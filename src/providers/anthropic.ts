@@ -228,9 +228,11 @@ const CUT_STOP_REASONS: ReadonlySet<string> = new Set(['max_tokens', 'model_cont
  * `tool_use` block's `content_block_stop`, `message_end` at `message_stop` (or at the end of a stream that
  * brought a `stop_reason`) with the reply's `usage` (R27) and its thinking blocks, reassembled as the API
  * would have sent them whole, as `reasoning` (P10). A `tool_use` block that the token limit cut is no call
- * (P6); a second `message_start` (two replies spliced into one stream, P7) and an `error` event fail the
- * call (keeping the thinking when calls already went out). `ping` and unknown event, block and delta
- * types are skipped.
+ * (P6), whether the stream left it open or closed it — the API closes it before it says `max_tokens`, so a
+ * block whose input does not parse at its `content_block_stop` is held: `length` when the reply then ends
+ * with `max_tokens`, else an error naming the call and the JSON error. A second `message_start` (two
+ * replies spliced into one stream, P7) and an `error` event fail the call (keeping the thinking when calls
+ * already went out). `ping` and unknown event, block and delta types are skipped.
  *
  * ```ts
  * const stream = new AnthropicTranslator();
@@ -248,6 +250,12 @@ export class AnthropicTranslator implements WireTranslator {
   private toolUses = 0;
   private calls = 0;
   private stopReason: string | undefined;
+  /**
+   * P6 as real servers send it: the `WireError` of a `tool_use` block whose input did not parse at its
+   * `content_block_stop`. The API closes the block it cut before it says `max_tokens`, so this is the cut
+   * block when the reply ends so, and the reply's error when it ends any other way.
+   */
+  private held: WireError | undefined;
   private reasoning: unknown[] | undefined;
   private inputTokens: number | undefined;
   private outputTokens: number | undefined;
@@ -313,9 +321,14 @@ export class AnthropicTranslator implements WireTranslator {
   }
 
   private finish(): ProviderEvent[] {
-    if (this.stopReason === undefined) throw new WireError('the stream ended before the reply was complete (no stop_reason)');
+    const { held } = this;
+    if (this.stopReason === undefined) {
+      const incomplete = 'the stream ended before the reply was complete (no stop_reason)';
+      throw new WireError(held === undefined ? incomplete : `${held.message}; ${incomplete}`);
+    }
     const cut = CUT_STOP_REASONS.has(this.stopReason);
-    let cutCall = false;
+    if (held !== undefined && !cut) throw held;
+    let cutCall = held !== undefined;
     const events: ProviderEvent[] = [];
     // blocks the stream never closed: cut by the token limit (P6: no call, no half a signature), else whole
     for (const [index, block] of this.open) {
@@ -332,6 +345,8 @@ export class AnthropicTranslator implements WireTranslator {
   }
 
   private start({ index, content_block: block }: StreamEvent): ProviderEvent[] {
+    // a block after the held one: that one was not cut by the token limit, its input is broken
+    if (this.held !== undefined) throw this.held;
     const at = typeof index === 'number' ? index : -1;
     switch (block?.type) {
       case 'text':
@@ -389,7 +404,10 @@ export class AnthropicTranslator implements WireTranslator {
     }
   }
 
-  /** A block's `content_block_stop`: a `tool_call` for a `tool_use` block; a reasoning block joins `reasoning`. */
+  /**
+   * A block's `content_block_stop`: a `tool_call` for a `tool_use` block — or, when its input does not
+   * parse, nothing yet: the block is held (P6); a reasoning block joins `reasoning`.
+   */
   private stop(index: number): ProviderEvent[] {
     const open = this.open.get(index);
     if (open === undefined) return []; // a text block, or one this adapter does not use
@@ -401,7 +419,14 @@ export class AnthropicTranslator implements WireTranslator {
       return [];
     }
     const { id, name, json, input } = open;
-    const parsed = json === '' && isPlainObject(input) ? input : parseArguments(json, name, id);
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = json === '' && isPlainObject(input) ? input : parseArguments(json, name, id);
+    } catch (error) {
+      if (!(error instanceof WireError)) throw error;
+      this.held = error; // P6: perhaps the block the token limit cut; the reply's end will tell
+      return [];
+    }
     this.calls++;
     return [{ type: 'tool_call', call: { id, name, input: parsed } }];
   }

@@ -28,18 +28,26 @@ export function kindOf(value: unknown): string {
 export function shown(value: unknown): string {
   if (value === null || value === undefined) return String(value);
   if (typeof value === 'function') return 'a function';
-  let text: string;
+  let text: string | undefined;
   if (typeof value === 'string') text = JSON.stringify(value);
   else if (typeof value !== 'object') text = String(value);
-  else {
-    try {
-      text = JSON.stringify(value) ?? String(value);
-    } catch {
-      text = String(value);
-    }
-  }
+  else text = objectText(value);
+  // a value that cannot be put into words (a null-prototype object holding a BigInt, a Proxy that throws) is shown by its kind
+  if (text === undefined) return kindOf(value);
   if (text.length > 60) text = `${text.slice(0, 57)}...`;
   return `${text}, ${kindOf(value)}`;
+}
+
+function objectText(value: object): string | undefined {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    try {
+      return String(value);
+    } catch {
+      return undefined;
+    }
+  }
 }
 
 /** The text of anything thrown, rejected or sent as an Observable error. */

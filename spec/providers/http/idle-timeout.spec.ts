@@ -62,3 +62,24 @@ describe('idleTimeout (P12): no data for ms, in virtual time', () => {
     });
   });
 });
+
+// on the platform's own timers (jest's fake clock, which overflows past 2^31 - 1 ms as Node's setTimeout does)
+describe('idleTimeout (P12) on real timers', () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it.each([2 ** 31, 2 ** 33, 10 * 2 ** 31 + 7, Number.MAX_SAFE_INTEGER])('P12: an idleTimeoutMs of %d (past 2^31 ms) never fires early', (ms) => {
+    let firedAt: number | undefined;
+    const startedAt = Date.now();
+    const subscription = idleTimeout({ chunks: 0 }, ms).subscribe(() => (firedAt = Date.now() - startedAt));
+    // where an overflowed timer would long have fired, and up to 1 ms before the time (for the longest: 8 · 2^31 ms)
+    jest.advanceTimersByTime(Math.min(ms - 1, 2 ** 34));
+    expect(firedAt).toBeUndefined();
+    if (ms <= 2 ** 34) {
+      jest.advanceTimersByTime(Math.ceil(ms / 2) + 1); // less than two looks later at the latest
+      expect(firedAt).toBeGreaterThanOrEqual(ms);
+    }
+    subscription.unsubscribe();
+    expect(jest.getTimerCount()).toBe(0);
+  });
+});

@@ -40,7 +40,7 @@ describe('sendOnce: one attempt, as a cold Observable (P1, P4)', () => {
       answering(() => new Response('{"error":{"message":"Overloaded"}}', { status: 529, headers: { 'retry-after-ms': '1500', 'retry-after': '2' } })),
     );
     expect(error).toBeInstanceOf(RetryableError);
-    expect(error).toMatchObject({ message: 'HTTP 529: Overloaded', retryAfterMs: 1500 });
+    expect(error).toMatchObject({ message: `HTTP 529 from POST ${URL}: Overloaded`, retryAfterMs: 1500 });
   });
 
   it('a network failure is a RetryableError naming the URL, whether fetch rejects or throws', async () => {
@@ -55,17 +55,55 @@ describe('sendOnce: one attempt, as a cold Observable (P1, P4)', () => {
     expect(thrown).toEqual(new RetryableError(`request to ${URL} failed: Invalid URL`));
   });
 
-  it('anything else is a WireError that is not retried: a 4xx, a JSON reply, a reply without a body', async () => {
+  it('P4, P2, left open (g): anything else is a WireError that is not retried, naming the method and URL: a 4xx, a 200 that is no event stream, a reply without a body', async () => {
     const errors = [
       await failure(answering(() => new Response('{"error":{"message":"invalid x-api-key"}}', { status: 401 }))),
       await failure(answering(() => new Response('{"error":"streaming is off"}', { headers: { 'content-type': 'application/json' } }))),
+      await failure(answering(() => new Response('<h1>Sign in</h1>', { headers: { 'content-type': 'text/html' } }))),
+      await failure(answering(() => new Response('data: {}\n\n'))), // a string body is text/plain unless said otherwise
       await failure(answering(() => new Response(null, { status: 200, headers: { 'content-type': 'text/event-stream' } }))),
     ];
     expect(errors.map((error) => [error instanceof WireError && !(error instanceof RetryableError), (error as Error).message])).toEqual([
-      [true, 'HTTP 401: invalid x-api-key'],
-      [true, 'HTTP 200: expected an event stream, got JSON: streaming is off'],
-      [true, 'HTTP 200: the response has no body'],
+      [true, `HTTP 401 from POST ${URL}: invalid x-api-key`],
+      [true, `HTTP 200 from POST ${URL}: expected an event stream, got application/json: streaming is off`],
+      [true, `HTTP 200 from POST ${URL}: expected an event stream, got text/html: <h1>Sign in</h1>`],
+      [true, `HTTP 200 from POST ${URL}: expected an event stream, got text/plain;charset=UTF-8: data: {}`],
+      [true, `HTTP 200 from POST ${URL}: the response has no body`],
     ]);
+  });
+
+  it('left open (g): an event stream is text/event-stream with any parameters, in any case; a reply that names no type is read as one', async () => {
+    const types = ['text/event-stream', 'text/event-stream; charset=utf-8', ' TEXT/Event-Stream ;charset=utf-8'];
+    for (const type of types) {
+      const accepted: AcceptedResponse = await lastValueFrom(sendOnce(request(answering(() => new Response('data: {}\n\n', { headers: { 'content-type': type } })))));
+      expect([type, await new Response(accepted.body).text()]).toEqual([type, 'data: {}\n\n']);
+    }
+    const untyped = new Response(new Blob(['data: {}\n\n']).stream()); // a stream body has no content type
+    expect(untyped.headers.get('content-type')).toBeNull();
+    const accepted: AcceptedResponse = await lastValueFrom(sendOnce(request(answering(() => untyped))));
+    expect(await new Response(accepted.body).text()).toBe('data: {}\n\n');
+  });
+
+  it('P4, left open (c): a custom fetch that answers something that is no Response is named as such, not read', async () => {
+    const odd = [undefined, {}, 'ok', { status: 200 }];
+    const errors = await Promise.all(odd.map((value) => failure(async () => value as unknown as Response)));
+    expect(errors.map((error) => [error instanceof RetryableError, (error as Error).message])).toEqual([
+      [false, 'fetch returned undefined, not a Response'],
+      [false, 'fetch returned {}, an object, not a Response'],
+      [false, 'fetch returned "ok", a string, not a Response'],
+      [false, 'fetch returned {"status":200}, an object, not a Response'],
+    ]);
+    const bodiless = { status: 200, ok: true, headers: new Headers({ 'content-type': 'text/event-stream' }), body: undefined } as unknown as Response;
+    expect(((await failure(async () => bodiless)) as Error).message).toBe(`HTTP 200 from POST ${URL}: the response has no body`);
+  });
+
+  it('P12: an error body that stalls ends at idleTimeoutMs with the status text, even from a fetch that does not tie the body to its signal', async () => {
+    const stalled = () => new Response(new ReadableStream({ pull: () => new Promise<void>(() => undefined) }), { status: 503, statusText: 'Service Unavailable' });
+    const error = await lastValueFrom(sendOnce({ ...request(async () => stalled()), idleTimeoutMs: 20 })).then(
+      () => 'no error',
+      (failed: unknown) => failed,
+    );
+    expect(error).toEqual(new RetryableError(`HTTP 503 from POST ${URL}: Service Unavailable`));
   });
 
   it('unsubscribing before the response aborts the request, and nothing is emitted', async () => {

@@ -59,7 +59,7 @@ describe('streamRequest: the request\'s lifetime', () => {
 
   it('P4: a failure before the reply is message_start and message_end, its text redacted', async () => {
     const fetch = replies(status(503, { 'retry-after': '0' }), status(401));
-    expect(await collect(call(fetch))).toEqual([start, failed('HTTP 401: status 401, key [redacted]')]);
+    expect(await collect(call(fetch))).toEqual([start, failed(`HTTP 401 from POST ${URL}: status 401, key [redacted]`)]);
     expect(fetch.calls).toBe(2);
   });
 
@@ -182,7 +182,7 @@ describe('streamRequest: idle timeout over a real connection (P12)', () => {
 
   it('an error body that stalls is cut short: its status counts, with the status text', async () => {
     server.reply({ status: 503, body: ['{"error":'], then: 'hang' });
-    expect(await collect(overHttp({ maxRetries: 0 }))).toEqual([start, failed('HTTP 503: Service Unavailable')]);
+    expect(await collect(overHttp({ maxRetries: 0 }))).toEqual([start, failed(`HTTP 503 from POST ${server.url}/v1/chat: Service Unavailable`)]);
     await server.requests[0]!.closed;
   });
 
@@ -190,5 +190,49 @@ describe('streamRequest: idle timeout over a real connection (P12)', () => {
     const pieces = ['data: one\n\n', ': keep-alive\n\n', ': keep-alive\n\n', 'data: two\n\n', ': keep-alive\n\n', 'data: [END]\n\n'];
     server.reply({ body: pieces, between: () => new Promise((resolve) => setTimeout(resolve, 60)) });
     expect(await collect(overHttp())).toEqual([start, text('one'), text('two'), { type: 'message_end', stopReason: 'stop' }]); // 300 ms in all
+  });
+});
+
+// item 3 of issue 19: on the platform's timers, a wait past 2^31 - 1 ms must not overflow to about 1 ms (jest's
+// fake clock overflows as Node's setTimeout does); microtasks and the streams' own ticks stay real
+describe('streamRequest: timers past 2^31 ms, on the platform\'s clock (P12)', () => {
+  beforeEach(() => jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] }));
+  afterEach(() => jest.useRealTimers());
+
+  const LONG = 2 ** 33;
+
+  /** The events so far of a subscription that runs while the test moves the clock. */
+  function watch(events: Observable<ProviderEvent>): ProviderEvent[] {
+    const seen: ProviderEvent[] = [];
+    events.subscribe((event) => seen.push(event));
+    return seen;
+  }
+
+  it('P12: an idleTimeoutMs past 2^31 ms never fires early, before the headers or within the stream', async () => {
+    const silent: FetchLike = () => new Promise(() => undefined);
+    const waiting = watch(call(silent, { idleTimeoutMs: LONG, maxRetries: 0 }));
+    await jest.advanceTimersByTimeAsync(LONG - 1);
+    expect(waiting).toEqual([]);
+    await jest.advanceTimersByTimeAsync(LONG);
+    expect(waiting).toEqual([start, failed(`no data for ${LONG} ms`)]);
+
+    const body = new ReadableStream<Uint8Array>({ start: (controller) => controller.enqueue(new TextEncoder().encode('data: Hi\n\n')) });
+    const streaming = watch(call(replies(sse(body)), { idleTimeoutMs: LONG }));
+    await jest.advanceTimersByTimeAsync(LONG - 1);
+    expect(streaming).toEqual([start, text('Hi')]);
+    await jest.advanceTimersByTimeAsync(LONG);
+    expect(streaming).toEqual([start, text('Hi'), failed(`no data for ${LONG} ms`)]);
+  });
+
+  it.each<[string, Record<string, string>]>([
+    ['retry-after in seconds', { 'retry-after': String(2 ** 31 / 1000 + 1) }],
+    ['retry-after-ms', { 'retry-after-ms': String(3 * 2 ** 31) }],
+    ['retry-after as a date a year ahead', { 'retry-after': new Date(Date.now() + 365 * 24 * 3600 * 1000).toUTCString() }],
+  ])('P12: a %s past 2^31 ms is not a retry after about 1 ms: the call ends with that reply, at once', async (_, headers) => {
+    const fetch = replies(status(429, headers), sse('data: never\n\ndata: [END]\n\n'));
+    const events = watch(call(fetch));
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(events).toEqual([start, failed(`HTTP 429 from POST ${URL}: status 429, key [redacted]`)]);
+    expect(fetch.calls).toBe(1);
   });
 });

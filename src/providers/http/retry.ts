@@ -1,7 +1,10 @@
 import { MonoTypeOperatorFunction, retry, throwError, timer } from 'rxjs';
 import { WireError } from './error-text.js';
 
-/** The longest `retry-after` that is waited for; a server asking for more is not retried. */
+/**
+ * The longest `retry-after` that is waited for; a server asking for more is not retried, so no retry waits on
+ * a timer past 2^31 - 1 ms (which would fire after about 1 ms).
+ */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
 /**
