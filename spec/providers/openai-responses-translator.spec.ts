@@ -79,6 +79,25 @@ describe('OpenAIResponsesTranslator, without HTTP', () => {
     ]);
   });
 
+  it('P14: events are matched to their call by output_index, so a proxy that gives every event a new item id (GitHub Copilot) still gets whole calls', () => {
+    let n = 0;
+    const rotated = () => `capture-id-${++n}`;
+    const events = read([
+      ev('response.output_item.added', { output_index: 0, item: fc({ id: rotated(), status: 'in_progress' }) }),
+      ev('response.function_call_arguments.delta', { item_id: rotated(), output_index: 0, delta: '{"x":' }),
+      ev('response.function_call_arguments.delta', { item_id: rotated(), output_index: 0, delta: '1}' }),
+      ev('response.output_item.done', { output_index: 0, item: fc({ id: rotated(), arguments: '{"x":1}', status: 'completed' }) }),
+      completed(),
+    ]);
+    expect(events).toEqual([
+      { type: 'tool_call_delta', index: 0, id: 'call_1', name: 'f', argumentsDelta: '' },
+      { type: 'tool_call_delta', index: 0, argumentsDelta: '{"x":' },
+      { type: 'tool_call_delta', index: 0, argumentsDelta: '1}' },
+      { type: 'tool_call', call: { id: 'call_1', name: 'f', input: { x: 1 } } },
+      end('toolUse'),
+    ]);
+  });
+
   it('P14: more arguments for a call that went out end the reply with an error, never a truncated call', () => {
     const stream = new OpenAIResponsesTranslator();
     stream.next(ev('response.output_item.done', { output_index: 0, item: fc({ arguments: '{}', status: 'completed' }) }));

@@ -48,7 +48,7 @@ class FunctionCall {
   constructor(
     /** P9: the call's place in the reply, from 0: the `index` of its `tool_call_delta`s. */
     readonly position: number,
-    /** The output item's `id` (`fc_…`), which the argument deltas name. */
+    /** The output item's `id` (`fc_…`) and its place in the reply's output, which its events name. */
     readonly itemId: string | undefined,
     readonly outputIndex: number | undefined,
     public id: string,
@@ -206,11 +206,17 @@ export class OpenAIResponsesTranslator implements WireTranslator {
     this.callsMade++;
   }
 
+  /**
+   * The call an event is about: the one at its `output_index` (unique in a reply; item ids are not to be
+   * trusted: GitHub Copilot's proxy gives every event a new one), else the one with its item id, else the last.
+   */
   private find(item: { id?: unknown }, outputIndex: unknown): FunctionCall | undefined {
     const { calls } = this;
     for (let n = calls.length - 1; n >= 0; n--) {
       const call = calls[n]!;
-      if (typeof item.id === 'string' && call.itemId !== undefined ? call.itemId === item.id : call.outputIndex === outputIndex) return call;
+      if (typeof outputIndex === 'number' && call.outputIndex !== undefined) {
+        if (call.outputIndex === outputIndex) return call;
+      } else if (typeof item.id !== 'string' || call.itemId === undefined || call.itemId === item.id) return call;
     }
     return undefined;
   }
