@@ -26,8 +26,8 @@ export const DEFAULT_INCLUDE: readonly string[] = ['reasoning.encrypted_content'
 const WHO = 'openAIResponsesProvider';
 
 /**
- * A {@link Provider} for the OpenAI Responses streaming API (OpenAI's current API; also served by Azure
- * OpenAI, OpenRouter, vLLM, Ollama and LM Studio). Each subscription POSTs one request to
+ * A {@link Provider} for the OpenAI Responses streaming API (OpenAI's current API, which some
+ * OpenAI-compatible servers serve too). Each subscription POSTs one request to
  * `${baseURL}/responses` (plus retries: P4) and streams the reply as events; unsubscribing aborts it. The
  * requests are stateless (P13): `store: false`, and the whole history goes in `input` every time, never a
  * `previous_response_id`. Each function call is a `tool_call` as soon as its item is done, so its tool starts
