@@ -70,6 +70,7 @@ describe('OpenAIResponsesTranslator, without HTTP', () => {
       ev('response.output_item.added', { output_index: 2, item: fc({ id: 'fc_b', call_id: 'call_b', name: 'b' }) }),
       ev('response.function_call_arguments.delta', { item_id: 'fc_b', output_index: 2, delta: '{"b":1}' }),
       ev('response.function_call_arguments.delta', { item_id: 'fc_a', output_index: 1, delta: '{"a":1}' }),
+      ev('response.function_call_arguments.delta', { item_id: 'fc_a', output_index: 1, delta: '' }), // nothing for the call
     ]);
     expect(events).toEqual([
       { type: 'tool_call_delta', index: 0, id: 'call_a', name: 'a', argumentsDelta: '' },

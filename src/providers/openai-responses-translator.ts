@@ -157,7 +157,7 @@ export class OpenAIResponsesTranslator implements WireTranslator {
   }
 
   private argumentsDelta(chunk: ResponsesEvent): void {
-    if (typeof chunk.delta !== 'string') return;
+    if (typeof chunk.delta !== 'string' || chunk.delta === '') return; // nothing for the call
     const itemId = typeof chunk.item_id === 'string' ? chunk.item_id : undefined;
     let call = this.find({ id: itemId }, chunk.output_index);
     if (call === undefined) {
