@@ -35,7 +35,7 @@ describe('OpenAIResponsesTranslator, without HTTP', () => {
     expect(stream.next({ event: 'response.output_text.delta', data: '{"delta":"named"}' })).toEqual([text('named')]);
   });
 
-  it('P14, P9: a call whose item came without its added event still has a delta before its tool_call, with its id and name', () => {
+  it('P14, P9: a call whose arguments came in no delta (nor its added event) still has one delta before its tool_call, with its id and name', () => {
     expect(read([ev('response.output_item.done', { output_index: 0, item: fc({ arguments: '{"x":1}', status: 'completed' }) }), completed()])).toEqual([
       { type: 'tool_call_delta', index: 0, id: 'call_1', name: 'f', argumentsDelta: '{"x":1}' },
       { type: 'tool_call', call: { id: 'call_1', name: 'f', input: { x: 1 } } },
@@ -64,7 +64,7 @@ describe('OpenAIResponsesTranslator, without HTTP', () => {
     ).toEqual([{ type: 'tool_call', call: { id: 'call_1', name: 'f', input: {} } }, end('toolUse')]);
   });
 
-  it('P14, P9: the calls are told apart by item id, counted from 0 in order of appearance', () => {
+  it('P14, P9: each arguments delta is one tool_call_delta, the first of a call with its id and name; calls counted from 0 in order of appearance', () => {
     const events = read([
       ev('response.output_item.added', { output_index: 1, item: fc({ id: 'fc_a', call_id: 'call_a', name: 'a' }) }),
       ev('response.output_item.added', { output_index: 2, item: fc({ id: 'fc_b', call_id: 'call_b', name: 'b' }) }),
@@ -73,10 +73,8 @@ describe('OpenAIResponsesTranslator, without HTTP', () => {
       ev('response.function_call_arguments.delta', { item_id: 'fc_a', output_index: 1, delta: '' }), // nothing for the call
     ]);
     expect(events).toEqual([
-      { type: 'tool_call_delta', index: 0, id: 'call_a', name: 'a', argumentsDelta: '' },
-      { type: 'tool_call_delta', index: 1, id: 'call_b', name: 'b', argumentsDelta: '' },
-      { type: 'tool_call_delta', index: 1, argumentsDelta: '{"b":1}' },
-      { type: 'tool_call_delta', index: 0, argumentsDelta: '{"a":1}' },
+      { type: 'tool_call_delta', index: 1, id: 'call_b', name: 'b', argumentsDelta: '{"b":1}' },
+      { type: 'tool_call_delta', index: 0, id: 'call_a', name: 'a', argumentsDelta: '{"a":1}' },
     ]);
   });
 
@@ -91,8 +89,7 @@ describe('OpenAIResponsesTranslator, without HTTP', () => {
       completed(),
     ]);
     expect(events).toEqual([
-      { type: 'tool_call_delta', index: 0, id: 'call_1', name: 'f', argumentsDelta: '' },
-      { type: 'tool_call_delta', index: 0, argumentsDelta: '{"x":' },
+      { type: 'tool_call_delta', index: 0, id: 'call_1', name: 'f', argumentsDelta: '{"x":' },
       { type: 'tool_call_delta', index: 0, argumentsDelta: '1}' },
       { type: 'tool_call', call: { id: 'call_1', name: 'f', input: { x: 1 } } },
       end('toolUse'),

@@ -42,6 +42,8 @@ interface ResponseObject {
 /** A function call of the reply being put together from its items' events. */
 class FunctionCall {
   arguments = '';
+  /** Its first `tool_call_delta` went out (P9). */
+  announced = false;
   /** Its `tool_call` went out, or it was dropped as cut (P6). */
   done = false;
 
@@ -62,8 +64,9 @@ const NONE = Object.freeze([]) as unknown as ProviderEvent[];
 /**
  * Responses API events → provider events (P14, P15). `response.output_text.delta` is a `text_delta` at once;
  * `response.reasoning_summary_text.delta` (and `response.reasoning_text.delta`, the raw reasoning some
- * servers stream) a `reasoning_delta`. A `function_call` item: its `response.output_item.added` and each
- * `response.function_call_arguments.delta` are `tool_call_delta`s (P9), and its `response.output_item.done`
+ * servers stream) a `reasoning_delta`. A `function_call` item: each `response.function_call_arguments.delta`
+ * is a `tool_call_delta` (P9; the first names the call's `call_id` and `name` from its
+ * `response.output_item.added`), and its `response.output_item.done`
  * is its `tool_call` **at once** — its tool starts at the call's last byte while the reply streams on (R3).
  * Each `reasoning` item, as its `response.output_item.done` carries it (with its encrypted content), goes on
  * `message_end.reasoning` (P10). The reply ends at `response.completed` (`toolUse` when it made calls, else
@@ -140,49 +143,44 @@ export class OpenAIResponsesTranslator implements WireTranslator {
     throw new WireError('the stream ended before the reply was complete (no response.completed)');
   }
 
-  /** A function call's item begins: its first `tool_call_delta` names its id and name (P9). */
+  /** A function call's item begins: the call is known; its first `tool_call_delta` will name its id and name (P9). */
   private open(item: OutputItem, outputIndex: unknown): void {
     if (this.find(item, outputIndex) !== undefined) return; // the same item twice
     const call = this.create(item, outputIndex);
-    call.arguments = typeof item.arguments === 'string' ? item.arguments : '';
-    this.announce(call, call.arguments);
+    if (typeof item.arguments === 'string' && item.arguments !== '') this.append(call, item.arguments);
   }
 
-  /** P9: a call's first `tool_call_delta`, with its id and name as far as they are known. */
-  private announce(call: FunctionCall, argumentsDelta: string): void {
+  /** P9: a piece of a call's arguments as a `tool_call_delta`; its first names the call's id and name, as far as they are known. */
+  private append(call: FunctionCall, argumentsDelta: string): void {
+    call.arguments += argumentsDelta;
     const event: ToolCallDeltaEvent = { type: 'tool_call_delta', index: call.position, argumentsDelta };
-    if (call.id !== '') event.id = call.id;
-    if (call.name !== '') event.name = call.name;
+    if (!call.announced) {
+      call.announced = true;
+      if (call.id !== '') event.id = call.id;
+      if (call.name !== '') event.name = call.name;
+    }
     this.push(event);
   }
 
   private argumentsDelta(chunk: ResponsesEvent): void {
     if (typeof chunk.delta !== 'string' || chunk.delta === '') return; // nothing for the call
     const itemId = typeof chunk.item_id === 'string' ? chunk.item_id : undefined;
-    let call = this.find({ id: itemId }, chunk.output_index);
-    if (call === undefined) {
-      // a server that skipped the item's `added`: the call is announced with what is known
-      call = this.create({ id: itemId }, chunk.output_index);
-      call.arguments = chunk.delta;
-      return this.announce(call, chunk.delta);
-    }
+    // a server that skipped the item's `added`: the call is known from here, with what is known
+    const call = this.find({ id: itemId }, chunk.output_index) ?? this.create({ id: itemId }, chunk.output_index);
     if (call.done) throw new WireError(`tool call ${call.name} (${call.id}) got more arguments after it was complete: ${chunk.delta.slice(0, 100)}`);
-    call.arguments += chunk.delta;
-    this.push({ type: 'tool_call_delta', index: call.position, argumentsDelta: chunk.delta });
+    this.append(call, chunk.delta);
   }
 
   /** P14: the call's item is done: its `tool_call` goes out now, unless the token limit cut it (P6). */
   private callDone(item: OutputItem, outputIndex: unknown): void {
-    let call = this.find(item, outputIndex);
-    if (call === undefined) {
-      call = this.create(item, outputIndex);
-      call.arguments = typeof item.arguments === 'string' ? item.arguments : '';
-      this.announce(call, call.arguments); // P9: a delta before every call
-    }
+    const call = this.find(item, outputIndex) ?? this.create(item, outputIndex);
     if (call.done) return; // the same item twice
     if (typeof item.call_id === 'string' && item.call_id !== '') call.id = item.call_id;
     if (typeof item.name === 'string' && item.name !== '') call.name = item.name;
-    if (typeof item.arguments === 'string') call.arguments = item.arguments; // the whole arguments: they win over the deltas
+    const whole = typeof item.arguments === 'string' ? item.arguments : call.arguments;
+    // P9: a call whose arguments came in no delta (only in its done item) still has one before its tool_call
+    if (!call.announced) this.append(call, whole);
+    call.arguments = whole; // the whole arguments: they win over the deltas
     if (item.status === 'incomplete') {
       call.done = true;
       this.held.push({ call, error: new WireError(`tool call ${call.name || '(no name)'} (${call.id}) ended incomplete`) });
