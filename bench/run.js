@@ -337,12 +337,12 @@ function w5Table(r) {
 // W6's contenders are the loops over their own HTTP providers (contenders/http.js)
 const W6_LABELS = {
   'sse-floor': 'fetch + SSE split + JSON.parse of one reply (floor)',
-  'rx-tool-loop': '**rx-tool-loop** (runEventedToolLoop + openAIChatProvider / anthropicProvider)',
+  'rx-tool-loop': '**rx-tool-loop** (runEventedToolLoop + openAIChatProvider / anthropicProvider / openAIResponsesProvider)',
   'pi-runAgentLoop': 'Pi: pi-agent-core runAgentLoop + pi-ai providers',
-  'ai-streamText': 'AI SDK streamText + @ai-sdk/openai (chat) / @ai-sdk/anthropic',
+  'ai-streamText': 'AI SDK streamText + @ai-sdk/openai (chat, responses) / @ai-sdk/anthropic',
 };
 const W6_PEERS = ['pi-runAgentLoop', 'ai-streamText'];
-const W6_API = { openai: 'OpenAI Chat Completions', anthropic: 'Anthropic Messages' };
+const W6_API = { openai: 'OpenAI Chat Completions', anthropic: 'Anthropic Messages', responses: 'OpenAI Responses' };
 const w6Label = (name) => W6_LABELS[name] ?? label(name);
 
 function w6Table(r) {
@@ -404,7 +404,7 @@ function w6Table(r) {
     '',
     `The server's own CPU per chunk, in its process (not counted above): ${serverCpu.filter(Boolean).join(', ')}.`,
     '',
-    `**Tool start after the call's last byte** (ms from the server writing the call's last byte to the tool's body starting, both on the system's monotonic clock; ${s.conversation.turns - 1} tool turns × ${r.rounds.conversation} runs → ${(s.conversation.turns - 1) * r.rounds.conversation} samples per call). The call's last byte: OpenAI, its last arguments piece (the format has no event that closes a call); Anthropic, its \`content_block_stop\`. Call A (\`lookup\`) completes early, call B (\`write_file\`) after ${s.conversation.bPieces} pieces of arguments; ${s.conversation.tail} tokens of text follow the calls.`,
+    `**Tool start after the call's last byte** (ms from the server writing the call's last byte to the tool's body starting, both on the system's monotonic clock; ${s.conversation.turns - 1} tool turns × ${r.rounds.conversation} runs → ${(s.conversation.turns - 1) * r.rounds.conversation} samples per call). The call's last byte: OpenAI Chat Completions, its last arguments piece (the format has no event that closes a call); Anthropic, its \`content_block_stop\`; OpenAI Responses, its item's \`response.output_item.done\`. Call A (\`lookup\`) completes early, call B (\`write_file\`) after ${s.conversation.bPieces} pieces of arguments; ${s.conversation.tail} tokens of text follow the calls.`,
     '',
     table(['contender', ...r.apis.flatMap((api) => [`${W6_API[api]}: call A`, `${W6_API[api]}: call B`])], latencyRows),
     '',
@@ -632,25 +632,31 @@ function methodText(env) {
   isError; loop_end's messages are the last turn_end's; the caller's array is untouched.
 - **W6** over HTTP. A loopback server (\`lib/w6-server.js\`, on 127.0.0.1, started and stopped by the
   workload) runs in a child process of its own and writes replies the bench composes itself
-  (\`lib/w6-wire.js\`) in both wire formats: OpenAI Chat Completions SSE (a first chunk with the role,
+  (\`lib/w6-wire.js\`) in three wire formats: OpenAI Chat Completions SSE (a first chunk with the role,
   content chunks, each call's header chunk then its arguments in pieces, the \`finish_reason\` chunk, the
   \`stream_options.include_usage\` usage chunk, \`[DONE]\`) and Anthropic Messages SSE (\`message_start\`
   with the input usage, \`ping\`, \`content_block_start\` / \`_delta\` / \`_stop\` for text and
   \`tool_use\` blocks with \`input_json_delta\` pieces, \`message_delta\` with the stop reason and output
-  usage, \`message_stop\`). One server-sent event every \`paceMs\` (1 ms for (a), 2 ms for (b) and
+  usage, \`message_stop\`) and OpenAI Responses SSE (P16: \`response.created\`, \`response.in_progress\`, per
+  output item \`response.output_item.added\`, its deltas — \`response.output_text.delta\` after a
+  \`content_part.added\`, \`response.function_call_arguments.delta\` — and its \`.done\` events, ending with
+  \`response.output_item.done\`, then \`response.completed\` with the usage). One server-sent event every \`paceMs\` (1 ms for (a), 2 ms for (b) and
   (c)), one socket write each (TCP_NODELAY), on a fixed schedule (event k at k × paceMs: a late timer
   writes what is due at once), so that a reply takes the same time whatever the timers' jitter. A tool
   turn: text tokens, call A (\`lookup\`, short arguments: it completes early), call B (\`write_file\`,
   its arguments streaming for a while, a file being written), then text after the calls (the model keeps
-  streaming while the tools run: an Anthropic text block after the \`tool_use\` blocks; OpenAI content
+  streaming while the tools run: an Anthropic text block after the \`tool_use\` blocks; a Responses
+  message item after the \`function_call\` items; OpenAI content
   deltas after the \`tool_calls\` deltas, which the format allows though OpenAI's own models usually end a
   reply with its calls), then the end and the usage. The last turn is text only. The server checks each
   request (the scenario is its \`model\`; both tools declared; a history whose tool results answer
-  exactly the earlier turns' calls; \`include_usage\` asked for) and answers a wrong one with a 400; every
+  exactly the earlier turns' calls; \`include_usage\` asked for; a Responses request stateless, \`store: false\`
+  and no \`previous_response_id\`) and answers a wrong one with a 400; every
   contender checks the text it streamed, and the tools' runs. Contenders: rx-tool-loop
-  (\`openAIChatProvider\`, \`anthropicProvider\`), Pi (pi-agent-core's \`runAgentLoop\` with pi-ai's own
+  (\`openAIChatProvider\`, \`anthropicProvider\`, \`openAIResponsesProvider\` with \`include: []\`), Pi (pi-agent-core's \`runAgentLoop\` with pi-ai's own
   providers, \`baseUrl\` in the model), the AI SDK (\`streamText\` with \`@ai-sdk/openai\`'s chat model and
-  \`@ai-sdk/anthropic\`, \`baseURL\` the server, \`stopWhen: isStepCount(turns)\`), all reading through
+  \`@ai-sdk/anthropic\`, and its responses model \`openai.responses(model)\` with \`providerOptions: { openai:
+  { store: false } }\`, \`baseURL\` the server, \`stopWhen: isStepCount(turns)\`), all reading through
   Node's fetch, and a floor (fetch, split the events, JSON.parse each; one reply). (a) **CPU per chunk**:
   \`process.cpuUsage()\` of the workload process around one conversation ÷ the events the server wrote;
   the server's CPU is in its own process, so nothing needs subtracting (it is shown, for information).
@@ -707,14 +713,15 @@ function methodText(env) {
   20's web streams dequeue with \`Array#shift\` and the SDK's internal streams queue the parts, so its
   rate falls as the stream grows (about 13,000 deltas/s at 10,000, 1,000,000 would take ~80 s a
   repetition).
-- W6: \`@mariozechner/pi-ai\` ${env.peers['@mariozechner/pi-ai']}'s \`openai-completions\` and \`anthropic-messages\`
+- W6: \`@mariozechner/pi-ai\` ${env.peers['@mariozechner/pi-ai']}'s \`openai-completions\`, \`anthropic-messages\` and \`openai-responses\`
   providers (the \`openai\` and \`@anthropic-ai/sdk\` clients inside) with a model whose \`baseUrl\` is the
   loopback server, an API key in the loop's config, \`maxRetries: 0\`, tools in parallel; the AI SDK's
-  \`@ai-sdk/openai\` ${env.peers['@ai-sdk/openai']} (\`createOpenAI({ baseURL }).chat(model)\`, Chat Completions) and
+  \`@ai-sdk/openai\` ${env.peers['@ai-sdk/openai']} (\`createOpenAI({ baseURL }).chat(model)\`, Chat Completions; \`.responses(model)\`, the Responses API, \`store: false\`) and
   \`@ai-sdk/anthropic\` ${env.peers['@ai-sdk/anthropic']} (\`createAnthropic({ baseURL })\`), the provider packages of \`ai\`
   ${env.peers.ai} (the same \`@ai-sdk/provider\` and \`provider-utils\`), \`maxOutputTokens: 4096\` (as the others
   send), \`maxRetries: 0\`. Pi and the AI SDK (v7: tools run at \`model-call-end\`) run a reply's tools
-  after the reply; rx-tool-loop as each call completes (R3, P8).
+  after the reply; rx-tool-loop as each call completes (R3, P8; on the Responses API at the call's
+  \`response.output_item.done\`, P14).
 - \`@openai/agents\` ${env.peers['@openai/agents']}: ${OPENAI ? 'run (W1, W1b, W3) in processes of their own, with a fake `Model` (getResponse / getStreamedResponse), tracing off; its ratios are to the floor of the main W1 process.' : 'installed, not run (pass `--openai-agents`: it needs a process of its own, as its AsyncLocalStorage slows every other contender).'}
 `;
 }
@@ -764,7 +771,7 @@ function report(env, results, list, profiles) {
   section('W3', 'parallel tools (8 tool calls of 50 ms in one reply)', w3Table);
   section('W4', 'depth (10,000 synchronous turns in one loop)', w4Table);
   section('W5', 'many loops (1,000 concurrent loops, asynchronous providers and tools)', w5Table);
-  section('W6', 'over HTTP (a loopback server streaming to each loop’s own providers, both APIs)', w6Table);
+  section('W6', 'over HTTP (a loopback server streaming to each loop’s own providers, three APIs)', w6Table);
   const findings = findingsText();
   if (findings) out.push(findings, '');
   const prof = profileText(profiles);

@@ -603,7 +603,7 @@ async function w5() {
 // chunk, the time from a tool call's last byte to its tool's start, the wall time of a three-turn
 // conversation whose 200 ms tools run while the model streams
 
-const W6_APIS = ['openai', 'anthropic'];
+const W6_APIS = ['openai', 'anthropic', 'responses']; // OpenAI Chat Completions, Anthropic Messages, OpenAI Responses (P16)
 const W6_CONTENDERS = ['sse-floor', 'rx-tool-loop', 'pi-runAgentLoop', 'ai-streamText'];
 
 /** The two tools' bodies for one run: each records its start on the server's clock, then takes `toolMs`. */
@@ -679,6 +679,7 @@ async function w6() {
         try {
           const who = httpContender(name);
           await who.load();
+          if (who.supports && !who.supports(api)) continue; // a baseline from before this API: no row
           loaded.push(who);
         } catch (error) {
           cpu[api][name] = { error: `could not load: ${error.message}` };

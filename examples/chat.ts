@@ -6,6 +6,7 @@
  *
  *   npm run chat
  *   npm run chat -- --provider openai --model gpt-4o-mini
+ *   npm run chat -- --api responses --model gpt-5-mini
  *   npm run chat -- --provider anthropic --model claude-sonnet-4-5
  *   printf 'What time is it?\nThanks!\n' | npm run chat
  *

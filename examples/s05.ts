@@ -8,6 +8,7 @@
  * The same hooks against a real model (the key comes from OPENAI_API_KEY / ANTHROPIC_API_KEY):
  *
  *   npm run s05 -- --provider openai --model gpt-4o-mini
+ *   npm run s05 -- --api responses --model gpt-5-mini
  *   npm run s05 -- --provider anthropic --model claude-sonnet-4-5
  */
 import { AfterToolCall, BeforeToolCall, LoopEvent, ProviderInput, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../src/index.js';

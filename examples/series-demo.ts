@@ -1,11 +1,11 @@
 /**
  * What the series' demos share (s04, s05, the chat): the provider chosen from the command line — the
- * scripted one by default, a real API with `--provider` — and the transcript: the question, one line per
+ * scripted one by default, a real API with `--provider` (and, for OpenAI, `--api chat|responses`) — and the transcript: the question, one line per
  * event, the final answer and the shape of the history.
  */
 import { parseArgs } from 'node:util';
 import { Observable, lastValueFrom, tap } from 'rxjs';
-import { AgentMessage, LoopEvent, Provider, ProviderInput, anthropicProvider, openAIChatProvider } from '../src/index.js';
+import { AgentMessage, LoopEvent, Provider, ProviderInput, anthropicProvider, openAIChatProvider, openAIResponsesProvider } from '../src/index.js';
 
 /** What the demos' `current_time` tool answers, so that a transcript on the scripted provider never changes. */
 export const FIXED_NOW = '2026-01-01T00:00:00Z';
@@ -81,23 +81,31 @@ export function providerFromArgs(name: string, args: string[], scripted: Provide
   try {
     return chooseProvider(args, scripted);
   } catch (error) {
-    const usage = `usage: npm run ${name} [-- --provider openai|anthropic --model MODEL [--base-url URL]]`;
+    const usage = `usage: npm run ${name} [-- --provider openai|anthropic [--api chat|responses] --model MODEL [--base-url URL]]`;
     console.error(`${name}: ${error instanceof Error ? error.message : String(error)}\n${usage}`);
     process.exitCode = 2;
     return undefined;
   }
 }
 
-/** No flags: the scripted provider. `--provider openai|anthropic --model M [--base-url URL]`: a real API. */
+/**
+ * No flags: the scripted provider. `--provider openai|anthropic --model M [--base-url URL]`: a real API;
+ * OpenAI's through `--api chat` (Chat Completions, the default) or `--api responses` (the Responses API,
+ * which `--api responses` alone also chooses).
+ */
 function chooseProvider(args: string[], scripted: Provider): Provider {
   const { values } = parseArgs({
     args,
-    options: { provider: { type: 'string' }, model: { type: 'string' }, 'base-url': { type: 'string' } },
+    options: { provider: { type: 'string' }, api: { type: 'string' }, model: { type: 'string' }, 'base-url': { type: 'string' } },
     strict: true,
   });
-  const { provider: name = 'scripted', model, 'base-url': baseURL } = values;
+  const { api, model, 'base-url': baseURL } = values;
+  const name = values.provider ?? (api === undefined ? 'scripted' : 'openai');
   if (name === 'scripted') return scripted;
   if (name !== 'openai' && name !== 'anthropic') throw new Error(`unknown provider: ${name}`);
-  if (model === undefined) throw new Error(`--provider ${name} needs --model`);
-  return name === 'openai' ? openAIChatProvider({ model, baseURL }) : anthropicProvider({ model, baseURL });
+  if (api !== undefined && api !== 'chat' && api !== 'responses') throw new Error(`unknown api: ${api} (chat or responses)`);
+  if (api !== undefined && name !== 'openai') throw new Error(`--api is for --provider openai`);
+  if (model === undefined) throw new Error(api === 'responses' ? '--api responses needs --model' : `--provider ${name} needs --model`);
+  if (name === 'anthropic') return anthropicProvider({ model, baseURL });
+  return api === 'responses' ? openAIResponsesProvider({ model, baseURL }) : openAIChatProvider({ model, baseURL });
 }

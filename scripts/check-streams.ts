@@ -1,8 +1,9 @@
 /**
  * A development check against recorded streams (not part of `npm test`: the recordings are third-party
- * data and stay outside the repository). Each `*.sse` file of `FOLDER/openai/` and `FOLDER/anthropic/` —
- * its leading `#` header lines stripped, the rest the SSE body exactly as a server sent it — is served on
- * loopback, whole and then in small pieces, to `openAIChatProvider` / `anthropicProvider`; their events go
+ * data and stay outside the repository). Each `*.sse` file of `FOLDER/openai/` (Chat Completions),
+ * `FOLDER/anthropic/` and `FOLDER/openai-responses/` (the Responses API) — its leading `#` header lines
+ * stripped, the rest the SSE body exactly as a server sent it — is served on loopback, whole and then in
+ * small pieces, to `openAIChatProvider` / `anthropicProvider` / `openAIResponsesProvider`; their events go
  * through `checkProviderEvents()`, and one line per stream says what the provider made of it and whether
  * every piece size gave the same result.
  *
@@ -19,12 +20,12 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tap } from 'rxjs';
-import { ProviderProtocolError, anthropicProvider, openAIChatProvider } from '../src/index.js';
+import { ProviderProtocolError, anthropicProvider, openAIChatProvider, openAIResponsesProvider } from '../src/index.js';
 import type { Provider, ProviderEvent, ProviderInput, StopReason, ToolCall, Usage } from '../src/index.js';
 import { LoopbackServer, collect, nextTurn } from '../spec/providers/loopback-server.js';
 
-/** The APIs, each a sub-folder of recordings. */
-export const APIS = ['openai', 'anthropic'] as const;
+/** The APIs, each a sub-folder of recordings: OpenAI Chat Completions, Anthropic Messages, the OpenAI Responses API (P14). */
+export const APIS = ['openai', 'anthropic', 'openai-responses'] as const;
 export type Api = (typeof APIS)[number];
 
 /** The piece sizes, in bytes, each stream is served in after it was served whole. */
@@ -87,7 +88,7 @@ export function stripHeader(recording: Buffer): Buffer {
   return recording.subarray(at);
 }
 
-/** The recordings under `folder`: `openai/*.sse`, then `anthropic/*.sse`, each in name order. */
+/** The recordings under `folder`: `openai/*.sse`, then `anthropic/*.sse`, then `openai-responses/*.sse`, each in name order. */
 export function recordings(folder: string): { file: string; api: Api; path: string }[] {
   return APIS.flatMap((api) => {
     const dir = join(folder, api);
@@ -99,7 +100,7 @@ export function recordings(folder: string): { file: string; api: Api; path: stri
   });
 }
 
-/** An id `openAIChatProvider` made up for a call whose server sent none: `call_<Date.now() in base 36>_<position>`. */
+/** An id the OpenAI providers made up for a call whose server sent none: `call_<Date.now() in base 36>_<position>`. */
 const MADE_UP_ID = /^call_[0-9a-z]{6,10}_(\d+)$/;
 
 function maskId(id: string): string {
@@ -178,7 +179,9 @@ function providerFor(api: Api, url: string): Provider {
   // no key (a key of the environment is not sent to loopback), no retry (a recording is served once), an
   // idle timeout that keeps a stuck stream from holding up the check
   const common = { model: 'check-streams', apiKey: '', maxRetries: 0, idleTimeoutMs: 10_000 };
-  return api === 'openai' ? openAIChatProvider({ ...common, baseURL: `${url}/v1` }) : anthropicProvider({ ...common, baseURL: url });
+  if (api === 'openai') return openAIChatProvider({ ...common, baseURL: `${url}/v1` });
+  if (api === 'openai-responses') return openAIResponsesProvider({ ...common, baseURL: `${url}/v1` });
+  return anthropicProvider({ ...common, baseURL: url });
 }
 
 /**
@@ -277,7 +280,7 @@ export async function checkStreams(folder: string, options: CheckOptions = {}): 
   return { results, exitCode: exitCodeOf(results) };
 }
 
-export const USAGE = 'usage: npm run check-streams -- FOLDER   (or STREAMS_DIR=FOLDER npm run check-streams); FOLDER holds openai/*.sse and anthropic/*.sse';
+export const USAGE = 'usage: npm run check-streams -- FOLDER   (or STREAMS_DIR=FOLDER npm run check-streams); FOLDER holds openai/*.sse, anthropic/*.sse and/or openai-responses/*.sse';
 
 /** Where the command line writes: standard output and standard error by default. */
 export interface Console {
@@ -300,7 +303,7 @@ export async function main(argv: readonly string[], env: Record<string, string |
     return 2;
   }
   if (recordings(folder).length === 0) {
-    out.error(`check-streams: no .sse file in ${join(folder, 'openai')} or ${join(folder, 'anthropic')}\n${USAGE}`);
+    out.error(`check-streams: no .sse file in ${APIS.map((api) => join(folder, api)).join(', ')}\n${USAGE}`);
     return 2;
   }
   const { exitCode } = await checkStreams(folder, { write: (line) => out.log(line) });

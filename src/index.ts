@@ -46,6 +46,8 @@ export type { ScriptedProvider, ScriptedTurn } from './providers/scripted-provid
 export { checkProviderEvents, ProviderProtocolError } from './providers/check-provider-events.js';
 export { openAIChatProvider } from './providers/openai.js';
 export type { OpenAIChatProviderOptions } from './providers/openai.js';
+export { openAIResponsesProvider } from './providers/openai-responses.js';
+export type { OpenAIResponsesProviderOptions, OpenAISettings } from './providers/openai-responses.js';
 export { anthropicProvider } from './providers/anthropic.js';
 export type { AnthropicProviderOptions } from './providers/anthropic.js';
 export type { FetchLike, HttpProviderOptions, ToolChoice } from './providers/http/settings.js';

@@ -1,19 +1,23 @@
 'use strict';
 // W6's contenders: each runs one conversation against the loopback server (lib/w6-server.js) with its
-// own HTTP providers, both APIs, and the two tools of lib/w6-wire.js.
+// own HTTP providers, on each of the three APIs, and the two tools of lib/w6-wire.js.
 //
 //   run({ api, scenario, baseURL, tools }) -> Promise<{ chars, tools, usage }>
 //
-// `api` is 'openai' or 'anthropic'; `scenario` one of W.SCENARIOS (its name is the request's model);
+// `api` is 'openai' (Chat Completions), 'anthropic' or 'responses' (OpenAI Responses); `scenario` one of
+// W.SCENARIOS (its name is the request's model);
 // `tools.lookup(input)` and `tools.write_file(input)` are the tools' bodies (they record their start and
 // take `scenario.toolMs`); each contender wraps them in its own tool format. A run resolves with the
 // text characters it streamed and fails when the loop ended in error.
 //
-// - rx-tool-loop: runEventedToolLoop + ToolRegistry over openAIChatProvider / anthropicProvider.
-// - Pi: pi-agent-core's runAgentLoop with pi-ai's own providers (api 'openai-completions' and
-//   'anthropic-messages'), the models' `baseUrl` the loopback server; no streamFn (pi-ai's streamSimple).
+// - rx-tool-loop: runEventedToolLoop + ToolRegistry over openAIChatProvider / anthropicProvider /
+//   openAIResponsesProvider (P16; a baseline without it sits the Responses API out).
+// - Pi: pi-agent-core's runAgentLoop with pi-ai's own providers (api 'openai-completions',
+//   'anthropic-messages' and 'openai-responses'), the models' `baseUrl` the loopback server; no streamFn
+//   (pi-ai's streamSimple).
 // - AI SDK: streamText (fullStream) with @ai-sdk/openai's chat model (`openai.chat(id)`: Chat
-//   Completions, not Responses) and @ai-sdk/anthropic, both with `baseURL` the loopback server, and
+//   Completions), its responses model (`openai.responses(id)`, `store: false` as rx-tool-loop's, so that
+//   it sends the whole history too) and @ai-sdk/anthropic, all with `baseURL` the loopback server, and
 //   `stopWhen: isStepCount(turns)`.
 // - floor: fetch, read the body, split the events, JSON.parse each: what any client does per chunk. It
 //   reads one reply (no loop, no tools): for the CPU per chunk only.
@@ -43,9 +47,16 @@ function forLibrary({ name, label, loadLibrary }) {
     async load() {
       library();
     },
+    /** A build from before the Responses API (the baseline) has no provider for it. */
+    supports: (api) => api !== 'responses' || typeof library().openAIResponsesProvider === 'function',
     run({ api, scenario, baseURL, tools }) {
       const options = { model: scenario.name, apiKey: API_KEY, maxRetries: 0 };
-      const provider = api === 'openai' ? lib.openAIChatProvider({ ...options, baseURL: `${baseURL}/v1` }) : lib.anthropicProvider({ ...options, baseURL });
+      const provider =
+        api === 'openai'
+          ? lib.openAIChatProvider({ ...options, baseURL: `${baseURL}/v1` })
+          : api === 'responses'
+            ? lib.openAIResponsesProvider({ ...options, baseURL: `${baseURL}/v1`, include: [] }) // no reasoning model: nothing to include
+            : lib.anthropicProvider({ ...options, baseURL });
       return new Promise((resolve, reject) => {
         let chars = 0;
         let end;
@@ -79,9 +90,9 @@ function piModel(api, scenario, baseURL) {
   return {
     id: scenario.name,
     name: scenario.name,
-    api: api === 'openai' ? 'openai-completions' : 'anthropic-messages',
-    provider: api === 'openai' ? 'openai' : 'anthropic',
-    baseUrl: api === 'openai' ? `${baseURL}/v1` : baseURL, // the Anthropic SDK adds /v1/messages
+    api: { openai: 'openai-completions', responses: 'openai-responses', anthropic: 'anthropic-messages' }[api],
+    provider: api === 'anthropic' ? 'anthropic' : 'openai',
+    baseUrl: api === 'anthropic' ? baseURL : `${baseURL}/v1`, // the Anthropic SDK adds /v1/messages
     reasoning: false,
     input: ['text'],
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
@@ -137,17 +148,22 @@ let aiAnthropic;
 
 const aiSdk = {
   name: 'ai-streamText',
-  label: 'AI SDK streamText + @ai-sdk/openai (chat) / @ai-sdk/anthropic',
+  label: 'AI SDK streamText + @ai-sdk/openai (chat, responses) / @ai-sdk/anthropic',
   async load() {
     ai ??= await import('ai');
     aiOpenAI ??= await import('@ai-sdk/openai');
     aiAnthropic ??= await import('@ai-sdk/anthropic');
   },
   async run({ api, scenario, baseURL, tools }) {
+    const openai = () => aiOpenAI.createOpenAI({ baseURL: `${baseURL}/v1`, apiKey: API_KEY });
     const model =
       api === 'openai'
-        ? aiOpenAI.createOpenAI({ baseURL: `${baseURL}/v1`, apiKey: API_KEY }).chat(scenario.name)
-        : aiAnthropic.createAnthropic({ baseURL: `${baseURL}/v1`, apiKey: API_KEY })(scenario.name);
+        ? openai().chat(scenario.name)
+        : api === 'responses'
+          ? openai().responses(scenario.name)
+          : aiAnthropic.createAnthropic({ baseURL: `${baseURL}/v1`, apiKey: API_KEY })(scenario.name);
+    // stateless, as rx-tool-loop's: with store (its default) the SDK sends earlier items as references
+    const providerOptions = api === 'responses' ? { openai: { store: false } } : undefined;
     const toolSet = {};
     for (const [name, spec] of Object.entries(W.TOOLS)) {
       const properties = Object.fromEntries(Object.keys(spec.input).map((key) => [key, { type: 'string' }]));
@@ -155,7 +171,7 @@ const aiSdk = {
       toolSet[name] = ai.tool({ description: spec.description, inputSchema, execute: (input) => tools[name](input) });
     }
     const stop = (ai.isStepCount ?? ai.stepCountIs)(scenario.turns);
-    const result = ai.streamText({ model, tools: toolSet, prompt: 'hi', stopWhen: stop, maxRetries: 0, maxOutputTokens: 4096 });
+    const result = ai.streamText({ model, tools: toolSet, prompt: 'hi', stopWhen: stop, maxRetries: 0, maxOutputTokens: 4096, providerOptions });
     let chars = 0;
     let usage;
     for await (const part of result.fullStream) {
@@ -176,12 +192,16 @@ const floor = {
   cpuOnly: true,
   async load() {},
   async run({ api, scenario, baseURL }) {
-    const request =
-      api === 'openai'
-        ? { url: `${baseURL}/v1/chat/completions`, headers: { authorization: `Bearer ${API_KEY}` } }
-        : { url: `${baseURL}/v1/messages`, headers: { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01' } };
-    const tools = Object.keys(W.TOOLS).map((name) => (api === 'openai' ? { type: 'function', function: { name } } : { name }));
-    const body = { model: scenario.name, stream: true, stream_options: api === 'openai' ? { include_usage: true } : undefined, max_tokens: 4096, messages: [{ role: 'user', content: 'hi' }], tools };
+    const request = {
+      openai: { url: `${baseURL}/v1/chat/completions`, headers: { authorization: `Bearer ${API_KEY}` } },
+      responses: { url: `${baseURL}/v1/responses`, headers: { authorization: `Bearer ${API_KEY}` } },
+      anthropic: { url: `${baseURL}/v1/messages`, headers: { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01' } },
+    }[api];
+    const tools = Object.keys(W.TOOLS).map((name) => (api === 'openai' ? { type: 'function', function: { name } } : api === 'responses' ? { type: 'function', name } : { name }));
+    const body =
+      api === 'responses'
+        ? { model: scenario.name, stream: true, store: false, max_output_tokens: 4096, input: [{ role: 'user', content: 'hi' }], tools }
+        : { model: scenario.name, stream: true, stream_options: api === 'openai' ? { include_usage: true } : undefined, max_tokens: 4096, messages: [{ role: 'user', content: 'hi' }], tools };
     const response = await fetch(request.url, { method: 'POST', headers: { 'content-type': 'application/json', ...request.headers }, body: JSON.stringify(body) });
     if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
     const reader = response.body.getReader();
@@ -199,7 +219,7 @@ const floor = {
         const data = event.slice(event.indexOf('data: ') + 6);
         if (data === '[DONE]') continue;
         const json = JSON.parse(data);
-        const piece = api === 'openai' ? json.choices?.[0]?.delta?.content : json.delta?.text;
+        const piece = api === 'openai' ? json.choices?.[0]?.delta?.content : api === 'responses' ? (json.type === 'response.output_text.delta' ? json.delta : undefined) : json.delta?.text;
         if (typeof piece === 'string') chars += piece.length;
       }
     }

@@ -2,8 +2,8 @@
 // W6's loopback model server, in a child process of its own: its CPU is not the client's, so
 // `process.cpuUsage()` in the workload process counts the contenders' work alone (the HTTP client
 // included: every contender reads the reply through Node's fetch). The child listens on 127.0.0.1 (a
-// port the system picks), answers POST /v1/chat/completions (OpenAI) and POST /v1/messages
-// (Anthropic) with the replies of w6-wire.js, one server-sent event per timer tick (`paceMs`), and
+// port the system picks), answers POST /v1/chat/completions (OpenAI), POST /v1/messages
+// (Anthropic) and POST /v1/responses (OpenAI Responses) with the replies of w6-wire.js, one server-sent event per timer tick (`paceMs`), and
 // records per request when it wrote each call's last byte and the reply's end, on the system's
 // monotonic clock (process.hrtime, the same clock in both processes), in ms since an epoch the parent
 // gives it. The parent starts it (`start()`), collects the records (`take()`) and stops it (`stop()`).
@@ -39,7 +39,7 @@ function serve(epoch) {
     req.setEncoding('utf8');
     req.on('data', (piece) => (body += piece));
     req.on('end', () => {
-      const api = req.url === '/v1/chat/completions' ? 'openai' : req.url === '/v1/messages' ? 'anthropic' : undefined;
+      const api = apiOf(req.url);
       let request;
       try {
         request = JSON.parse(body);
@@ -111,17 +111,27 @@ function serve(epoch) {
   process.on('disconnect', () => process.exit(0)); // the parent went away: so does the server
 }
 
+/** The API a request's path is for: POST /v1/chat/completions (OpenAI Chat Completions), /v1/messages (Anthropic), /v1/responses (OpenAI Responses). */
+function apiOf(path) {
+  return { '/v1/chat/completions': 'openai', '/v1/messages': 'anthropic', '/v1/responses': 'responses' }[path];
+}
+
 /** Checks a request; returns its scenario, turn and whether the client asked for the usage, or an error. */
 function check(api, request) {
   const scenario = W.SCENARIOS[request.model];
   if (!scenario) return { error: `unknown model ${request.model}` };
   if (request.stream !== true) return { error: 'not a streaming request' };
   const tools = (request.tools ?? []).map((tool) => (api === 'openai' ? tool.function?.name : tool.name)).sort();
+  // the Responses API: stateless requests only, the whole history in `input` (no stored response to refer to)
+  if (api === 'responses' && (request.store !== false || request.previous_response_id != null)) return { error: 'not a stateless request (store: false, no previous_response_id)' };
   if (tools.join(',') !== 'lookup,write_file') return { error: `tools declared: ${tools.join(',') || 'none'}` };
   const results = [];
   const calls = [];
-  for (const message of request.messages ?? []) {
-    if (api === 'openai') {
+  for (const message of (api === 'responses' ? request.input : request.messages) ?? []) {
+    if (api === 'responses') {
+      if (message.type === 'function_call_output') results.push(message.call_id);
+      if (message.type === 'function_call') calls.push(message.call_id);
+    } else if (api === 'openai') {
       if (message.role === 'tool') results.push(message.tool_call_id);
       if (message.role === 'assistant') for (const call of message.tool_calls ?? []) calls.push(call.id);
     } else if (Array.isArray(message.content)) {
@@ -137,7 +147,7 @@ function check(api, request) {
   for (let t = 1; t < turn; t++) expected.push(W.ids(api, t).a, W.ids(api, t).b);
   const same = (list) => list.slice().sort().join(',') === expected.slice().sort().join(',');
   if (!same(results) || !same(calls)) return { error: `the history's calls (${calls}) and results (${results}) are not the earlier turns' (${expected})` };
-  const includeUsage = api === 'anthropic' || request.stream_options?.include_usage === true;
+  const includeUsage = api !== 'openai' || request.stream_options?.include_usage === true; // the other two APIs always send it
   return { scenario, turn, includeUsage };
 }
 
@@ -200,7 +210,7 @@ function inMemory() {
   let records = [];
   let real;
   const fakeFetch = async (url, init) => {
-    const api = String(url).endsWith('/v1/chat/completions') ? 'openai' : String(url).endsWith('/v1/messages') ? 'anthropic' : undefined;
+    const api = apiOf(new URL(String(url)).pathname);
     let request;
     try {
       request = JSON.parse(init?.body);

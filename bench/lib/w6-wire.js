@@ -1,7 +1,8 @@
 'use strict';
-// W6's model replies, written by the bench in both wire formats: OpenAI Chat Completions SSE (with the
-// `stream_options.include_usage` usage chunk) and Anthropic Messages SSE (message_start,
-// content_block_*, message_delta with the usage, message_stop). The loopback server (w6-server.js)
+// W6's model replies, written by the bench in three wire formats: OpenAI Chat Completions SSE (with the
+// `stream_options.include_usage` usage chunk), Anthropic Messages SSE (message_start,
+// content_block_*, message_delta with the usage, message_stop) and OpenAI Responses SSE (response.created,
+// output items with their deltas and `.done` events, response.completed with the usage). The loopback server (w6-server.js)
 // writes them one server-sent event per tick; the contenders (contenders/http.js) check what they got
 // against the same scenarios.
 //
@@ -68,15 +69,17 @@ function pieces(whole, count) {
   return out;
 }
 
-const ids = (api, turn) => (api === 'openai' ? { a: `call_w6t${turn}a`, b: `call_w6t${turn}b` } : { a: `toolu_w6t${turn}a`, b: `toolu_w6t${turn}b` });
+const ids = (api, turn) => (api === 'anthropic' ? { a: `toolu_w6t${turn}a`, b: `toolu_w6t${turn}b` } : { a: `call_w6t${turn}a`, b: `call_w6t${turn}b` });
 
 /**
  * The events of one reply: `[{ sse, tag? }]`, `sse` the bytes of one server-sent event. Tags: `a` and
- * `b`, the last byte of call A and of call B (OpenAI: its last arguments piece, the format has no event
- * that closes a call; Anthropic: its `content_block_stop`).
+ * `b`, the last byte of call A and of call B (OpenAI Chat Completions: its last arguments piece, the
+ * format has no event that closes a call; Anthropic: its `content_block_stop`; OpenAI Responses: its
+ * item's `response.output_item.done`).
  */
 function reply(api, scenario, turn, { includeUsage = true } = {}) {
-  return api === 'openai' ? openAIReply(scenario, turn, includeUsage) : anthropicReply(scenario, turn);
+  if (api === 'openai') return openAIReply(scenario, turn, includeUsage);
+  return api === 'responses' ? responsesReply(scenario, turn) : anthropicReply(scenario, turn);
 }
 
 function openAIReply(scenario, turn, includeUsage) {
@@ -157,6 +160,66 @@ function anthropicReply(scenario, turn) {
   }
   event('message_delta', { type: 'message_delta', delta: { stop_reason: last ? 'end_turn' : 'tool_use', stop_sequence: null }, usage: { output_tokens: out.length } });
   event('message_stop', { type: 'message_stop' });
+  return out;
+}
+
+function responsesReply(scenario, turn) {
+  const out = [];
+  let seq = 0;
+  const event = (type, fields, tag) => out.push({ sse: `event: ${type}\ndata: ${JSON.stringify({ type, ...fields, sequence_number: seq++ })}\n\n`, tag });
+  const response = (status, more = {}) => ({
+    id: `resp_w6t${turn}`,
+    object: 'response',
+    created_at: 1764000000,
+    status,
+    error: null,
+    incomplete_details: null,
+    model: scenario.name,
+    output: [],
+    parallel_tool_calls: true,
+    store: false,
+    tool_choice: 'auto',
+    usage: null,
+    ...more,
+  });
+  const items = [];
+  const message = (from, count) => {
+    const output_index = items.length;
+    const id = `msg_w6t${turn}_${output_index}`;
+    event('response.output_item.added', { output_index, item: { id, type: 'message', status: 'in_progress', content: [], role: 'assistant' } });
+    event('response.content_part.added', { item_id: id, output_index, content_index: 0, part: { type: 'output_text', annotations: [], logprobs: [], text: '' } });
+    for (let i = 0; i < count; i++) event('response.output_text.delta', { item_id: id, output_index, content_index: 0, delta: word(from + i), logprobs: [] });
+    const part = { type: 'output_text', annotations: [], logprobs: [], text: text(from, count) };
+    event('response.output_text.done', { item_id: id, output_index, content_index: 0, text: part.text, logprobs: [] });
+    event('response.content_part.done', { item_id: id, output_index, content_index: 0, part });
+    const item = { id, type: 'message', status: 'completed', content: [part], role: 'assistant' };
+    items.push(item);
+    event('response.output_item.done', { output_index, item });
+  };
+  const call = (callId, name, args, count, tag) => {
+    const output_index = items.length;
+    const id = `fc_w6t${turn}_${output_index}`;
+    event('response.output_item.added', { output_index, item: { id, type: 'function_call', status: 'in_progress', arguments: '', call_id: callId, name } });
+    for (const part of pieces(args, count)) event('response.function_call_arguments.delta', { item_id: id, output_index, delta: part });
+    event('response.function_call_arguments.done', { item_id: id, output_index, arguments: args });
+    const item = { id, type: 'function_call', status: 'completed', arguments: args, call_id: callId, name };
+    items.push(item);
+    event('response.output_item.done', { output_index, item }, tag);
+  };
+  event('response.created', { response: response('in_progress') });
+  event('response.in_progress', { response: response('in_progress') });
+  const last = turn === scenario.turns;
+  if (last) message(0, scenario.final);
+  else {
+    message(0, scenario.lead);
+    const { a, b } = callArguments(scenario, turn);
+    const id = ids('responses', turn);
+    call(id.a, 'lookup', a, scenario.aPieces, 'a');
+    call(id.b, 'write_file', b, scenario.bPieces, 'b');
+    message(scenario.lead, scenario.tail); // a message item after the function calls: the API allows it
+  }
+  const usage = { input_tokens: 100 * turn, input_tokens_details: { cached_tokens: 0 }, output_tokens: out.length, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 100 * turn + out.length };
+  event('response.completed', { response: response('completed', { output: items, usage }) });
   return out;
 }
 

@@ -1,5 +1,5 @@
 import { lastValueFrom, tap, toArray } from 'rxjs';
-import { LoopEvent, Provider, ToolRegistry, anthropicProvider, openAIChatProvider, runEventedToolLoop } from '../../src/index.js';
+import { LoopEvent, Provider, ToolRegistry, anthropicProvider, openAIChatProvider, openAIResponsesProvider, runEventedToolLoop } from '../../src/index.js';
 import { LoopbackServer, fixture, splitAfterEvents } from './loopback-server';
 
 const FIXED_NOW = '2026-01-01T00:00:00Z';
@@ -86,6 +86,33 @@ describe('runEventedToolLoop over HTTP', () => {
       },
       { role: 'tool', tool_call_id: 'call_s04_current_time', content: FIXED_NOW },
     ]);
+  });
+
+  it('P13, P14: OpenAI Responses: turn 2 sends the whole history back as input items, stateless', async () => {
+    server.reply({ body: fixture('openai-responses/s04-tool-call.sse') }, { body: fixture('openai-responses/s04-answer.sse') });
+    const events = await run(openAIResponsesProvider({ model: 'gpt-5-mini', baseURL: `${server.url}/v1`, apiKey: 'sk-test' }));
+
+    expect(summary(events)).toEqual(expectedRun);
+    expect(server.requests.map((request) => request.path)).toEqual(['/v1/responses', '/v1/responses']);
+    expect(server.requests[0]!.json.tools).toEqual([
+      {
+        type: 'function',
+        name: 'current_time',
+        description: 'Returns the current time as an ISO 8601 string',
+        parameters: { type: 'object', properties: {}, required: [] },
+        strict: false,
+      },
+    ]);
+    expect(server.requests[1]!.json).toMatchObject({
+      store: false,
+      stream: true,
+      input: [
+        { role: 'user', content: question },
+        { type: 'function_call', call_id: 'call_s04_current_time', name: 'current_time', arguments: '{}' },
+        { type: 'function_call_output', call_id: 'call_s04_current_time', output: FIXED_NOW },
+      ],
+    });
+    expect(server.requests[1]!.json).not.toHaveProperty('previous_response_id');
   });
 
   it('Anthropic: turn 2 sends the call and its result back in the Messages format', async () => {

@@ -68,6 +68,25 @@ const anthropicOverloaded = [
   named('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
 ].join('');
 
+/** OpenAI Responses: a reasoning item (summary streamed, encrypted content), text, a call in two pieces, the usage in response.completed. */
+const event = (type: string, fields: object) => named(type, { type, ...fields });
+const reasoningItem = { id: 'rs_check0001', type: 'reasoning', encrypted_content: 'gAAAAABcheck', summary: [{ type: 'summary_text', text: 'Paris: get_weather.' }] };
+const responsesStream = [
+  event('response.created', { sequence_number: 0, response: { id: 'resp_check0001', object: 'response', status: 'in_progress', model: 'gpt-5-mini', output: [], usage: null } }),
+  event('response.output_item.added', { sequence_number: 1, output_index: 0, item: { id: 'rs_check0001', type: 'reasoning', summary: [] } }),
+  event('response.reasoning_summary_text.delta', { sequence_number: 2, item_id: 'rs_check0001', output_index: 0, summary_index: 0, delta: 'Paris: ' }),
+  event('response.reasoning_summary_text.delta', { sequence_number: 3, item_id: 'rs_check0001', output_index: 0, summary_index: 0, delta: 'get_weather.' }),
+  event('response.output_item.done', { sequence_number: 4, output_index: 0, item: reasoningItem }),
+  event('response.output_item.added', { sequence_number: 5, output_index: 1, item: { id: 'msg_check0001', type: 'message', status: 'in_progress', content: [], role: 'assistant' } }),
+  event('response.output_text.delta', { sequence_number: 6, item_id: 'msg_check0001', output_index: 1, content_index: 0, delta: 'Je regarde ' }),
+  event('response.output_text.delta', { sequence_number: 7, item_id: 'msg_check0001', output_index: 1, content_index: 0, delta: 'à Paris ☀️' }),
+  event('response.output_item.added', { sequence_number: 8, output_index: 2, item: { id: 'fc_check0001', type: 'function_call', status: 'in_progress', arguments: '', call_id: 'call_check0002', name: 'get_weather' } }),
+  event('response.function_call_arguments.delta', { sequence_number: 9, item_id: 'fc_check0001', output_index: 2, delta: '{"city":' }),
+  event('response.function_call_arguments.delta', { sequence_number: 10, item_id: 'fc_check0001', output_index: 2, delta: ' "Paris"}' }),
+  event('response.output_item.done', { sequence_number: 11, output_index: 2, item: { id: 'fc_check0001', type: 'function_call', status: 'completed', arguments: '{"city": "Paris"}', call_id: 'call_check0002', name: 'get_weather' } }),
+  event('response.completed', { sequence_number: 12, response: { id: 'resp_check0001', object: 'response', status: 'completed', model: 'gpt-5-mini', usage: { input_tokens: 70, input_tokens_details: { cached_tokens: 64 }, output_tokens: 31, output_tokens_details: { reasoning_tokens: 12 }, total_tokens: 101 } } }),
+].join('');
+
 let folder: string;
 beforeEach(() => {
   folder = mkdtempSync(join(tmpdir(), 'check-streams-'));
@@ -122,6 +141,27 @@ describe('check-streams: the providers read each stream alike whole and in piece
       'piece sizes disagree: none',
       'protocol errors: none',
     ]);
+  }, 30_000);
+
+  it('P14: serves openai-responses/*.sse to openAIResponsesProvider, whole and in pieces', async () => {
+    mkdirSync(join(folder, 'openai-responses'));
+    writeFileSync(join(folder, 'openai-responses', 'reply.sse'), header + responsesStream);
+    const lines: string[] = [];
+    const { results, exitCode } = await checkStreams(folder, { pieceSizes: [1, 7], write: (line) => lines.push(line) });
+
+    const responses = results.find((r) => r.file === 'openai-responses/reply.sse')!;
+    expect(responses.outcome).toEqual({
+      stopReason: 'toolUse',
+      text: 'Je regarde à Paris ☀️',
+      reasoningText: 'Paris: get_weather.',
+      reasoning: [reasoningItem],
+      calls: [{ id: 'call_check0002', name: 'get_weather', input: { city: 'Paris' } }],
+      deltas: [{ index: 0, id: 'call_check0002', name: 'get_weather', arguments: '{"city": "Paris"}' }],
+      usage: { inputTokens: 70, outputTokens: 31, cacheReadTokens: 64 },
+    });
+    expect([responses.disagreements, responses.protocolErrors, exitCode]).toEqual([[], [], 0]);
+    expect(results.map((r) => r.file)).toEqual(['openai/reply.sse', 'anthropic/reply.sse', 'openai-responses/reply.sse']);
+    expect(lines).toContain('3 streams: toolUse 3');
   }, 30_000);
 
   it('lists a stream whose reply ends with error, which is no failure by itself', async () => {

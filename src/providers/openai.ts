@@ -13,7 +13,8 @@ export interface OpenAIChatProviderOptions extends HttpProviderOptions {
   reasoningEffort?: ReasoningEffort;
 }
 
-const EFFORTS: ReadonlySet<unknown> = new Set<ReasoningEffort>(['low', 'medium', 'high']);
+/** P10: the `reasoningEffort` values the OpenAI providers accept. */
+export const EFFORTS: ReadonlySet<unknown> = new Set<ReasoningEffort>(['low', 'medium', 'high']);
 
 /**
  * A {@link Provider} for the OpenAI Chat Completions streaming API, which OpenAI and the

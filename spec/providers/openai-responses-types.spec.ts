@@ -1,0 +1,120 @@
+/**
+ * P13: the request bodies the provider really sends, type-checked against the official `openai` package's
+ * `ResponseCreateParamsStreaming` (a pinned devDependency): each body is written as an object literal of that
+ * type into a source file that exists only in memory, and the TypeScript compiler checks it — excess property
+ * checks included, so a field the API does not know fails as much as a missing or mistyped one.
+ */
+import { join } from 'node:path';
+import * as ts from 'typescript';
+import type { AgentMessage, ProviderInput } from '../../src/index.js';
+import { openAIResponsesRequest } from '../../src/providers/openai-responses.js';
+import type { OpenAIResponsesRequestOptions } from '../../src/providers/openai-responses.js';
+import { addSpec, forecastSpec, history, timeSpec, weatherSpec } from './conversation';
+
+const root = join(__dirname, '..', '..');
+/** The in-memory file sits in this folder, so that `openai` resolves from the repository's node_modules. */
+const virtualFile = join(__dirname, '__responses-bodies__.ts');
+
+/** The compiler's complaints about each of `bodies`, each typed as ResponseCreateParamsStreaming: `[]` for one that type-checks. */
+function typeErrors(bodies: readonly object[]): string[][] {
+  const lines = ["import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';"];
+  const firstLines = bodies.map((body, n) => {
+    const first = lines.length;
+    lines.push(...`export const body${n}: ResponseCreateParamsStreaming = ${JSON.stringify(body, null, 2)};`.split('\n'));
+    return first;
+  });
+  const source = lines.join('\n');
+  const options: ts.CompilerOptions = {
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    target: ts.ScriptTarget.ES2023,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    lib: ['lib.es2023.d.ts'], // no DOM: less to load
+    types: [],
+    rootDir: root,
+  };
+  const host = ts.createCompilerHost(options);
+  const { getSourceFile, fileExists, readFile } = host;
+  host.fileExists = (name) => name === virtualFile || fileExists.call(host, name);
+  host.readFile = (name) => (name === virtualFile ? source : readFile.call(host, name));
+  host.getSourceFile = (name, version, onError, shouldCreate) =>
+    name === virtualFile ? ts.createSourceFile(name, source, version, true) : getSourceFile.call(host, name, version, onError, shouldCreate);
+  const program = ts.createProgram([virtualFile], options, host);
+  const errors = bodies.map((): string[] => []);
+  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
+    const line = diagnostic.file && diagnostic.start !== undefined ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start).line : -1;
+    const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
+    // a complaint outside every body (the import) counts against all of them
+    const owner = firstLines.findLastIndex((first) => first <= line);
+    if (owner < 0) for (const list of errors) list.push(text);
+    else errors[owner]!.push(`line ${line - firstLines[owner]! + 1}: ${text}`);
+  }
+  return errors;
+}
+
+/** A reasoning item as the API sends it with include: ['reasoning.encrypted_content'] (P10). */
+const reasoningItem = {
+  id: 'rs_0b1c2d3e4f5a6b7c80000001',
+  type: 'reasoning',
+  encrypted_content: 'gAAAAABpRXRvb2xMb29wUmVhc29uaW5nT25lX2VuY3J5cHRlZF9jb250ZW50X2Zvcl90aGVfdGVzdHNfMDAwMQ==',
+  summary: [{ type: 'summary_text', text: '**Checking the weather**\n\nThe user wants Paris; call get_weather.' }],
+};
+
+/** System prompts (the option and two in the history), several calls, an error result, reasoning, every tool kind. */
+const withReasoning: AgentMessage[] = [
+  { role: 'system', content: 'Answer in French.' },
+  ...history,
+  { role: 'system', content: 'Now in German.' },
+  { role: 'user', content: 'Und in Paris?' },
+  {
+    role: 'assistant',
+    content: 'Ich sehe nach.',
+    stopReason: 'toolUse',
+    reasoning: [reasoningItem],
+    toolCalls: [
+      { id: 'call_4', name: 'get_weather', input: { city: 'Paris', unit: 'celsius' } },
+      { id: 'call_5', name: 'forecast', input: { city: 'Paris', days: 3 } },
+    ],
+  },
+  { role: 'toolResult', toolCallId: 'call_4', toolName: 'get_weather', content: '18°C', isError: false },
+  { role: 'toolResult', toolCallId: 'call_5', toolName: 'forecast', content: 'error: invalid input: days: Too big', isError: true },
+  { role: 'assistant', content: '', stopReason: 'toolUse', reasoning: [{ ...reasoningItem, id: 'rs_2' }], toolCalls: [{ id: 'call_6', name: 'add', input: { a: 1, b: 2 } }] },
+  { role: 'toolResult', toolCallId: 'call_6', toolName: 'add', content: '3', isError: false },
+];
+
+const bodies: [string, OpenAIResponsesRequestOptions, ProviderInput][] = [
+  ['a first question, no tools', { model: 'gpt-5-mini', include: ['reasoning.encrypted_content'] }, { messages: [{ role: 'user', content: 'hi' }], tools: [] }],
+  [
+    'the system option, several calls and an error result, every option',
+    { model: 'gpt-5-mini', system: 'You are terse.', temperature: 0.2, maxTokens: 300, toolChoice: 'required', reasoningEffort: 'low', include: ['reasoning.encrypted_content'] },
+    { messages: history, tools: [weatherSpec, timeSpec] },
+  ],
+  [
+    'system messages in the history, reasoning items sent back, a named tool choice, a JSON Schema and a zod tool',
+    { model: 'o4-mini', system: 'Be brief.', toolChoice: 'get_weather', reasoningEffort: 'high', include: ['reasoning.encrypted_content'] },
+    { messages: withReasoning, tools: [weatherSpec, addSpec, forecastSpec] },
+  ],
+  ["toolChoice 'none' and 'auto'", { model: 'gpt-4.1-mini', toolChoice: 'none' }, { messages: withReasoning, tools: [timeSpec] }],
+];
+
+/** Bodies the API would refuse: the check must fail for each, or it checks nothing. */
+const refused: [string, object, RegExp][] = [
+  ['arguments as an object, not JSON text', { model: 'm', input: [{ type: 'function_call', call_id: 'c', name: 'f', arguments: {} }], store: false, stream: true }, /not assignable to type 'string'/],
+  ['a field the API does not know', { model: 'm', input: 'hi', store: false, stream: true, previous_response: 'resp_1' }, /previous_response/],
+  ['a streaming request without stream: true', { model: 'm', input: 'hi', store: false }, /stream/],
+];
+
+describe('P13: the request bodies type-check against the openai package', () => {
+  it('P13: every body the provider builds is a ResponseCreateParamsStreaming (system prompts, several calls, error results, reasoning); bodies the API refuses are not', () => {
+    const built = bodies.map(([, options, input]) => openAIResponsesRequest(options, input));
+    // what the bodies hold, so that a check of less would show here
+    const items = built.flatMap((body) => (body as { input: { type?: string; role?: string }[] }).input.map((item) => item.type ?? item.role));
+    expect(new Set(items)).toEqual(new Set(['user', 'assistant', 'developer', 'function_call', 'function_call_output', 'reasoning']));
+    // one program for all: the compiler loads the openai package once
+    const errors = typeErrors([...built, ...refused.map(([, body]) => body)]);
+    expect(Object.fromEntries(bodies.map(([name], n) => [name, errors[n]]))).toEqual(Object.fromEntries(bodies.map(([name]) => [name, []])));
+    refused.forEach(([name, , complaint], n) => expect([name, errors[bodies.length + n]!.join('\n')]).toEqual([name, expect.stringMatching(complaint)]));
+  }, 60_000);
+});
