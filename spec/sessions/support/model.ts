@@ -21,7 +21,7 @@ export function historyModel(): Provider {
         { type: 'text_delta', text: 'Let me look.' },
         { type: 'tool_call', call: { id: `clock_${n}`, name: 'clock', input: {} } },
         { type: 'tool_call', call: { id: `zone_${n}`, name: 'zone', input: { city: 'Paris' } } },
-        { type: 'message_end', stopReason: 'toolUse', usage: { inputTokens: 10 * n, outputTokens: 5 } },
+        { type: 'message_end', stopReason: 'toolUse', usage: { inputTokens: inputTokens(messages), outputTokens: 5 } },
       ];
     } else {
       events = [{ type: 'message_start' }, { type: 'text_delta', text: `You said: ${last?.content ?? ''}` }, { type: 'message_end', stopReason: 'stop' }];
@@ -31,6 +31,11 @@ export function historyModel(): Provider {
       subscriber.complete();
     });
   };
+}
+
+/** What the model reports it was sent: chars/4 of the contents, plus 7 for the request's own framing. */
+export function inputTokens(messages: readonly { content: string }[]): number {
+  return Math.ceil(messages.reduce((sum, m) => sum + m.content.length, 0) / 4) + 7;
 }
 
 export function historyTools(): ToolRegistry {
