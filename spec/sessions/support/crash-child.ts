@@ -5,8 +5,9 @@
  * and `done` at the end. Bundled by the spec with esbuild and run by plain node (no ts-node start-up).
  */
 import { EMPTY, type Observable, concat, defer, from, switchMap } from 'rxjs';
-import type { ConversationEvent, SessionStore } from '../../../src/sessions/index.js';
+import type { ConversationEvent } from '../../../src/index.js';
 import { conversation, runEventedToolLoop } from '../../../src/index.js';
+import type { SessionStore } from '../../../src/sessions/index.js';
 import { SessionTree, jsonlStore, persist } from '../../../src/sessions/index.js';
 import { historyModel, historyTools } from './model.js';
 
