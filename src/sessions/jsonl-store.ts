@@ -1,3 +1,5 @@
+/// <reference types="node" />
+// the one file of the package that needs Node (its fs): its declarations name no Node type
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Observable, type Subscriber } from 'rxjs';
