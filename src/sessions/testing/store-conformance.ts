@@ -22,10 +22,9 @@ export interface ConformanceOptions {
  * The suite every `SessionStore` passes (S4): `jsonlStore` and `memoryStore` here, your own (Postgres, Redis,
  * IndexedDB) tomorrow. Framework-agnostic: it returns the checks, and your test runner runs each as a test of
  * its own — jest, vitest, mocha or `node:test`. `makeStore` makes a new, empty store for each check (a new
- * file, a fresh table or session id); it may be async.
+ * file, a fresh table or session id); it may be async. In a jest or vitest spec:
  *
  * ```ts
- * import { storeConformance } from 'rx-tool-loop/sessions/testing';
  * describe('postgresStore', () => {
  *   for (const check of storeConformance(() => postgresStore(pool, randomUUID()))) it(check.name, check.run);
  * });
