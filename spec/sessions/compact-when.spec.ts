@@ -4,7 +4,9 @@ import type { AgentMessage, ConversationEvent, ProviderInput } from '../../src/i
 import { conversation, scriptedProvider } from '../../src/index.js';
 import { SessionTree, compactWhen, memoryStore, persist } from '../../src/sessions/index.js';
 import { cutPoint, estimate } from '../../src/sessions/compact-when.js';
-import { assertValidHistory } from '../../src/testing/index.js';
+import { TestScheduler } from 'rxjs/testing';
+import { runEventedToolLoop } from '../../src/index.js';
+import { assertValidHistory, described, marbleProvider, marbleTools } from '../../src/testing/index.js';
 import { historyModel, historyTools, inputTokens } from './support/model.js';
 
 const context = { turn: 1, signal: new AbortController().signal };
@@ -151,6 +153,41 @@ describe('compactWhen (S5)', () => {
     running.unsubscribe();
     expect(unsubscribed).toBe(1);
     expect(pending.observed).toBe(false);
+  });
+
+  it('S5: marbles/29\'s compaction: the cut moves back from the result to its call; the model sees the summary, then the rest whole', async () => {
+    const history: AgentMessage[] = [
+      { role: 'user', content: 'Read the log.' },
+      { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [{ id: 'read', name: 'read', input: {} }] },
+      { role: 'toolResult', toolCallId: 'read', toolName: 'read', content: 'L'.repeat(200), isError: false },
+      { role: 'assistant', content: 'The log is fine.', stopReason: 'stop' },
+      { role: 'user', content: 'Anything else?' },
+    ];
+    const asked: (readonly AgentMessage[])[] = [];
+    const prepare = compactWhen({ maxTokens: 60, keepRecentTokens: 50, summarize: (messages) => (asked.push(messages), of('The user asked to read the log.')) });
+    const view = await prepared(prepare({ messages: history, tools: [] }, context));
+    expect(asked).toEqual([history.slice(0, 1)]);
+    expect(view.messages).toEqual([{ role: 'user', content: 'The user asked to read the log.' }, ...history.slice(1)]);
+  });
+
+  it('S5: unsubscribing the loop while the summary is on its way unsubscribes the summary call, and no model call is made (subscription marks)', () => {
+    const history: AgentMessage[] = [
+      { role: 'user', content: 'x'.repeat(400) },
+      { role: 'assistant', content: 'y'.repeat(400), stopReason: 'stop' },
+      { role: 'user', content: 'next' },
+    ];
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, expectObservable, expectSubscriptions }) => {
+      const summary = cold('-----(S|)', { S: 'too late' });
+      const provider = marbleProvider();
+      const run = runEventedToolLoop({
+        provider,
+        registry: marbleTools({}),
+        messages: history,
+        prepareTurn: compactWhen({ maxTokens: 60, keepRecentTokens: 10, summarize: () => summary }),
+      });
+      expectObservable(run.pipe(described), '^-!').toBe('1', { 1: 'turn_start 1' });
+      expectSubscriptions(summary.subscriptions).toBe('^-!');
+    });
   });
 
   it('S5: a summary that never comes or is no string ends the turn as a failing prepareTurn does (H6)', async () => {
