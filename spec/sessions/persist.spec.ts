@@ -133,4 +133,13 @@ describe('persist (S2)', () => {
     expect(store.batches.map(roles)).toEqual([['user'], ['assistant', 'toolResult', 'toolResult'], ['user'], ['assistant']]);
     expect((await treeOf(store)).context()).toEqual((events[events.length - 1] as Extract<ConversationEvent, { type: 'loop_end' }>).messages);
   });
+
+  it('S2: a tree that is no SessionTree, or a store without load and append, is refused at call time', async () => {
+    const tree = await treeOf(memoryStore());
+    expect(() => persist({} as SessionTree, memoryStore())).toThrow(new TypeError('persist: tree must be a SessionTree, from SessionTree.load(store) (got {}, an object)'));
+    expect(() => persist(tree, { load: () => of() } as unknown as SessionStore)).toThrow(
+      new TypeError('persist: store must be a SessionStore, with load() and append(entries) (got {}, an object)'),
+    );
+    expect(() => SessionTree.load(null as never)).toThrow(new TypeError('SessionTree.load: store must be a SessionStore, with load() and append(entries) (got null)'));
+  });
 });

@@ -1,8 +1,9 @@
 import { MonoTypeOperatorFunction, Observable } from 'rxjs';
 import type { AgentMessage, ConversationEvent, LoopEventOf } from '../types.js';
 import { recordInputTokens, takeCompaction } from './compactions.js';
-import type { SessionEntry, SessionStore } from './session-entry.js';
-import { type SessionTree, compactTree, contextIds, growTree, writeTree } from './session-tree.js';
+import { type SessionEntry, type SessionStore, checkStore } from './session-entry.js';
+import { SessionTree, compactTree, contextIds, growTree, writeTree } from './session-tree.js';
+import { shown } from '../util/values.js';
 
 /**
  * Saves a conversation as it goes (S2): each message is appended once, when it joins the history — the prompt
@@ -22,8 +23,12 @@ import { type SessionTree, compactTree, contextIds, growTree, writeTree } from '
  * ```ts
  * prompts$.pipe(conversation({ provider, registry, messages: tree.context() }), persist(tree, store)).subscribe(render);
  * ```
+ *
+ * @throws TypeError at call time for a `tree` that is no SessionTree or a `store` without `load` and `append`.
  */
 export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperatorFunction<ConversationEvent> {
+  if (!(tree instanceof SessionTree)) throw new TypeError(`persist: tree must be a SessionTree, from SessionTree.load(store) (got ${shown(tree)})`);
+  checkStore(store, 'persist: store');
   return (source) =>
     new Observable<ConversationEvent>((subscriber) => {
       /** How many messages of the loop's history the tree holds already (known at the first event that says). */

@@ -67,3 +67,11 @@ export function entriesAsJson(entries: readonly unknown[], what: string): string
     }
   });
 }
+
+/** Throws a TypeError naming `who` unless `store` has a `load` and an `append` function. */
+export function checkStore(store: unknown, who: string): asserts store is SessionStore {
+  const { load, append } = (typeof store === 'object' && store !== null ? store : {}) as Partial<SessionStore>;
+  if (typeof load !== 'function' || typeof append !== 'function') {
+    throw new TypeError(`${who} must be a SessionStore, with load() and append(entries) (got ${shown(store)})`);
+  }
+}

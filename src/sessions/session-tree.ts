@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import type { AgentMessage, UserMessage } from '../types.js';
 import { errorText } from '../util/values.js';
-import { type SessionEntry, type SessionStore, notAnEntry } from './session-entry.js';
+import { type SessionEntry, type SessionStore, checkStore, notAnEntry } from './session-entry.js';
 
 /** A batch waiting for its turn to be written, and who waits for it. */
 interface Write {
@@ -58,8 +58,11 @@ export class SessionTree {
    * The tree of the entries `store` holds, emitted once they are all loaded (S1). Cold: each subscription
    * loads again. Errors, naming the entry, when an entry is malformed or points at an entry that does not come
    * before it (a parent, a move's target, a compaction's first kept message on its own path).
+   *
+   * @throws TypeError at call time for a `store` without `load` and `append`.
    */
   static load(store: SessionStore): Observable<SessionTree> {
+    checkStore(store, 'SessionTree.load: store');
     return new Observable<SessionTree>((subscriber) => {
       const tree = new SessionTree(store);
       let count = 0;
