@@ -42,7 +42,8 @@ describe('jsonlStore (S3)', () => {
     const entries = [entry('1'), entry('2', '三 😀 "quoted"'), entry('3', 'x'.repeat(300))];
     await lastValueFrom(jsonlStore(path).append(entries));
     const whole = readFileSync(path);
-    const ends = [...whole.entries()].filter(([, byte]) => byte === 10).map(([at]) => at + 1);
+    // an entry is whole once its JSON is (its newline may be cut off)
+    const ends = [...whole.entries()].filter(([, byte]) => byte === 10).map(([at]) => at);
     for (let length = 0; length <= whole.length; length++) {
       const cut = fresh();
       writeFileSync(cut, whole.subarray(0, length));
@@ -51,12 +52,18 @@ describe('jsonlStore (S3)', () => {
     }
   });
 
-  it('S3: the next append cuts a torn last line off first, so the new line does not join it', async () => {
+  it('S3: the next append cuts a torn last line off first, so the new line does not join it; a whole last entry without its newline gets one', async () => {
     const path = fresh();
     await lastValueFrom(jsonlStore(path).append([entry('1')]));
     appendFileSync(path, '{"id":"2","parentId":null,"ty');
     await lastValueFrom(jsonlStore(path).append([entry('3')]));
     expect(await loadAll(path)).toEqual([entry('1'), entry('3')]);
+
+    const byHand = fresh();
+    writeFileSync(byHand, [entry('1'), entry('2')].map((e) => JSON.stringify(e)).join('\n')); // no newline at the end
+    expect(await loadAll(byHand)).toEqual([entry('1'), entry('2')]);
+    await lastValueFrom(jsonlStore(byHand).append([entry('3')]));
+    expect(await loadAll(byHand)).toEqual([entry('1'), entry('2'), entry('3')]);
   });
 
   it('S3: a line that is not an entry fails load naming the line number; blank lines are skipped', async () => {

@@ -10,8 +10,9 @@ import { type SessionEntry, type SessionStore, entriesAsJson, notAnEntry } from 
  * The embedded default store (S3): a file with one JSON entry a line. A file that does not exist yet is an
  * empty session; the first append creates it. Each batch is one write, then `fsync` (persist writes one batch
  * per `user_message` and per `turn_end`), so a crash loses at most the batch being written — and a line cut
- * short by the crash is skipped on load, with nothing else lost (the next append first cuts it off). A line
- * that is not an entry fails `load`, naming its line number. A process that appends holds the lock file
+ * short by the crash is skipped on load, with nothing else lost (the next append first cuts it off; a whole
+ * entry whose newline is missing counts and gets its newline). Any other line that is not an entry fails
+ * `load`, naming its line number. A process that appends holds the lock file
  * `PATH.lock` (its pid) until it exits; another process's append is refused while it lives. Writes are
  * synchronous: a sync conversation stays sync.
  *
@@ -56,7 +57,8 @@ function read(file: string, subscriber: Subscriber<SessionEntry>): void {
     return subscriber.error(new Error(`jsonlStore: cannot read ${file}: ${errorText(error)}`, { cause: error }));
   }
   let line = 0;
-  for (let start = 0, end = text.indexOf('\n'); end !== -1 && !subscriber.closed; start = end + 1, end = text.indexOf('\n', start)) {
+  let start = 0;
+  for (let end = text.indexOf('\n'); end !== -1 && !subscriber.closed; start = end + 1, end = text.indexOf('\n', start)) {
     line++;
     const raw = text.slice(start, end);
     if (raw.trim() === '') continue;
@@ -70,7 +72,21 @@ function read(file: string, subscriber: Subscriber<SessionEntry>): void {
     if (problem !== undefined) return subscriber.error(new Error(`jsonlStore: ${file} line ${line} is not a session entry: ${problem}`));
     subscriber.next(value as SessionEntry);
   }
+  // after the last newline: a whole entry (its newline not written, or a file written by hand), or a torn line
+  const last = lastEntry(text.slice(start));
+  if (last !== undefined && !subscriber.closed) subscriber.next(last);
   subscriber.complete();
+}
+
+/** The entry a last line (one without its newline) holds, or `undefined` for a line a crash cut short. */
+function lastEntry(raw: string): SessionEntry | undefined {
+  if (raw.trim() === '') return undefined;
+  try {
+    const value: unknown = JSON.parse(raw);
+    return notAnEntry(value) === undefined ? (value as SessionEntry) : undefined;
+  } catch {
+    return undefined; // no prefix of an object's JSON is JSON: this line was cut
+  }
 }
 
 /** Opens the file to append to, under this process's lock, with a torn last line cut off. */
@@ -86,21 +102,29 @@ function openForAppend(file: string): number {
   return fd;
 }
 
-/** A last line without its newline is what a crash left mid-write: load skips it, and the next line must not join it. */
+/**
+ * The next line must not join a last line without its newline: a whole entry gets its newline, a line a crash
+ * cut short (which load skips) is cut off.
+ */
 function cutTornTail(fd: number): void {
   const size = fstatSync(fd).size;
   const chunk = Buffer.alloc(64 * 1024);
+  let from = 0; // where the last line starts
   for (let end = size; end > 0; ) {
     const start = Math.max(0, end - chunk.length);
     const count = readSync(fd, chunk, 0, end - start, start);
     const newline = chunk.subarray(0, count).lastIndexOf(10);
     if (newline !== -1) {
-      if (start + newline + 1 < size) ftruncateSync(fd, start + newline + 1);
-      return;
+      from = start + newline + 1;
+      break;
     }
     end = start;
   }
-  if (size > 0) ftruncateSync(fd, 0); // one line, torn
+  if (from === size) return;
+  const tail = Buffer.alloc(size - from);
+  readSync(fd, tail, 0, tail.length, from);
+  if (lastEntry(tail.toString('utf8')) !== undefined) writeAll(fd, Buffer.from('\n'));
+  else ftruncateSync(fd, from);
 }
 
 function writeAll(fd: number, buffer: Buffer): void {
