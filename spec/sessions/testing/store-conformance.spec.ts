@@ -65,6 +65,14 @@ describe('storeConformance (S4)', () => {
     expect(() => storeConformance('x' as never)).toThrow('storeConformance: makeStore must be a function that makes a new, empty store');
     await expect(storeConformance(() => ({}) as SessionStore)[0]!.run()).rejects.toThrow('storeConformance: makeStore gave no SessionStore (load and append)');
   });
+
+  it('S4: awaited, the checks run one after the other and reject with the first that fails, named', async () => {
+    await expect(storeConformance(() => memoryStore())).resolves.toBeUndefined();
+    await expect(storeConformance(keepsObjects)).rejects.toThrow(
+      /^S4: the store keeps what was appended, not the objects: changing them afterwards, or a loaded entry, changes nothing: storeConformance: after changing the appended objects differs/,
+    );
+    expect(Object.keys(storeConformance(() => memoryStore()))).toEqual(['0', '1', '2', '3', '4', '5', '6']); // still an array of checks
+  });
 });
 
 /** A store that keeps only the last entry of each batch. */

@@ -12,6 +12,12 @@ export interface StoreCheck {
   run(): Promise<void>;
 }
 
+/**
+ * The checks of {@link storeConformance}: an array to run one test each, and a `PromiseLike` that runs them all
+ * in order and rejects with the first failure, named (for a single test: `it('passes', () => storeConformance(make))`).
+ */
+export interface StoreChecks extends Array<StoreCheck>, PromiseLike<void> {}
+
 /** What {@link storeConformance} may be told besides how to make a store. */
 export interface ConformanceOptions {
   /** A second store on the same data as `store` (the same file, table or key): then a check proves they agree. */
@@ -29,8 +35,10 @@ export interface ConformanceOptions {
  *   for (const check of storeConformance(() => postgresStore(pool, randomUUID()))) it(check.name, check.run);
  * });
  * ```
+ *
+ * Or as one test, which fails with the first check that does: `it('postgresStore passes', () => storeConformance(make))`.
  */
-export function storeConformance(makeStore: () => SessionStore | PromiseLike<SessionStore>, options: ConformanceOptions = {}): StoreCheck[] {
+export function storeConformance(makeStore: () => SessionStore | PromiseLike<SessionStore>, options: ConformanceOptions = {}): StoreChecks {
   if (typeof makeStore !== 'function') throw new TypeError('storeConformance: makeStore must be a function that makes a new, empty store');
   const make = async (): Promise<SessionStore> => {
     const store = await makeStore();
@@ -134,7 +142,22 @@ export function storeConformance(makeStore: () => SessionStore | PromiseLike<Ses
       },
     });
   }
-  return checks;
+  return asChecks(checks);
+}
+
+/** The checks, and a `then` that runs them all, one after the other (not enumerable: the array stays an array of checks). */
+function asChecks(checks: StoreCheck[]): StoreChecks {
+  const all = async () => {
+    for (const check of checks) {
+      try {
+        await check.run();
+      } catch (error) {
+        throw new Error(`${check.name}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      }
+    }
+  };
+  const then: PromiseLike<void>['then'] = (onFulfilled, onRejected) => all().then(onFulfilled, onRejected);
+  return Object.defineProperty(checks, 'then', { value: then, enumerable: false }) as StoreChecks;
 }
 
 // ---- what the checks append ----
