@@ -10,5 +10,7 @@ module.exports = {
     // tests written as users write them import the package by its name
     '^rx-tool-loop$': '<rootDir>/src/index.ts',
     '^rx-tool-loop/testing$': '<rootDir>/src/testing/index.ts',
+    '^rx-tool-loop/sessions$': '<rootDir>/src/sessions/index.ts',
+    '^rx-tool-loop/sessions/testing$': '<rootDir>/src/sessions/testing/index.ts',
   },
 };

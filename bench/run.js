@@ -39,7 +39,7 @@ let BASELINE_NOTE = 'none (--baseline=none)';
 // (on the paired ratio, see pairedWithBaseline in workload.js)
 const NOISE = 0.05;
 
-const WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6'].filter((w) => !only || only.includes(w));
+const WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7'].filter((w) => !only || only.includes(w));
 const OPENAI_WORKLOADS = ['W1', 'W1b', 'W3'].filter((w) => WORKLOADS.includes(w));
 const OPENAI_CONTENDERS = 'openai-agents-run,openai-agents-stream';
 // W1's fast contenders run in this many processes in all, their repetitions pooled: the per-turn
@@ -334,6 +334,49 @@ function w5Table(r) {
   return out.join('\n');
 }
 
+const W7_LABELS = {
+  'rx-tool-loop': 'W1’s loop: **rx-tool-loop** runEventedToolLoop, nothing saved',
+  conversation: 'the same through `conversation()`, nothing saved',
+  'persist → memoryStore': '`conversation()` + `persist` → `memoryStore()` (JSON copies)',
+  'persist → jsonlStore': '`conversation()` + `persist` → `jsonlStore(file)`: a write and an fsync per batch',
+  'persist → jsonlStore on tmpfs': 'the same on tmpfs (`/dev/shm`: an fsync with no disk to wait for)',
+};
+
+/** W7: what appending a conversation to a session costs over the loop alone, and the time per entry of a load. */
+function w7Costs(r) {
+  const us = (name) => (ok(r.timing[name]) ? r.timing[name].median : undefined);
+  const loop = us('rx-tool-loop');
+  const jsonl = us('persist → jsonlStore');
+  const memory = us('persist → memoryStore');
+  const base = us('conversation');
+  const ram = us('persist → jsonlStore on tmpfs');
+  const [small, big] = r.counts.map((count) => r.load[count]);
+  const perEntry = (x, count) => (ok(x) ? (x.median * 1000) / count : undefined);
+  const growth = ok(small) && ok(big) ? perEntry(big, r.counts[1]) / perEntry(small, r.counts[0]) : undefined;
+  return { loop, jsonl, memory, base, ram, growth, perEntry: r.counts.map((count) => perEntry(r.load[count], count)) };
+}
+
+function w7Table(r) {
+  const c = w7Costs(r);
+  const turns = r.spec.turns;
+  const rows = Object.entries(r.timing).map(([name, t]) =>
+    t.error ? [W7_LABELS[name] ?? name, failed(t), '', ''] : [W7_LABELS[name] ?? name, spread(t, (v) => fmt(v, 0)), fmt(t.median / turns, 1), c.loop ? `${fmt(t.median / c.loop)}×` : '–'],
+  );
+  const loads = r.counts.map((count, i) => {
+    const x = r.load[count];
+    return ok(x) ? [int(count), spread(x, (v) => fmt(v, 1)), fmt(c.perEntry[i], 2)] : [int(count), failed(x ?? { error: 'missing' }), ''];
+  });
+  return [
+    table(['contender', `µs per ${turns}-turn conversation (min – max)`, 'µs per turn', '÷ W1’s loop'], rows),
+    '',
+    `Appending costs ${c.jsonl !== undefined && c.base !== undefined ? `${int(c.jsonl - c.base)} µs per conversation over \`conversation()\` alone (${int((c.jsonl - c.base) / (turns + 1))} µs per batch, ${turns + 1} batches: the prompt and ${turns} turns), ${c.loop ? fmt(((c.jsonl - c.base) / c.loop) * 100, 0) : '–'}% of W1’s loop time` : '–'}; of it \`persist\` itself (into memory) ${c.memory !== undefined && c.base !== undefined ? `${int(c.memory - c.base)} µs` : '–'}, the rest is the disk’s write and fsync${c.ram !== undefined && c.base !== undefined ? ` (on tmpfs, with no disk to wait for: ${int(c.ram - c.base)} µs, ${c.loop ? fmt(((c.ram - c.base) / c.loop) * 100, 0) : '–'}% of W1’s loop time)` : ''}.`,
+    '',
+    table(['entries', 'ms to load the tree and its context (min – max)', 'µs per entry'], loads),
+    '',
+    `Time per entry at ${int(r.counts[1])} ÷ at ${int(r.counts[0])}: ${c.growth !== undefined ? `${fmt(c.growth)}×` : '–'} (linear: about 1).`,
+  ].join('\n');
+}
+
 // W6's contenders are the loops over their own HTTP providers (contenders/http.js)
 const W6_LABELS = {
   'sse-floor': 'fetch + SSE split + JSON.parse of one reply (floor)',
@@ -533,6 +576,16 @@ function targets(results) {
     }
   }
   if (BASELINE) baselineTargets(results, add);
+  const W7 = results.W7;
+  if (W7 && !W7.error) {
+    const c = w7Costs(W7);
+    if (c.jsonl === undefined || c.loop === undefined || c.base === undefined) add('W7', 'appending to a JSONL session runs', failed(W7.timing['persist → jsonlStore'] ?? { error: 'missing' }), false, undefined);
+    else {
+      const share = (c.jsonl - c.base) / c.loop;
+      add('W7', `appending a ${W7.spec.turns}-turn conversation to a JSONL session (fsync per turn_end) < 10% of W1’s loop time`, `${fmt(share * 100, 0)}% (${int(c.jsonl - c.base)} µs over ${int(c.loop)} µs; persist alone ${int(c.memory - c.base)} µs${c.ram !== undefined ? `, on tmpfs ${int(c.ram - c.base)} µs` : ''})`, share < 0.1, undefined);
+    }
+    if (c.growth !== undefined) add('W7', `loading ${int(W7.counts[1])} entries is linear (time per entry ≤ 1.5× that at ${int(W7.counts[0])})`, `${fmt(c.growth)}× (${fmt(c.perEntry[0], 2)} → ${fmt(c.perEntry[1], 2)} µs per entry)`, c.growth <= 1.5, undefined);
+  }
   for (const w of WORKLOADS) if (results[w]?.error) add(w, 'the workload runs', results[w].error, false, undefined);
   return list.sort((a, b) => WORKLOADS.indexOf(a.workload) - WORKLOADS.indexOf(b.workload)); // stable: by workload, then as added
 }
@@ -630,6 +683,14 @@ function methodText(env) {
   stop); one provider call per turn; the history is user, then per turn the assistant message
   (text whole, its calls) and one result per call in call order, with the right content and
   isError; loop_end's messages are the last turn_end's; the caller's array is untouched.
+- **W7** sessions (\`rx-tool-loop/sessions\`). W1's conversation (10 turns, 5 deltas a turn, one \`echo\` call
+  a turn but the last), 20 of them one after the other, through \`conversation()\` with \`persist\` into a
+  \`jsonlStore\` on a file of its own each (a write and an fsync per batch: the prompt, then each
+  turn_end), against W1's loop (\`runEventedToolLoop\`, nothing saved), \`conversation()\` alone, \`persist\`
+  into a \`memoryStore\` (the operator's own cost), and the JSONL store on tmpfs (\`/dev/shm\`: an fsync
+  with no disk behind it). 1 warm-up + 7 repetitions each. Then a session file of 10,000 and one of
+  100,000 message entries: \`SessionTree.load\` and \`context()\`, 1 + 5 each; linear when the time per
+  entry at 100,000 is at most 1.5× that at 10,000.
 - **W6** over HTTP. A loopback server (\`lib/w6-server.js\`, on 127.0.0.1, started and stopped by the
   workload) runs in a child process of its own and writes replies the bench composes itself
   (\`lib/w6-wire.js\`) in three wire formats: OpenAI Chat Completions SSE (a first chunk with the role,
@@ -772,6 +833,7 @@ function report(env, results, list, profiles) {
   section('W4', 'depth (10,000 synchronous turns in one loop)', w4Table);
   section('W5', 'many loops (1,000 concurrent loops, asynchronous providers and tools)', w5Table);
   section('W6', 'over HTTP (a loopback server streaming to each loop’s own providers, three APIs)', w6Table);
+  section('W7', 'sessions (a 10-turn conversation appended to a JSONL session; loading 10,000 and 100,000 entries)', w7Table);
   const findings = findingsText();
   if (findings) out.push(findings, '');
   const prof = profileText(profiles);

@@ -784,8 +784,138 @@ async function w6() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// W7: sessions (S3). Appending W1's 10-turn conversation to a JSONL session with rx-tool-loop/sessions'
+// persist — one write and one fsync per batch: the prompt at its user_message, each turn at its
+// turn_end — against W1's loop alone at the same size; persist into a memory store shows what is the
+// operator's and what is the disk's. Then loading sessions of 10,000 and 100,000 entries (the tree and
+// its context): linear when the time per entry stays the same.
 
-const WORKLOADS = { W1: w1, W1b: w1b, W2: w2, W3: w3, W4: w4, W5: w5, W6: w6 };
+function sessionsLibrary() {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const { DIST } = require('./lib/paths.js');
+  const file = path.join(DIST, 'sessions', 'index.js');
+  if (!fs.existsSync(file)) throw new Error(`bench: ${file} is missing: this build has no rx-tool-loop/sessions`);
+  return require(file);
+}
+
+/** W1's conversation through `conversation()`, with `persist` into a store made per conversation (`makeStore`), or alone. */
+function sessionContender(name, makeStore) {
+  const { fakeProvider } = require('./lib/rx-provider.js');
+  const lib = contender('rx-tool-loop').library();
+  const sessions = sessionsLibrary();
+  const registryFor = (echo) =>
+    new lib.ToolRegistry().register({ name: 'echo', description: S.ECHO_DESCRIPTION, input: { text: 'the text to return', turn: 'the turn number' }, handler: (input) => echo(input) });
+  return {
+    name,
+    async load() {},
+    run(spec, counters, echo) {
+      const registry = registryFor(echo);
+      return S.many(spec, () => {
+        const store = makeStore?.();
+        let tree;
+        if (store) sessions.SessionTree.load(store).subscribe((loaded) => (tree = loaded)); // an empty file or memory: at once
+        const save = store ? sessions.persist(tree, store) : (events) => events;
+        return new Promise((resolve, reject) => {
+          let final;
+          rxjs
+            .of('hi')
+            .pipe(lib.conversation({ provider: fakeProvider(spec, counters), registry, maxTurns: spec.turns }), save)
+            .subscribe({
+              next(event) {
+                if (event.type === 'text_delta') {
+                  counters.deltas++;
+                  counters.chars += event.text.length;
+                } else if (event.type === 'loop_end') {
+                  counters.ends++;
+                  final = event.messages;
+                }
+              },
+              error: reject,
+              complete: () => resolve(final),
+            });
+        });
+      });
+    },
+  };
+}
+
+/** Milliseconds to load a session of `count` entries and take its context, median of `reps`. */
+function loadTimes(sessions, folder, count, reps) {
+  const path = require('node:path');
+  const file = path.join(folder, `load-${count}.jsonl`);
+  const entries = Array.from({ length: count }, (_, i) => ({
+    id: String(i + 1),
+    parentId: i === 0 ? null : String(i),
+    type: 'message',
+    message: i % 2 === 0 ? { role: 'user', content: `prompt ${i}: ${S.delta(i).repeat(8)}` } : { role: 'assistant', content: `answer ${i}: ${S.delta(i).repeat(16)}`, stopReason: 'stop' },
+    at: '2026-01-01T00:00:00.000Z',
+  }));
+  sessions.jsonlStore(file).append(entries).subscribe({ error: (error) => { throw error; } });
+  const samples = [];
+  for (let rep = 0; rep <= reps; rep++) {
+    const start = now();
+    let context;
+    sessions.SessionTree.load(sessions.jsonlStore(file)).subscribe((tree) => (context = tree.context()));
+    const ms = now() - start;
+    if (context?.length !== count) throw new Error(`loaded ${context?.length} messages of ${count}`);
+    if (rep > 0) samples.push(ms); // the first is the warm-up
+  }
+  return stats(samples);
+}
+
+async function w7() {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const path = require('node:path');
+  const sessions = sessionsLibrary();
+  const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'rx-tool-loop-bench-sessions-'));
+  try {
+    // W1's conversation (10 turns, 5 deltas, one call a turn but the last), fewer of them: each fsync is a disk round trip
+    const spec = { conversations: QUICK ? 5 : 20, turns: 10, deltas: 5, calls: 1, sequential: true };
+    log(`W7: ${spec.conversations} conversations x ${spec.turns} turns, each appended to a JSONL session of its own (fsync per batch), µs per conversation`);
+    let files = 0;
+    const contenders = [
+      contender('rx-tool-loop'),
+      sessionContender('conversation', undefined),
+      sessionContender('persist → memoryStore', () => sessions.memoryStore()),
+      sessionContender('persist → jsonlStore', () => sessions.jsonlStore(path.join(folder, `session-${++files}.jsonl`))),
+    ];
+    // the same on a RAM file system, where an fsync has no disk to wait for: the library's own cost of a write
+    const shm = fs.existsSync('/dev/shm') ? fs.mkdtempSync(path.join('/dev/shm', 'rx-tool-loop-bench-')) : undefined;
+    if (shm) contenders.push(sessionContender('persist → jsonlStore on tmpfs', () => sessions.jsonlStore(path.join(shm, `session-${++files}.jsonl`))));
+    const timing = {};
+    for (const who of contenders) {
+      log(`  ${who.name}…`);
+      try {
+        await who.load();
+        timing[who.name] = await block(who, spec, { warmup: 1, reps: QUICK ? 3 : 7, perRep: (ms) => (ms * 1000) / spec.conversations });
+      } catch (error) {
+        timing[who.name] = { error: String(error?.message ?? error) };
+      }
+      log(`  ${who.name}: ${describe(timing[who.name])}`);
+    }
+    const counts = QUICK ? [1_000, 10_000] : [10_000, 100_000];
+    log(`W7 load: sessions of ${counts.map((n) => n.toLocaleString('en-US')).join(' and ')} entries, ms`);
+    const load = {};
+    for (const count of counts) {
+      try {
+        load[count] = loadTimes(sessions, folder, count, QUICK ? 2 : 5);
+      } catch (error) {
+        load[count] = { error: String(error?.message ?? error) };
+      }
+      log(`  ${count}: ${describe(load[count])}`);
+    }
+    if (shm) fs.rmSync(shm, { recursive: true, force: true });
+    return { spec, timing, load, counts };
+  } finally {
+    fs.rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const WORKLOADS = { W1: w1, W1b: w1b, W2: w2, W3: w3, W4: w4, W5: w5, W6: w6, W7: w7 };
 
 async function main() {
   checkOneRxjs();

@@ -9,6 +9,7 @@
  *   npm run chat -- --api responses --model gpt-5-mini
  *   npm run chat -- --provider anthropic --model claude-sonnet-4-5
  *   printf 'What time is it?\nThanks!\n' | npm run chat
+ *   npm run chat -- --session chat.jsonl      # the chat kept in a file: the next run goes on from it (S1)
  *
  * - On a terminal: a `> ` prompt; the status line is rewritten in place. Ctrl+D ends the chat.
  * - Not on a terminal (a pipe, a file): one prompt per line, each echoed as `you: …`; each change of the
@@ -20,9 +21,10 @@
  *   ended, exits with code 130.
  */
 import { Interface, createInterface } from 'node:readline';
-import { Observable, Subject, concat, concatMap, delay, filter, from, fromEvent, map, merge, of, takeUntil, tap, timer } from 'rxjs';
+import { MonoTypeOperatorFunction, Observable, Subject, concat, concatMap, delay, filter, from, fromEvent, identity, lastValueFrom, map, merge, of, takeUntil, tap, timer } from 'rxjs';
 import type { ConversationEvent, ConversationOptions, Provider, ProviderEvent, UserMessage } from '../src/index.js';
 import { ToolRegistry, conversation, toolProgress } from '../src/index.js';
+import { SessionTree, jsonlStore, persist } from '../src/sessions/index.js';
 import type { Output } from './cli.js';
 import { FIXED_NOW, providerFromArgs } from './series-demo.js';
 
@@ -51,8 +53,16 @@ export type ChatOptions = Omit<ConversationOptions, 'policy' | 'abort$'>;
  * interrupts:  ------x
  * chat:        I(Ua)…(LCI)-(Ub)……(LI)-(Uc)……(LI|)     I = idle, U = user_message, L = loop_end, C = cancelled
  * ```
+ *
+ * `save`: an operator the conversation's events go through, e.g. `persist(tree, store)` to keep the chat in a
+ * session (its error is the chat's).
  */
-export function chat(prompts$: Observable<string>, interrupts$: Observable<unknown>, options: ChatOptions): Observable<ChatEvent> {
+export function chat(
+  prompts$: Observable<string>,
+  interrupts$: Observable<unknown>,
+  options: ChatOptions,
+  save: MonoTypeOperatorFunction<ConversationEvent> = identity,
+): Observable<ChatEvent> {
   return new Observable<ChatEvent>((subscriber) => {
     subscriber.next({ type: 'idle' });
     const aborts = new Subject<void>();
@@ -66,6 +76,7 @@ export function chat(prompts$: Observable<string>, interrupts$: Observable<unkno
       .pipe(
         tap(() => waiting++),
         conversation({ ...options, policy: 'queue', abort$: aborts }),
+        save,
       )
       .subscribe({
         next: (event) => {
@@ -79,6 +90,7 @@ export function chat(prompts$: Observable<string>, interrupts$: Observable<unkno
           loop = 'idle';
           if (waiting === 0) subscriber.next({ type: 'idle' });
         },
+        error: (error: unknown) => subscriber.error(error),
         complete: () => subscriber.complete(),
       });
 
@@ -228,9 +240,22 @@ export function chatRenderer(out: Output, { inPlace, echo }: { inPlace: boolean;
   };
 }
 
-function main(): void {
-  const provider = providerFromArgs('chat', process.argv.slice(2), chatProvider());
+/** `--session FILE` (taken out of the arguments; the rest choose the provider): where the chat is kept. */
+function sessionArg(args: string[]): { session: string | undefined; rest: string[] } {
+  const at = args.findIndex((arg) => arg === '--session' || arg.startsWith('--session='));
+  if (at === -1) return { session: undefined, rest: args };
+  const [flag] = args.splice(at, 1);
+  return { session: flag!.includes('=') ? flag!.slice('--session='.length) : args.splice(at, 1)[0], rest: args };
+}
+
+async function main(): Promise<void> {
+  const { session, rest } = sessionArg(process.argv.slice(2));
+  const provider = providerFromArgs('chat', rest, chatProvider());
   if (provider === undefined) return;
+  if (session === '') throw new Error('chat: --session needs a file');
+  // S1: the chat goes on from the session's leaf, and every message joins the file as it joins the history
+  const store = session === undefined ? undefined : jsonlStore(session);
+  const tree = store === undefined ? undefined : await lastValueFrom(SessionTree.load(store));
   // a terminal on both ends: readline edits the line, shows the prompt and turns Ctrl+C into its 'SIGINT'
   const interactive = process.stdin.isTTY === true && process.stdout.isTTY === true;
   const input = createInterface({ input: process.stdin, output: interactive ? process.stdout : undefined, terminal: interactive, prompt: '> ' });
@@ -244,7 +269,8 @@ function main(): void {
     input.on('line', (line) => line.trim() === '' && idle && input.prompt()); // a blank line is no prompt
   }
 
-  chat(lines(input), interrupts$, { provider, registry: chatRegistry() }).subscribe({
+  const messages = tree?.context() ?? [];
+  chat(lines(input), interrupts$, { provider, registry: chatRegistry(), messages }, tree === undefined ? identity : persist(tree, store!)).subscribe({
     next: (event) => {
       render(event);
       if (event.type === 'user_message') idle = false;
@@ -256,6 +282,11 @@ function main(): void {
         process.exit(130);
       }
     },
+    error: (error: unknown) => {
+      console.error(error instanceof Error ? error.message : String(error));
+      input.close();
+      process.exitCode = 1;
+    },
     complete: () => {
       if (interactive) process.stdout.write('\n'); // after Ctrl+D at the `> ` prompt
       input.close();
@@ -263,4 +294,9 @@ function main(): void {
   });
 }
 
-if (require.main === module) main();
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exitCode = 1;
+  });
+}

@@ -5,7 +5,8 @@
  * The marble scenarios of marbles/ are bundled as they are. Three aliases hold for them alone:
  * `./support/scenario.js` (the jest glue) becomes a per-file module whose `scenario(name, body)` only
  * registers the body, and `rx-tool-loop` / `rx-tool-loop/testing` become thin shims over the build that
- * tell the page which lines are the provider's turns and the tools, and tap the loop's raw events.
+ * tell the page which lines are the provider's turns and the tools, and tap the loop's raw events;
+ * `rx-tool-loop/sessions` is `compactWhen` from the build (a browser has no files for its JSONL store).
  */
 import { build, type Plugin } from 'esbuild';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -75,6 +76,10 @@ function playgroundPlugin(): Plugin {
         if (isMarble(importer)) return { path: join(playgroundDir, 'src', 'shim', testing ? 'testing.ts' : 'library.ts') };
         return { path: join(esmDir, testing ? 'testing/index.js' : 'index.js') };
       });
+      // a scenario's sessions import: compactWhen alone, from the build (the entry's JSONL store needs Node's fs)
+      esbuild.onResolve({ filter: /^rx-tool-loop\/sessions$/ }, ({ importer }) =>
+        isMarble(importer) ? { path: join(esmDir, 'sessions', 'compact-when.js') } : undefined,
+      );
     },
   };
 }

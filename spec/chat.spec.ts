@@ -3,7 +3,8 @@
  * terminal: one prompt per line, each echoed, status changes as lines) and SIGINT for Ctrl+C.
  */
 import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const root = join(__dirname, '..');
@@ -24,8 +25,8 @@ interface Chat {
 
 let running: ChildProcessWithoutNullStreams | undefined;
 
-function startChat(): Chat {
-  const child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), 'examples/chat.ts'], { cwd: root });
+function startChat(...args: string[]): Chat {
+  const child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), 'examples/chat.ts', ...args], { cwd: root });
   running = child;
   let stdout = '';
   let stderr = '';
@@ -123,5 +124,35 @@ describe('npm run chat (C6)', () => {
 
     expect(await chat.exited).toBe(130);
     expect(chat.stdout()).not.toContain('you: and this one waits');
+  });
+
+  it('S1: with --session FILE the chat is kept in that file: the next run goes on from it', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'rx-tool-loop-chat-'));
+    const file = join(folder, 'chat.jsonl');
+    try {
+      const first = startChat('--session', file);
+      first.say('What time is it?');
+      first.child.stdin.end();
+      expect(await first.exited).toBe(0);
+      expect(first.stdout()).toContain('The time is 2026-01-01T00:00:00Z.\n');
+
+      const second = startChat(`--session=${file}`);
+      second.say('What did I ask before?');
+      second.child.stdin.end();
+      expect(await second.exited).toBe(0);
+      expect(second.stdout()).toBe(
+        'you: What did I ask before?\nYou said "What did I ask before?". That is prompt 2 of this chat; the one before was "What time is it?".\n',
+      );
+      expect(readFileSync(file, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { message: { role: string } }).message.role)).toEqual([
+        'user',
+        'assistant',
+        'toolResult',
+        'assistant',
+        'user',
+        'assistant',
+      ]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 });

@@ -81,6 +81,44 @@ new TestScheduler(() => undefined).run((helpers) => {
 
 const expected = 'it is 2026-01-01T00:00:00Z | user -> assistant -> toolResult -> assistant\n';
 
+// S1–S4 from the installed package: a conversation saved to a JSONL file, loaded again, and the store suite run by plain node
+const sessions = (load: string, file: string) => `${load}
+const registry = new ToolRegistry().register({ name: 'current_time', description: 'the time', input: {}, handler: () => '2026-01-01T00:00:00Z' });
+const provider = scriptedProvider([
+  [{ type: 'message_start' }, { type: 'tool_call', call: { id: 'c1', name: 'current_time', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }],
+  [{ type: 'message_start' }, { type: 'text_delta', text: 'noon' }, { type: 'message_end', stopReason: 'stop' }],
+]);
+const store = jsonlStore('${file}');
+SessionTree.load(store)
+  .pipe(
+    switchMap((tree) => of('现在几点？').pipe(conversation({ provider, registry, messages: tree.context() }), persist(tree, store), last())),
+    switchMap(() => SessionTree.load(jsonlStore('${file}'))),
+  )
+  .subscribe(async (tree) => {
+    const checks = storeConformance(() => memoryStore());
+    for (const check of checks) await check.run();
+    console.log(tree.context().map((m) => m.role).join(' -> ') + ' | ' + checks.length + ' checks passed');
+  });
+`;
+const sessionsExpected = 'user -> assistant -> toolResult -> assistant | 7 checks passed\n';
+
+const consumerSessionsTs = `import { of } from 'rxjs';
+import { ToolRegistry, conversation, scriptedProvider, type PrepareTurn } from 'rx-tool-loop';
+import { SessionTree, compactWhen, jsonlStore, memoryStore, persist, type SessionEntry, type SessionStore } from 'rx-tool-loop/sessions';
+import { storeConformance, type StoreCheck } from 'rx-tool-loop/sessions/testing';
+
+const store: SessionStore = memoryStore();
+const prepareTurn: PrepareTurn = compactWhen({ maxTokens: 1000, keepRecentTokens: 100, summarize: (messages) => of(String(messages.length)) });
+SessionTree.load(store).subscribe((tree: SessionTree) => {
+  of('hi').pipe(conversation({ provider: scriptedProvider([]), registry: new ToolRegistry(), messages: tree.context(), prepareTurn }), persist(tree, jsonlStore('x.jsonl'))).subscribe();
+  const leaf: string | null = tree.leaf;
+  const entries: SessionEntry[] = tree.path(leaf);
+  if (entries[0] !== undefined) tree.moveTo(entries[0].id);
+});
+const checks: StoreCheck[] = storeConformance(() => store);
+checks.forEach((check) => check.name.length);
+`;
+
 beforeAll(() => {
   if (!existsSync(join(root, 'dist/cjs/index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
   project = mkdtempSync(join(tmpdir(), 'rx-tool-loop-consumer-'));
@@ -133,17 +171,31 @@ describe('the installed package', () => {
     expect(execFileSync(process.execPath, ['marbles.mjs'], { cwd: project, encoding: 'utf8' })).toBe(marbleExpected);
   });
 
+  it('runs a session saved to a JSONL file, and the store suite, from CommonJS (rx-tool-loop/sessions, rx-tool-loop/sessions/testing)', () => {
+    const load = "const { last, of, switchMap } = require('rxjs');\nconst { ToolRegistry, conversation, scriptedProvider } = require('rx-tool-loop');\nconst { SessionTree, jsonlStore, memoryStore, persist } = require('rx-tool-loop/sessions');\nconst { storeConformance } = require('rx-tool-loop/sessions/testing');";
+    writeFileSync(join(project, 'sessions.cjs'), sessions(load, 'session-cjs.jsonl'));
+    expect(execFileSync(process.execPath, ['sessions.cjs'], { cwd: project, encoding: 'utf8' })).toBe(sessionsExpected);
+  });
+
+  it('runs a session saved to a JSONL file, and the store suite, from ES modules (rx-tool-loop/sessions, rx-tool-loop/sessions/testing)', () => {
+    const load = "import { last, of, switchMap } from 'rxjs';\nimport { ToolRegistry, conversation, scriptedProvider } from 'rx-tool-loop';\nimport { SessionTree, jsonlStore, memoryStore, persist } from 'rx-tool-loop/sessions';\nimport { storeConformance } from 'rx-tool-loop/sessions/testing';";
+    writeFileSync(join(project, 'sessions.mjs'), sessions(load, 'session-esm.jsonl'));
+    expect(execFileSync(process.execPath, ['sessions.mjs'], { cwd: project, encoding: 'utf8' })).toBe(sessionsExpected);
+  });
+
   it.each([
     ['nodenext (CommonJS consumer)', 'nodenext', 'nodenext', 'consumer.cts'],
     ['nodenext (ESM consumer)', 'nodenext', 'nodenext', 'consumer.mts'],
     ['bundler', 'esnext', 'bundler', 'consumer.ts'],
-  ])('type-checks a TypeScript consumer of both entries, %s, against the installed .d.ts with skipLibCheck false', (_label, module, resolution, file) => {
+  ])('type-checks a TypeScript consumer of every entry (sessions and sessions/testing too: no Node types needed), %s, against the installed .d.ts with skipLibCheck false', (_label, module, resolution, file) => {
     writeFileSync(join(project, file), consumerTs);
     const testing = file.replace('consumer', 'testing-consumer');
     writeFileSync(join(project, testing), consumerTestingTs);
+    const sessionsFile = file.replace('consumer', 'sessions-consumer');
+    writeFileSync(join(project, sessionsFile), consumerSessionsTs);
     const config = {
       compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, module, moduleResolution: resolution, target: 'ES2022', lib: ['ES2022', 'DOM'], types: [] },
-      files: [file, testing],
+      files: [file, testing, sessionsFile],
     };
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(config));
     const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });

@@ -1,0 +1,107 @@
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lastValueFrom, toArray } from 'rxjs';
+import { type SessionEntry, jsonlStore } from '../../src/sessions/index.js';
+import { storeConformance } from '../../src/sessions/testing/index.js';
+
+let folder = '';
+let count = 0;
+const fresh = () => join(folder, `session-${++count}.jsonl`);
+beforeAll(() => (folder = mkdtempSync(join(tmpdir(), 'rx-tool-loop-jsonl-'))));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+const entry = (id: string, content = `message ${id}`): SessionEntry => ({ id, parentId: null, type: 'message', message: { role: 'user', content }, at: 'now' });
+const loadAll = (path: string) => lastValueFrom(jsonlStore(path).load().pipe(toArray()));
+
+describe('jsonlStore (S3)', () => {
+  const paths = new WeakMap<object, string>();
+  for (const check of storeConformance(
+    () => {
+      const path = fresh();
+      const store = jsonlStore(path);
+      paths.set(store, path);
+      return store;
+    },
+    { reopen: (store) => jsonlStore(paths.get(store)!) },
+  )) {
+    it(check.name, check.run);
+  }
+
+  it('S3: a file that does not exist yet is an empty session; the first append creates it, one JSON entry a line', async () => {
+    const path = fresh();
+    expect(await loadAll(path)).toEqual([]);
+    expect(existsSync(path)).toBe(false);
+    await lastValueFrom(jsonlStore(path).append([entry('1'), entry('2', 'two\nlines')]));
+    expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(entry('1'))}\n${JSON.stringify(entry('2', 'two\nlines'))}\n`);
+  });
+
+  it('S3: a torn last line (a crash mid-write) is skipped on load with no other loss, at every byte it can be cut', async () => {
+    const path = fresh();
+    const entries = [entry('1'), entry('2', '三 😀 "quoted"'), entry('3', 'x'.repeat(300))];
+    await lastValueFrom(jsonlStore(path).append(entries));
+    const whole = readFileSync(path);
+    // an entry is whole once its JSON is (its newline may be cut off)
+    const ends = [...whole.entries()].filter(([, byte]) => byte === 10).map(([at]) => at);
+    for (let length = 0; length <= whole.length; length++) {
+      const cut = fresh();
+      writeFileSync(cut, whole.subarray(0, length));
+      const complete = ends.filter((end) => end <= length).length;
+      expect(await loadAll(cut)).toEqual(entries.slice(0, complete));
+    }
+  });
+
+  it('S3: the next append cuts a torn last line off first, so the new line does not join it; a whole last entry without its newline gets one', async () => {
+    const path = fresh();
+    await lastValueFrom(jsonlStore(path).append([entry('1')]));
+    appendFileSync(path, '{"id":"2","parentId":null,"ty');
+    await lastValueFrom(jsonlStore(path).append([entry('3')]));
+    expect(await loadAll(path)).toEqual([entry('1'), entry('3')]);
+
+    const byHand = fresh();
+    writeFileSync(byHand, [entry('1'), entry('2')].map((e) => JSON.stringify(e)).join('\n')); // no newline at the end
+    expect(await loadAll(byHand)).toEqual([entry('1'), entry('2')]);
+    await lastValueFrom(jsonlStore(byHand).append([entry('3')]));
+    expect(await loadAll(byHand)).toEqual([entry('1'), entry('2'), entry('3')]);
+  });
+
+  it('S3: a line that is not an entry fails load naming the line number; blank lines are skipped', async () => {
+    const path = fresh();
+    writeFileSync(path, `${JSON.stringify(entry('1'))}\n\n{"id":"2"\n${JSON.stringify(entry('3'))}\n`);
+    await expect(loadAll(path)).rejects.toThrow(`jsonlStore: ${path} line 3 is not a session entry: `);
+    writeFileSync(path, `${JSON.stringify(entry('1'))}\n\n[1,2]\n`);
+    await expect(loadAll(path)).rejects.toThrow(`jsonlStore: ${path} line 3 is not a session entry: expected an object, got [1,2], an array`);
+    writeFileSync(path, `${JSON.stringify(entry('1'))}\n   \n`);
+    expect(await loadAll(path)).toEqual([entry('1')]);
+  });
+
+  it('S3: two processes appending to one file is refused by its lock file, with a clear error; a dead writer\'s lock is taken over', async () => {
+    const path = fresh();
+    await lastValueFrom(jsonlStore(path).append([entry('1')])); // this process holds the lock now
+    expect(readFileSync(`${path}.lock`, 'utf8')).toBe(`${process.pid}\n`);
+    const other = `
+      const { lastValueFrom } = require('rxjs');
+      const { jsonlStore } = require(${JSON.stringify(join(__dirname, '../../src/sessions/jsonl-store.ts'))});
+      lastValueFrom(jsonlStore(process.argv[1]).append([${JSON.stringify(entry('2'))}])).then(() => console.log('appended'), (e) => console.log(e.message));`;
+    const run = (file: string) =>
+      execFileSync(process.execPath, ['-r', require.resolve('ts-node/register/transpile-only'), '-e', other, file], { encoding: 'utf8', cwd: join(__dirname, '../..') }).trim();
+    expect(run(path)).toBe(
+      `jsonlStore: ${path} is being appended to by process ${process.pid} (lock file ${path}.lock): two processes must not append to one session`,
+    );
+    expect(await loadAll(path)).toEqual([entry('1')]);
+
+    // a writer that was killed leaves its lock behind: a pid no process has any more
+    const stale = fresh();
+    writeFileSync(`${stale}.lock`, '999999999\n');
+    expect(run(stale)).toBe('appended');
+    expect(await loadAll(stale)).toEqual([entry('2')]);
+    expect(existsSync(`${stale}.lock`)).toBe(false); // released when that process exited
+  });
+
+  it('S3: a path that is no string is refused at call time; an append to a folder that does not exist errors naming the file', async () => {
+    expect(() => jsonlStore('' as string)).toThrow('jsonlStore: path must be a non-empty string (got "", a string)');
+    const path = join(folder, 'missing', 'x.jsonl');
+    await expect(lastValueFrom(jsonlStore(path).append([entry('1')]))).rejects.toThrow(`jsonlStore: cannot append to ${path}: ENOENT`);
+  });
+});

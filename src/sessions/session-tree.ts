@@ -1,0 +1,272 @@
+import { Observable } from 'rxjs';
+import type { AgentMessage, UserMessage } from '../types.js';
+import { errorText } from '../util/values.js';
+import { type SessionEntry, type SessionStore, checkStore, notAnEntry } from './session-entry.js';
+
+/** A batch waiting for its turn to be written, and who waits for it. */
+interface Write {
+  store: SessionStore;
+  entries: readonly SessionEntry[];
+  done?: { complete(): void; error(error: unknown): void };
+}
+
+// what persist does to a tree (grow it, write it); defined in the class's static block, which sees its private state
+let grow: (tree: SessionTree, messages: readonly AgentMessage[]) => SessionEntry[];
+let compact: (tree: SessionTree, summary: string, firstKeptId: string) => SessionEntry;
+let alignedIds: (tree: SessionTree) => (string | null)[];
+let write: (tree: SessionTree, store: SessionStore, entries: readonly SessionEntry[]) => Observable<void>;
+
+/**
+ * A session as a tree (S1): every message appended once, a branch is a move of the leaf, a compaction is an
+ * entry. `context()` is the history on the path from the root to the leaf — what the next prompt continues —
+ * with the latest compaction on that path applied: its summary as a user message, then the messages from
+ * `firstKeptId` on. `moveTo(id)` moves the leaf (the next prompt branches from there) and is itself appended
+ * to the store the tree was loaded from, as a `leaf` entry, so a reloaded tree stands where it was left.
+ * Nothing is ever deleted.
+ *
+ * ```text
+ * entries:  1 user ─ 2 assistant ─ 3 user ─ 4 assistant      moveTo('2'), then a prompt:
+ *                              └─ 6 user ─ 7 assistant       (5 is the leaf entry of the move)
+ * context('7'):  user, assistant, user, assistant            the branch: 1, 2, 6, 7
+ * ```
+ *
+ * ```ts
+ * const store = jsonlStore('chat.jsonl');
+ * SessionTree.load(store).pipe(
+ *   switchMap((tree) => prompts$.pipe(conversation({ provider, registry, messages: tree.context() }), persist(tree, store))),
+ * );
+ * ```
+ */
+export class SessionTree {
+  readonly #entries = new Map<string, SessionEntry>();
+  #leaf: string | null = null;
+  /** Where moveTo's `leaf` entries go: the store the tree was loaded from. */
+  readonly #store: SessionStore;
+  readonly #queue: Write[] = [];
+  #writing = false;
+  /** A moveTo that could not be saved: the next write through the tree reports it. */
+  #failure: { error: unknown } | undefined;
+  /** The summary message of each compaction entry, made once, so that context() hands out the same object. */
+  readonly #summaries = new WeakMap<SessionEntry, UserMessage>();
+  #nextId = 1;
+
+  private constructor(store: SessionStore) {
+    this.#store = store;
+  }
+
+  /**
+   * The tree of the entries `store` holds, emitted once they are all loaded (S1). Cold: each subscription
+   * loads again. Errors, naming the entry, when an entry is malformed or points at an entry that does not come
+   * before it (a parent, a move's target, a compaction's first kept message on its own path).
+   *
+   * @throws TypeError at call time for a `store` without `load` and `append`.
+   */
+  static load(store: SessionStore): Observable<SessionTree> {
+    checkStore(store, 'SessionTree.load: store');
+    return new Observable<SessionTree>((subscriber) => {
+      const tree = new SessionTree(store);
+      let count = 0;
+      return store.load().subscribe({
+        next: (entry) => {
+          count++;
+          const problem = tree.#problem(entry);
+          if (problem === undefined) return tree.#add(entry);
+          const id = (entry as { id?: unknown } | null)?.id;
+          subscriber.error(new Error(`SessionTree.load: entry ${count}${typeof id === 'string' ? ` (id ${JSON.stringify(id)})` : ''} ${problem}`));
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => {
+          subscriber.next(tree);
+          subscriber.complete();
+        },
+      });
+    });
+  }
+
+  /** The entry the next message follows: the last one appended, or the target of the last `moveTo`; `null` for an empty session. */
+  get leaf(): string | null {
+    return this.#leaf;
+  }
+
+  /** The entries from the root to `leafId` (default: the leaf), in order. Throws for an id the tree does not hold. */
+  path(leafId: string | null = this.#leaf): SessionEntry[] {
+    if (leafId === null) return [];
+    const path: SessionEntry[] = [];
+    for (let entry: SessionEntry | undefined = this.#point(leafId, 'path'); entry !== undefined; ) {
+      path.push(entry);
+      entry = entry.parentId === null ? undefined : this.#entries.get(entry.parentId);
+    }
+    return path.reverse();
+  }
+
+  /**
+   * The history at `leafId` (default: the leaf) as a model call or `conversation({ messages })` takes it (S1):
+   * the messages on its path, with the latest compaction on the path applied. A new array of the tree's own
+   * message objects (do not change them).
+   */
+  context(leafId: string | null = this.#leaf): AgentMessage[] {
+    return this.#context(this.path(leafId)).messages;
+  }
+
+  /**
+   * Moves the leaf to `entryId` (a message or a compaction): the next prompt continues from there, a branch
+   * beside what followed it (S1). Appended at once to the store the tree was loaded from, as a `leaf` entry; if
+   * that write fails, the next write through the tree (`persist`) errors with it. Throws for an unknown id or
+   * a `leaf` entry.
+   */
+  moveTo(entryId: string): void {
+    this.#point(entryId, 'moveTo');
+    const entry: SessionEntry = { id: this.#newId(), parentId: this.#leaf, type: 'leaf', targetId: entryId, at: now() };
+    this.#add(entry);
+    this.#enqueue({ store: this.#store, entries: [entry] });
+  }
+
+  static {
+    grow = (tree, messages) =>
+      messages.map((message) => {
+        const entry: SessionEntry = { id: tree.#newId(), parentId: tree.#leaf, type: 'message', message, at: now() };
+        tree.#add(entry);
+        return entry;
+      });
+    compact = (tree, summary, firstKeptId) => {
+      const entry: SessionEntry = { id: tree.#newId(), parentId: tree.#leaf, type: 'compaction', summary, firstKeptId, at: now() };
+      tree.#add(entry);
+      return entry;
+    };
+    alignedIds = (tree) => tree.#context(tree.path()).ids;
+    write = (tree, store, entries) =>
+      new Observable<void>((subscriber) => {
+        tree.#enqueue({ store, entries, done: { complete: () => (subscriber.next(), subscriber.complete()), error: (error) => subscriber.error(error) } });
+      });
+  }
+
+  /** The entry `id` names, if it can be a leaf (a message or a compaction); throws otherwise. */
+  #point(id: string, who: string): SessionEntry {
+    const entry = this.#entries.get(id);
+    if (entry === undefined) throw new Error(`SessionTree.${who}: no entry ${JSON.stringify(id)} in this session`);
+    if (entry.type === 'leaf') throw new Error(`SessionTree.${who}: ${JSON.stringify(id)} is a leaf entry (a move), not a point of the tree`);
+    return entry;
+  }
+
+  /** The messages of a path, the latest compaction applied, and beside each the id of its entry (`null`: the summary). */
+  #context(path: readonly SessionEntry[]): { messages: AgentMessage[]; ids: (string | null)[] } {
+    let from = 0;
+    const messages: AgentMessage[] = [];
+    const ids: (string | null)[] = [];
+    for (let index = path.length - 1; index >= 0; index--) {
+      const entry = path[index]!;
+      if (entry.type !== 'compaction') continue;
+      from = path.findIndex((kept) => kept.id === entry.firstKeptId);
+      messages.push(this.#summary(entry));
+      ids.push(null);
+      break;
+    }
+    for (let index = from; index < path.length; index++) {
+      const entry = path[index]!;
+      if (entry.type !== 'message') continue;
+      messages.push(entry.message);
+      ids.push(entry.id);
+    }
+    return { messages, ids };
+  }
+
+  #summary(entry: Extract<SessionEntry, { type: 'compaction' }>): UserMessage {
+    let message = this.#summaries.get(entry);
+    if (message === undefined) this.#summaries.set(entry, (message = { role: 'user', content: entry.summary }));
+    return message;
+  }
+
+  /** Why a loaded entry cannot join the tree, or `undefined`. */
+  #problem(entry: SessionEntry): string | undefined {
+    const shape = notAnEntry(entry);
+    if (shape !== undefined) return `is not a session entry: ${shape}`;
+    if (this.#entries.has(entry.id)) return 'repeats the id of an earlier entry';
+    const parent = entry.parentId === null ? undefined : this.#entries.get(entry.parentId);
+    if (entry.parentId !== null && parent === undefined) return `follows ${JSON.stringify(entry.parentId)}, which no earlier entry is`;
+    if (parent?.type === 'leaf') return `follows ${JSON.stringify(entry.parentId)}, a leaf entry`;
+    if (entry.type === 'leaf') {
+      const target = this.#entries.get(entry.targetId);
+      if (target === undefined || target.type === 'leaf') return `moves to ${JSON.stringify(entry.targetId)}, which no earlier message or compaction is`;
+    }
+    if (entry.type === 'compaction') {
+      const onPath = entry.parentId === null ? [] : this.path(entry.parentId);
+      if (!onPath.some((kept) => kept.id === entry.firstKeptId && kept.type === 'message')) {
+        return `keeps from ${JSON.stringify(entry.firstKeptId)}, which is no message on its path`;
+      }
+    }
+    return undefined;
+  }
+
+  #add(entry: SessionEntry): void {
+    this.#entries.set(entry.id, entry);
+    this.#leaf = entry.type === 'leaf' ? entry.targetId : entry.id;
+  }
+
+  /** Ids in order of making (`1`, `2`, …), skipping any an earlier writer used: unique within the session. */
+  #newId(): string {
+    let id: string;
+    do id = String(this.#nextId++);
+    while (this.#entries.has(id));
+    return id;
+  }
+
+  /** Writes run one after the other, in the order they were asked for, whatever the stores take. */
+  #enqueue(item: Write): void {
+    this.#queue.push(item);
+    this.#drain();
+  }
+
+  #drain(): void {
+    while (!this.#writing && this.#queue.length > 0) {
+      const next = this.#queue.shift()!;
+      if (next.done !== undefined && this.#failure !== undefined) {
+        const { error } = this.#failure;
+        this.#failure = undefined;
+        next.done.error(new Error(`SessionTree.moveTo could not be saved: ${errorText(error)}`, { cause: error }));
+        continue;
+      }
+      this.#writing = true;
+      let synchronous = true;
+      let finished = false;
+      const finish = (error?: { error: unknown }) => {
+        if (finished) return;
+        finished = true;
+        this.#writing = false;
+        if (error === undefined) next.done?.complete();
+        else if (next.done !== undefined) next.done.error(error.error);
+        else this.#failure = error;
+        if (!synchronous) this.#drain(); // a store that answered later: the queue goes on from here
+      };
+      try {
+        next.store.append(next.entries).subscribe({ error: (error: unknown) => finish({ error }), complete: () => finish() });
+      } catch (error) {
+        finish({ error }); // a store whose append throws instead of erroring
+      }
+      synchronous = false;
+    }
+  }
+}
+
+/** persist's hold on a tree: its messages joined the history (S2). */
+export function growTree(tree: SessionTree, messages: readonly AgentMessage[]): SessionEntry[] {
+  return grow(tree, messages);
+}
+
+/** persist's hold on a tree: compactWhen summarised the path before `firstKeptId` (S5). */
+export function compactTree(tree: SessionTree, summary: string, firstKeptId: string): SessionEntry {
+  return compact(tree, summary, firstKeptId);
+}
+
+/** The entry id of each message of `tree.context()` (`null` for a compaction's summary). */
+export function contextIds(tree: SessionTree): (string | null)[] {
+  return alignedIds(tree);
+}
+
+/** Appends `entries` to `store` after every write the tree was asked for before. */
+export function writeTree(tree: SessionTree, store: SessionStore, entries: readonly SessionEntry[]): Observable<void> {
+  return write(tree, store, entries);
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
