@@ -115,7 +115,7 @@ function timeoutOf(error: unknown, settings: McpCallSettings): number | undefine
   return total ? settings.maxTotalTimeoutMs : settings.callTimeoutMs;
 }
 
-/** The server's own words: the SDK's `McpError` prefixes its message with `MCP error CODE: `. */
+/** The server's own words: the SDK's `McpError` prefixes its message with `MCP error CODE: ` (twice when a server built on the SDK threw one). */
 function messageOf(error: unknown): string {
-  return errorText(error).replace(/^MCP error -?\d+: /, '');
+  return errorText(error).replace(/^(?:MCP error -?\d+: )+/, '');
 }

@@ -32,10 +32,9 @@ function line(item: unknown): string {
   if (kind === 'text' && typeof block.text === 'string') return block.text;
   // an embedded resource carries its URI and MIME type inside `resource`
   const described = kind === 'resource' && typeof block.resource === 'object' && block.resource !== null ? block.resource : block;
-  const parts = [typeof described.mimeType === 'string' ? `${kind} ${described.mimeType}` : kind];
-  if (typeof block.data === 'string') parts.push(`${base64Bytes(block.data)} bytes`);
-  else if (typeof described.uri === 'string') parts.push(described.uri);
-  return `[${parts.join(', ')}]`;
+  const mime = typeof described.mimeType === 'string' ? ` ${described.mimeType}` : '';
+  const size = typeof block.data === 'string' ? `${base64Bytes(block.data)} bytes` : typeof described.uri === 'string' ? described.uri : '';
+  return `[${kind}${mime}${size === '' ? '' : `${mime === '' ? ' ' : ', '}${size}`}]`;
 }
 
 /** How many bytes a base64 text decodes to, without decoding it. */
