@@ -1,5 +1,6 @@
 import { Observable } from 'rxjs';
 import { toolProgress, type ToolProgressValue } from '../tools/tool-progress.js';
+import { LazyAbort } from '../util/lazy-abort.js';
 import { errorText } from '../util/values.js';
 import type { ToolContext, ToolOutput } from '../types.js';
 import type { McpCallResult, McpClient, McpProgress, McpRequestOptions } from './mcp-client.js';
@@ -47,16 +48,19 @@ export function mcpCall(
   settings: McpCallSettings,
 ): Observable<ToolOutput | ToolProgressValue> {
   return new Observable<ToolOutput | ToolProgressValue>((subscriber) => {
-    const signal = context.signal;
+    // The loop's own context aborts only when the loop unsubscribes this Observable, which cancels the
+    // call anyway; its signal is made on first read, and an AbortSignal costs more than an in-memory
+    // round trip (bench/mcp.js), so only a caller's own context is listened to.
+    const signal = context instanceof LazyAbort ? undefined : context.signal;
     // the caller gave up before the call was made: nothing is sent
-    if (signal.aborted) {
+    if (signal?.aborted === true) {
       subscriber.next(aborted());
       subscriber.complete();
       return undefined;
     }
     const controller = new AbortController();
     const cancel = () => controller.abort(MCP_CANCEL_REASON);
-    signal.addEventListener('abort', cancel, { once: true });
+    signal?.addEventListener('abort', cancel);
     let done = false;
     const options: McpRequestOptions = {
       signal: controller.signal,
@@ -88,7 +92,7 @@ export function mcpCall(
       },
     );
     return () => {
-      signal.removeEventListener('abort', cancel);
+      signal?.removeEventListener('abort', cancel);
       if (!done) cancel();
     };
   });
