@@ -59,9 +59,9 @@ function unitServer() {
         setTimeout(() => void server.close(), 5);
         return new Promise(() => {});
       case 'ticking':
-        for (let i = 1; i <= 6; i++) {
-          await sleep(50);
-          await progress(i, 6);
+        for (let i = 1; i <= 5; i++) {
+          await sleep(250);
+          await progress(i, 5);
         }
         return { content: [{ type: 'text', text: 'ticked' }] };
       default: // hang, forever: until cancelled
@@ -198,12 +198,12 @@ describe('MCP calls through the loop', () => {
   });
 
   it('M2: each progress notification resets callTimeoutMs; maxTotalTimeoutMs caps a call that sends progress forever', async () => {
-    const reset = await registryOf(client, { callTimeoutMs: 150 });
-    const ticked = await firstValueFrom(reset.run({ id: 'c1', name: 'ticking', input: {} })); // 300 ms in all, progress every 50
+    const reset = await registryOf(client, { callTimeoutMs: 800 });
+    const ticked = await firstValueFrom(reset.run({ id: 'c1', name: 'ticking', input: {} })); // 1,250 ms in all, progress every 250
     expect(ticked).toMatchObject({ content: 'ticked', isError: false });
-    const capped = await registryOf(client, { callTimeoutMs: 150, maxTotalTimeoutMs: 200 });
-    const forever = await firstValueFrom(capped.run({ id: 'c2', name: 'forever', input: {} }));
-    expect(forever).toMatchObject({ content: 'error: tool timed out after 200 ms', isError: true });
+    const capped = await registryOf(client, { callTimeoutMs: 800, maxTotalTimeoutMs: 300 });
+    const forever = await firstValueFrom(capped.run({ id: 'c2', name: 'forever', input: {} })); // progress every 20 ms
+    expect(forever).toMatchObject({ content: 'error: tool timed out after 300 ms', isError: true });
     await until(() => unit.seen.length === 1);
     expect(unit.seen[0]!.name).toBe('forever');
   });
