@@ -141,7 +141,8 @@ describe('the installed package', () => {
     const installed = join(project, 'node_modules/rx-tool-loop');
     expect(readFileSync(join(installed, 'CONTRACT.md'), 'utf8')).toBe(readFileSync(join(root, 'CONTRACT.md'), 'utf8'));
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules/rx-tool-loop/package.json'), 'utf8')) as Record<string, unknown>;
-    expect(manifest.peerDependencies).toEqual({ rxjs: expect.stringMatching(/^\^7\.8/) });
+    expect(manifest.peerDependencies).toEqual({ rxjs: expect.stringMatching(/^\^7\.8/), '@modelcontextprotocol/sdk': expect.stringMatching(/^\^1\./) });
+    expect(manifest.peerDependenciesMeta).toEqual({ '@modelcontextprotocol/sdk': { optional: true } });
     expect(manifest.dependencies).toBeUndefined();
     expect(existsSync(join(project, 'node_modules/rx-tool-loop/node_modules'))).toBe(false);
     expect(existsSync(join(project, 'node_modules/rx-tool-loop/src'))).toBe(false);
@@ -200,5 +201,79 @@ describe('the installed package', () => {
     writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(config));
     const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
     expect(() => execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8', stdio: 'pipe' })).not.toThrow();
+  });
+});
+
+// M1: rx-tool-loop/mcp is the only entry that imports @modelcontextprotocol/sdk, an optional peer dependency
+const sdkVersion = (JSON.parse(readFileSync(join(root, 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8')) as { version: string }).version;
+const zodVersion = (JSON.parse(readFileSync(join(root, 'node_modules/zod/package.json'), 'utf8')) as { version: string }).version;
+
+const mcpScript = (load: string) => `${load}
+const server = new McpServer({ name: 'tiny', version: '1.0.0' });
+server.registerTool('greet', { description: 'says hello' }, () => ({ content: [{ type: 'text', text: 'hello' }] }));
+const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+const client = new Client({ name: 'consumer', version: '1.0.0' });
+Promise.all([server.connect(serverSide), client.connect(clientSide)]).then(async () => {
+  const registry = new ToolRegistry();
+  const provider = scriptedProvider([
+    [{ type: 'message_start' }, { type: 'tool_call', call: { id: 'c1', name: 'tiny_greet', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }],
+    (input) => [{ type: 'message_start' }, { type: 'text_delta', text: 'it said ' + input.messages[2].content }, { type: 'message_end', stopReason: 'stop' }],
+  ]);
+  const end = await lastValueFrom(syncTools(registry, mcpTools(client, { prefix: 'tiny_' })).pipe(
+    exhaustMap(() => runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'greet' }] })),
+    takeWhile((event) => event.type !== 'loop_end', true),
+  ));
+  console.log(end.assistant.content);
+  await client.close();
+});
+`;
+
+const consumerMcpTs = `import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Observable } from 'rxjs';
+import { ToolRegistry, type Tool } from 'rx-tool-loop';
+import { MCP_CANCEL_REASON, mcpTools, syncTools, type McpToolsOptions } from 'rx-tool-loop/mcp';
+
+const client = new Client({ name: 'consumer', version: '1.0.0' });
+const options: McpToolsOptions = { prefix: 'fs_', filter: (tool) => tool.annotations?.readOnlyHint === true, callTimeoutMs: 30_000 };
+const tools$: Observable<Tool[]> = syncTools(new ToolRegistry(), mcpTools(client, options));
+tools$.subscribe((tools) => tools.length + MCP_CANCEL_REASON.length);
+`;
+
+describe('rx-tool-loop/mcp and its optional peer', () => {
+  it('M1: without @modelcontextprotocol/sdk installed the main entry works, and rx-tool-loop/mcp says what it misses', () => {
+    expect(existsSync(join(project, 'node_modules/@modelcontextprotocol'))).toBe(false);
+    writeFileSync(join(project, 'no-sdk.cjs'), "require('rx-tool-loop'); require('rx-tool-loop/testing'); console.log('main entry ok');");
+    expect(execFileSync(process.execPath, ['no-sdk.cjs'], { cwd: project, encoding: 'utf8' })).toBe('main entry ok\n');
+    writeFileSync(join(project, 'no-sdk-mcp.cjs'), "require('rx-tool-loop/mcp');");
+    expect(() => execFileSync(process.execPath, ['no-sdk-mcp.cjs'], { cwd: project, encoding: 'utf8', stdio: 'pipe' })).toThrow(/Cannot find module '@modelcontextprotocol\/sdk/);
+  });
+
+  describe('with the SDK installed', () => {
+    beforeAll(() => {
+      execFileSync(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', `@modelcontextprotocol/sdk@${sdkVersion}`, `zod@${zodVersion}`], { cwd: project, stdio: 'pipe' });
+    });
+
+    it.each([
+      ['CommonJS (require)', 'mcp.cjs', "const { lastValueFrom, exhaustMap, takeWhile } = require('rxjs');\nconst { ToolRegistry, runEventedToolLoop, scriptedProvider } = require('rx-tool-loop');\nconst { mcpTools, syncTools } = require('rx-tool-loop/mcp');\nconst { Client } = require('@modelcontextprotocol/sdk/client/index.js');\nconst { McpServer } = require('@modelcontextprotocol/sdk/server/mcp.js');\nconst { InMemoryTransport } = require('@modelcontextprotocol/sdk/inMemory.js');"],
+      ['ES modules (import)', 'mcp.mjs', "import { lastValueFrom, exhaustMap, takeWhile } from 'rxjs';\nimport { ToolRegistry, runEventedToolLoop, scriptedProvider } from 'rx-tool-loop';\nimport { mcpTools, syncTools } from 'rx-tool-loop/mcp';\nimport { Client } from '@modelcontextprotocol/sdk/client/index.js';\nimport { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';\nimport { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';"],
+    ])('M1: rx-tool-loop/mcp gives a loop the tools of an MCP server, from %s', (_label, file, load) => {
+      writeFileSync(join(project, file), mcpScript(load));
+      expect(execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8' })).toBe('it said hello\n');
+    });
+
+    it.each([
+      ['nodenext (CommonJS consumer)', 'nodenext', 'nodenext', 'mcp-consumer.cts'],
+      ['nodenext (ESM consumer)', 'nodenext', 'nodenext', 'mcp-consumer.mts'],
+      ['bundler', 'esnext', 'bundler', 'mcp-consumer.ts'],
+    ])('M1: type-checks a consumer of rx-tool-loop/mcp with the SDK\'s Client, %s', (_label, module, resolution, file) => {
+      writeFileSync(join(project, file), consumerMcpTs);
+      const config = {
+        compilerOptions: { strict: true, noEmit: true, skipLibCheck: true, module, moduleResolution: resolution, target: 'ES2022', lib: ['ES2022', 'DOM'], types: [] },
+        files: [file],
+      };
+      writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(config));
+      const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
+      expect(() => execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8', stdio: 'pipe' })).not.toThrow();
+    });
   });
 });

@@ -55,6 +55,19 @@ describe('ToolRegistry', () => {
     });
   });
 
+  it('R15: unregister removes a tool (its spec too) and says whether there was one; a later call is an unknown tool', async () => {
+    const echo = tool('echo', (input) => input.text, { text: 'what' });
+    const registry = new ToolRegistry().register(echo).register({ ...echo, name: 'other' });
+    expect(registry.unregister('echo')).toBe(true);
+    expect(registry.unregister('echo')).toBe(false);
+    expect(registry.getSpecs().map((spec) => spec.name)).toEqual(['other']);
+    expect(registry.get('echo')).toBeUndefined();
+    const result = await resultOf(registry, 'echo', { text: 'x' });
+    expect(result).toMatchObject({ content: 'unknown tool: echo', isError: true });
+    registry.register(echo); // the name is free again
+    expect(registry.getSpecs().map((spec) => spec.name)).toEqual(['other', 'echo']);
+  });
+
   describe('R13 series-compatible tools', () => {
     it('registers and runs a tool written as in the series', async () => {
       const registry = new ToolRegistry();

@@ -48,6 +48,16 @@ export class ToolRegistry {
     return this;
   }
 
+  /**
+   * Removes the tool called `name`; says whether there was one (R15). Its calls already running go on; the
+   * next turn's specs no longer offer it, and a later call of it is an unknown tool (R9).
+   */
+  unregister(name: string): boolean {
+    if (!this.tools.delete(name)) return false;
+    this.specs = this.specs.filter((spec) => spec.name !== name);
+    return true;
+  }
+
   /** The registered tool called `name`, if any. */
   get(name: string): Tool | undefined {
     return this.tools.get(name);

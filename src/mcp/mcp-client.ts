@@ -1,0 +1,56 @@
+/**
+ * What `rx-tool-loop/mcp` needs of an MCP client: a small structural interface that the SDK's `Client`
+ * (`@modelcontextprotocol/sdk/client/index.js`, ^1.x) satisfies as it is, so that the adapter does not
+ * depend on the SDK's classes (M2).
+ */
+import type { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+/** A server's tool as `tools/list` gives it (M1). */
+export interface McpToolInfo {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema: { type: 'object'; properties?: Record<string, unknown>; required?: string[]; [keyword: string]: unknown };
+  annotations?: {
+    title?: string;
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+  };
+}
+
+/** One progress notification of a call (`notifications/progress`). */
+export interface McpProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** The request options the adapter passes to `listTools` and `callTool` (the SDK's `RequestOptions`). */
+export interface McpRequestOptions {
+  signal?: AbortSignal;
+  onprogress?: (progress: McpProgress) => void;
+  timeout?: number;
+  resetTimeoutOnProgress?: boolean;
+  maxTotalTimeout?: number;
+}
+
+/** What `tools/call` answers; read defensively, since a server may send anything. */
+export interface McpCallResult {
+  content?: unknown;
+  structuredContent?: unknown;
+  isError?: unknown;
+  [key: string]: unknown;
+}
+
+/** The client `mcpTools` takes: the SDK's `Client` fits. */
+export interface McpClient {
+  listTools(params?: { cursor?: string }, options?: McpRequestOptions): Promise<{ tools: McpToolInfo[]; nextCursor?: string }>;
+  callTool(params: { name: string; arguments?: Record<string, unknown> }, resultSchema?: undefined, options?: McpRequestOptions): Promise<McpCallResult>;
+  setNotificationHandler(schema: typeof ToolListChangedNotificationSchema, handler: () => void): void;
+  /** The server's `serverInfo` after `initialize`: its `name` is SERVERNAME in `error: MCP SERVERNAME: MESSAGE` (M4). */
+  getServerVersion?(): { name: string } | undefined;
+  /** Called when the connection closes; `mcpTools` chains onto it and then completes (M1). */
+  onclose?: (() => void) | undefined;
+}

@@ -1,0 +1,144 @@
+import { Observable, Subject, concat, debounceTime, map, of, switchMap, takeUntil } from 'rxjs';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { shown } from '../util/values.js';
+import type { Tool } from '../types.js';
+import type { McpClient, McpToolInfo } from './mcp-client.js';
+import { mcpCall, type McpCallSettings } from './mcp-call.js';
+import { toolNames } from './mcp-names.js';
+
+export interface McpToolsOptions {
+  /** Prepended to every name (two servers, one registry). */
+  prefix?: string;
+  /** Which of the server's tools to offer, as listed. */
+  filter?: (tool: McpToolInfo) => boolean;
+  /** Per call, reset by each progress notification; default none (the loop's `toolTimeoutMs` still applies). */
+  callTimeoutMs?: number;
+  /** Per call, whatever the progress: caps a call that sends progress forever; default none. */
+  maxTotalTimeoutMs?: number;
+}
+
+/** `list_changed` notifications that come together are one relisting. */
+const LIST_CHANGED_DEBOUNCE_MS = 20;
+
+/**
+ * The tools of an MCP server as the loop's `Tool`s (M1). On subscribe it lists them (every page), emits
+ * them, and lists and emits again after each `notifications/tools/list_changed` (a burst is one listing;
+ * the old list stands until the new one is in); it completes when the client closes and errors only when
+ * a listing fails. Each tool's call is an Observable (M2): progress is `tool_update` at once, cancelling
+ * sends `notifications/cancelled` (M3), and failures are results (M4).
+ *
+ * ```text
+ * server:    ^-----c-----c-c--|     c = list_changed, | = the connection closes
+ * mcpTools:  --a------b-------c|    a, b, c = Tool[] (c: one listing for the burst)
+ * ```
+ *
+ * ```ts
+ * const registry = new ToolRegistry();
+ * const run$ = syncTools(registry, mcpTools(client)).pipe(
+ *   exhaustMap(() => runEventedToolLoop({ provider, registry, messages })), // starts once the tools are in
+ *   takeWhile((event) => event.type !== 'loop_end', true),
+ * );
+ * ```
+ */
+export function mcpTools(client: McpClient, options: McpToolsOptions = {}): Observable<Tool[]> {
+  for (const method of ['listTools', 'callTool', 'setNotificationHandler'] as const) {
+    if (typeof client?.[method] !== 'function') throw new TypeError(`mcpTools: client must be an MCP client with ${method}() (got ${shown(client)})`);
+  }
+  const { prefix = '', filter, callTimeoutMs = Infinity, maxTotalTimeoutMs = Infinity } = options ?? {};
+  if (typeof prefix !== 'string') throw new TypeError(`mcpTools: prefix must be a string (got ${shown(prefix)})`);
+  if (filter !== undefined && typeof filter !== 'function') throw new TypeError(`mcpTools: filter must be a function (got ${shown(filter)})`);
+  checkMs('callTimeoutMs', callTimeoutMs);
+  checkMs('maxTotalTimeoutMs', maxTotalTimeoutMs);
+  const events = eventsOf(client);
+
+  return new Observable<Tool[]>((subscriber) => {
+    const settings: McpCallSettings = { server: client.getServerVersion?.()?.name ?? 'server', callTimeoutMs, maxTotalTimeoutMs };
+    return concat(of(undefined), events.changed.pipe(debounceTime(LIST_CHANGED_DEBOUNCE_MS)))
+      .pipe(
+        // a newer notification abandons a listing still running
+        switchMap(() => listAll(client)),
+        map((listed) => {
+          const offered = filter === undefined ? listed : listed.filter((tool) => filter(tool));
+          const names = toolNames(offered.map((tool) => tool.name), prefix);
+          return offered.map((info, index) => toTool(client, info, names[index]!, settings));
+        }),
+        takeUntil(events.closed),
+      )
+      .subscribe(subscriber);
+  });
+}
+
+function checkMs(option: string, value: unknown): void {
+  if (value !== Infinity && !(Number.isInteger(value) && (value as number) >= 1)) {
+    throw new RangeError(`mcpTools: ${option} must be an integer >= 1 or Infinity (got ${shown(value)})`);
+  }
+}
+
+function toTool(client: McpClient, info: McpToolInfo, name: string, settings: McpCallSettings): Tool {
+  const description = [info.description, info.title, info.name].find((text) => typeof text === 'string' && text !== '') ?? info.name;
+  return {
+    name,
+    description,
+    // R24: only its `required` keys are checked here; the server validates the rest
+    inputSchema: info.inputSchema,
+    handler: (input: Record<string, unknown>, context) => mcpCall(client, info.name, input, context, settings),
+  };
+}
+
+/** Every page of `tools/list`, as one array; cancelled (with `notifications/cancelled`) when unsubscribed. */
+function listAll(client: McpClient): Observable<McpToolInfo[]> {
+  return new Observable<McpToolInfo[]>((subscriber) => {
+    const controller = new AbortController();
+    const pages = async () => {
+      const tools: McpToolInfo[] = [];
+      const seen = new Set<string>();
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { signal: controller.signal });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+        if (cursor !== undefined && seen.has(cursor)) throw new Error(`mcpTools: the server sent the cursor ${JSON.stringify(cursor)} twice`);
+        if (cursor !== undefined) seen.add(cursor);
+      } while (cursor !== undefined);
+      return tools;
+    };
+    pages().then(
+      (tools) => {
+        subscriber.next(tools);
+        subscriber.complete();
+      },
+      (error: unknown) => subscriber.error(error),
+    );
+    return () => controller.abort();
+  });
+}
+
+interface ClientEvents {
+  changed: Subject<void>;
+  closed: Subject<void>;
+}
+
+/**
+ * One `list_changed` handler and one `onclose` hook per client, shared by all its `mcpTools`
+ * subscriptions (the SDK keeps a single handler per notification). The client's own `onclose`, if any,
+ * still runs first.
+ */
+const clients = new WeakMap<McpClient, ClientEvents>();
+
+function eventsOf(client: McpClient): ClientEvents {
+  let events = clients.get(client);
+  if (events !== undefined) return events;
+  const created: ClientEvents = { changed: new Subject<void>(), closed: new Subject<void>() };
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => created.changed.next());
+  const previous = client.onclose;
+  client.onclose = () => {
+    try {
+      previous?.call(client);
+    } finally {
+      created.closed.next();
+    }
+  };
+  clients.set(client, created);
+  events = created;
+  return events;
+}
