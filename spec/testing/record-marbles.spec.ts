@@ -5,6 +5,7 @@ import { Observable, concatMap, delay, from, lastValueFrom, of, timer } from 'rx
 import { TestScheduler } from 'rxjs/testing';
 import { conversation, runEventedToolLoop, scriptedProvider, type AgentMessage, type ProviderEvent } from 'rx-tool-loop';
 import { answerTurn, toolTurn } from '../support/events.js';
+import { replay } from './support/replay.js';
 import { call, end, marbleProvider, marbleTools, recordMarbles, start, text } from 'rx-tool-loop/testing';
 
 const root = join(__dirname, '..', '..');
@@ -135,7 +136,7 @@ describe('recordMarbles (T3)', () => {
     }
   }, 60_000);
 
-  it('says in its test what a replay cannot rebuild: a conversation, hooks', async () => {
+  it('T9: a real-time conversation with a denying hook is rebuilt (prompts as a marble, the hook\'s answer), not only noted', async () => {
     const { test } = await lastValueFrom(
       recordMarbles(
         of('rm it').pipe(
@@ -147,7 +148,8 @@ describe('recordMarbles (T3)', () => {
         ),
       ),
     );
-    expect(test).toContain('// Note: the run was a conversation of 1 prompts');
-    expect(test).toContain('// Note: the run had hooks (a denied call or a hook that failed), which this replay does not rebuild.');
+    expect(test).toContain('cold(diagram.prompts, prompts).pipe(conversation({ provider, registry, beforeToolCall, policy: "queue" }))');
+    expect(test).toContain('decision: {"action":"deny","reason":"no"}');
+    replay(test);
   });
 });
