@@ -61,11 +61,16 @@ const PROVIDER_EVENTS = new Set(['message_start', 'text_delta', 'tool_call', 'to
  * at its frame; `options` passed on; and the run's own line as the expectation. What a replay cannot rebuild is
  * said in a comment.
  */
-export function replayTest(seen: Seen[], frames: number[], letters: Letters, diagram: string, options: Partial<ConversationOptions> = {}): string {
+export function replayTest(seen: Seen[], frames: number[], letters: Letters, diagram: string, options: Partial<ConversationOptions> = {}, stretch = 1): string {
   const values = letters.legend();
   const loops: Loop[] = [];
   const prompts: { frame: number; content: string }[] = [];
   const notes: string[] = [];
+  if (stretch > 1) {
+    notes.push(
+      `some events of the run are closer than marble syntax can draw them (inside a group's span), so this replay runs ${stretch} times slower: each recorded frame is ${stretch} frames here, and every event keeps its own frame`,
+    );
+  }
   let initial: readonly AgentMessage[] | undefined;
   let steered = false;
   let ended: { frame: number; kind: 'E' | 'C'; error?: unknown } | undefined;
@@ -298,7 +303,8 @@ function writeTest(parts: TestParts): string {
       if (!promptLetters.has(content)) promptLetters.set(content, MARBLE_ALPHABET[promptLetters.size]!);
       return { frame, kind: 'N', value: promptLetters.get(content)! };
     });
-    marks.push({ frame: prompts[prompts.length - 1]!.frame, kind: 'C' });
+    // prompts$ completes where the conversation did (C3: once the prompts and the last loop have ended)
+    marks.push({ frame: ended?.kind === 'C' ? ended.frame : prompts[prompts.length - 1]!.frame, kind: 'C' });
     lines.unshift(['prompts', drawLine(marks, (letter) => letter)]);
   }
   const abortLine = isConversation && aborts.length > 0 ? drawLine(aborts.map((frame) => ({ frame, kind: 'N', value: 'x' })), (letter) => letter) : undefined;
