@@ -79,6 +79,7 @@ export function frameClock(frameMs: number): () => number {
 export class Letters {
   private readonly byValue = new Map<string, string>();
   private readonly taken = new Set<string>();
+  private cursor = 0;
 
   /** `given`: a legend whose letters are used first; `reserved`: characters never handed out (a diagram's own). */
   constructor(given: Record<string, string> = {}, reserved: Iterable<string> = []) {
@@ -119,8 +120,9 @@ export class Letters {
     const mirrored = mirror >= 0 && mirror < GREEK.length ? GREEK[mirror] : undefined;
     if (mirrored !== undefined && !this.taken.has(mirrored)) return mirrored;
     for (const c of preferred(value)) if (!this.taken.has(c)) return c;
-    for (const c of MARBLE_ALPHABET) if (!this.taken.has(c)) return c;
-    return undefined;
+    // letters are only ever taken, so the first free one is never before the last one found
+    while (this.cursor < MARBLE_ALPHABET.length && this.taken.has(MARBLE_ALPHABET[this.cursor]!)) this.cursor++;
+    return MARBLE_ALPHABET[this.cursor];
   }
 }
 
