@@ -2,6 +2,7 @@ import { Observable } from 'rxjs';
 import { TestScheduler, type RunHelpers } from 'rxjs/testing';
 import type { ConversationEvent } from '../types.js';
 import { describeEvent } from './describe-event.js';
+import { argumentError, checkObservable, checkRecord, checkString } from './arguments.js';
 import { Letters, Mark, drawLine, frameClock } from './marble-line.js';
 
 /** What {@link expectLoop} returns. */
@@ -27,8 +28,12 @@ export interface LoopExpectation {
  * ```
  */
 export function expectLoop(helpers: RunHelpers, run$: Observable<ConversationEvent>): LoopExpectation {
+  if (typeof (helpers as Partial<RunHelpers> | null)?.flush !== 'function') throw argumentError('expectLoop', 'helpers must be the helpers of TestScheduler.run', helpers);
+  checkObservable('expectLoop', 'run$', run$);
   return {
     toBe(diagram, legend) {
+      checkString('expectLoop', 'diagram', diagram);
+      checkRecord('expectLoop', 'legend', legend);
       const expected: Mark[] = TestScheduler.parseMarbles(diagram, legend, undefined, true, true).map(({ frame, notification }) => ({
         frame,
         kind: notification.kind,
