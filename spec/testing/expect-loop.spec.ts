@@ -1,4 +1,4 @@
-import { TestScheduler } from 'rxjs/testing';
+import { TestScheduler, type RunHelpers } from 'rxjs/testing';
 import { runEventedToolLoop } from 'rx-tool-loop';
 import { call, end, expectLoop, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
 
@@ -13,7 +13,7 @@ const legend = loopLegend(events, {
   L: 'loop_end stop',
 });
 
-function run(toolLine: string, result = 'sunny'): (helpers: Parameters<Parameters<TestScheduler['run']>[0]>[0]) => void {
+function run(toolLine: string, result = 'sunny'): (helpers: RunHelpers) => void {
   return (helpers) => {
     const { cold } = helpers;
     const provider = marbleProvider(cold('-s-c---u|', events), cold('-----s-t-e|', events));
