@@ -92,7 +92,7 @@ describe('a failing expectLoop shows why (T8)', () => {
     expect(lines.slice(0, 5)).toEqual([
       "expectLoop: the loop's line differs",
       '  expected: 1s-(cγ)R-u(E2)-s-e(FL|)',
-      '  actual:   the same line when drawn, but not at the same frames (see the frames below)',
+      '  actual:   the same line when drawn, but not the same events at the same frames (see the frames below)',
       '  the actual line cannot draw these events at their frames (a group takes as many frames as it has characters, so they are drawn later):',
       '    tool_result search: hits at frame 4 is inside the group (cγ) of frame 3, which takes frames 3-6',
     ]);
@@ -142,6 +142,13 @@ describe('a failing expectLoop shows why (T8)', () => {
       '  the run had not completed by the end of virtual time (frame 1)',
       '    the provider call of turn 1 (from frame 0) is still open: it has not sent message_end',
     ]);
+  });
+
+  it('T8: an error of another value reads the same when drawn: the lines are not printed twice, the frames show both errors', () => {
+    const lines = failure((helpers) => expectLoop(helpers, helpers.cold('-#', {}, new Error('late'))).toBe('-#', {}));
+    noTwinLines(lines);
+    expect(lines).toContain('  actual:   the same line when drawn, but not the same events at the same frames (see the frames below)');
+    expect(lines.find((line) => line.includes('frame 1: error: '))).toBe('  ≠ frame 1: error: error | frame 1: error: Error: late');
   });
 
   it('T8: a frame off: the two lines, one above the other, and nothing else', () => {

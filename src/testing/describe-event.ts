@@ -19,6 +19,7 @@ import { argumentError, checkRecord } from './arguments.js';
  * | `turn_end` | `turn_end 1 (toolUse): user, assistant "hm"[slow,fast], toolResult slow, toolResult fast` |
  * | `loop_end` | `loop_end stop` |
  * | `user_message` | `user_message what time is it?` (a conversation's prompt, C1) |
+ * | `prompt_dropped` | `prompt_dropped and now?` (a prompt `abort$` dropped) |
  *
  * A failed turn shows its error: `turn_end 2 (error: overloaded): …`. Anything that is not an event throws
  * a `TypeError` that names it: `describeEvent: event must be a loop or conversation event (got null)`.
@@ -36,6 +37,9 @@ export function describeEvent(event: ConversationEvent): string {
 }
 
 function line(event: ConversationEvent): string {
+  // a prompt a conversation's abort$ dropped (version 2, left open a): the text, so a test can see it is not lost
+  const loose = event as { type: string; message?: { content?: unknown } };
+  if (loose.type === 'prompt_dropped' && typeof loose.message?.content === 'string') return `prompt_dropped ${loose.message.content}`;
   switch (event.type) {
     case 'turn_start':
       return `turn_start ${event.turn}`;
@@ -64,7 +68,8 @@ function line(event: ConversationEvent): string {
     case 'user_message':
       return `user_message ${event.message.content}`;
     default:
-      return unknownEvent(event);
+      // `as never`: an event type added to ConversationEvent later still compiles here, and reads as unknown
+      return unknownEvent(event as never);
   }
 }
 

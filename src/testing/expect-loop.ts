@@ -40,7 +40,7 @@ export function expectLoop(helpers: RunHelpers, run$: Observable<ConversationEve
       const expected: Mark[] = TestScheduler.parseMarbles(diagram, legend, undefined, true, true).map(({ frame, notification }) => ({
         frame,
         kind: notification.kind,
-        ...(notification.kind === 'N' ? { value: describedValue(notification.value, unknown) } : {}),
+        ...(notification.kind === 'N' ? { value: describedValue(notification.value, unknown) } : notification.kind === 'E' ? { value: String(notification.error) } : {}),
       }));
       const actual: Mark[] = [];
       const events: { frame: number; event: ConversationEvent }[] = [];
@@ -93,7 +93,7 @@ function difference({ expected, actual, diagram, legend, unknown, events, end }:
   const wanted = diagram.trim();
   const lines = ["expectLoop: the loop's line differs", `  expected: ${wanted}`];
   // T8: never two identical lines: a line that reads the same is not printed twice, the frames say how it differs
-  lines.push(actualLine === wanted ? '  actual:   the same line when drawn, but not at the same frames (see the frames below)' : `  actual:   ${actualLine}`);
+  lines.push(actualLine === wanted ? '  actual:   the same line when drawn, but not the same events at the same frames (see the frames below)' : `  actual:   ${actualLine}`);
   if (unknown.size > 0) {
     lines.push('  letters of the expected line that the legend lacks:');
     for (const letter of unknown.keys()) lines.push(`    ${letter}: not in the legend`);
