@@ -8,7 +8,17 @@ import type { RunHelpers } from 'rxjs/testing';
 import { z } from 'zod';
 import { ToolRegistry, conversation, defineTool, runEventedToolLoop, type AgentMessage, type LoopEvent, type ProviderEvent } from 'rx-tool-loop';
 import { call, end, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
-import { recorded, replay } from './support/replay.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { recorded, replay as run } from './support/replay.js';
+
+/** Every test generated here: run at once, type-checked together at the end. */
+const generated: string[] = [];
+const replay = (test: string) => {
+  generated.push(test);
+  run(test);
+};
 
 const events = {
   s: start,
@@ -185,4 +195,23 @@ describe('recorded tests pass as generated (T9)', () => {
     expect(test).toMatch(/run\.pipe\((takeUntil\(timer\(7\)\)|take\(4\)), described\)/);
     replay(test);
   });
+
+  it('T9: every test generated above compiles as it is: strict TypeScript, no unused names, the published types', () => {
+    expect(generated.length).toBeGreaterThanOrEqual(15);
+    const root = join(__dirname, '..', '..');
+    const folder = mkdtempSync(join(__dirname, 'generated-'));
+    try {
+      const files = generated.map((test, i) => {
+        const file = join(folder, `recorded-${i}.spec.ts`);
+        writeFileSync(file, test);
+        return file;
+      });
+      const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), { noEmit: true }, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;
+      const program = ts.createProgram(files, { ...config.options, noUnusedLocals: true, noUnusedParameters: true });
+      const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+      expect(problems).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

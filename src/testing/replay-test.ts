@@ -334,7 +334,7 @@ function writeTest(parts: TestParts): string {
   const own = Object.fromEntries(Object.entries(values).filter(([letter]) => !providerLetters.has(letter)));
   const tools = [...toolRuns].map(([name, runs]) => `      ${JSON.stringify(name)}: nthRun([${runs.join(', ')}]),`);
   const synchronousRuns = [...toolRuns.values()].some((runs) => runs.some((run) => run.startsWith('of(')));
-  const rxjs = ['Observable', ...(hooked || preparedFails ? ['NEVER', 'map', 'of', 'timer'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : [])];
+  const rxjs = [...(toolRuns.size > 0 || hooked || preparedFails ? ['Observable'] : []), ...(hooked || preparedFails ? ['NEVER', 'map', 'of', 'timer'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : [])];
   const run = isConversation
     ? `cold(diagram.prompts, prompts).pipe(conversation({ ${['provider', 'registry', ...(initial.length > 0 ? ['messages'] : []), ...hookOptions(), ...(abortLine !== undefined ? ['abort$: cold(diagram.aborts)'] : []), ...passed].join(', ')} }))`
     : `runEventedToolLoop({ ${['provider', 'registry', 'messages', ...hookOptions(), ...(signal !== undefined ? ['signal: controller.signal'] : []), ...passed].join(', ')} })`;
@@ -372,12 +372,9 @@ function writeTest(parts: TestParts): string {
       ? ['', '/** H6: each provider turn\'s prepareTurn: where it failed, at which frame and with which message (at -1: it passed). */', `const prepared = ${JSON.stringify(failures)};`]
       : []),
     '',
-    '/** The n-th call of a tool plays its n-th run. */',
-    'function nthRun<T>(runs: Observable<T>[]): () => Observable<T> {',
-    '  let calls = 0;',
-    '  return () => runs[calls++]!;',
-    '}',
-    '',
+    ...(toolRuns.size === 0
+      ? []
+      : ['/** The n-th call of a tool plays its n-th run. */', 'function nthRun<T>(runs: Observable<T>[]): () => Observable<T> {', '  let calls = 0;', '  return () => runs[calls++]!;', '}', '']),
     "test('the recorded run', () => {",
     '  const testScheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));',
     '  testScheduler.run(({ cold, expectObservable }) => {',
