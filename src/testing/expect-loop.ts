@@ -155,7 +155,7 @@ function frameTable(expected: readonly Mark[], actual: readonly Mark[]): string[
     }
   }
   const width = Math.max(...rows.map(([left]) => left.length));
-  return rows.map(([left, right]) => `  ${left === right ? ' ' : '≠'} ${left.padEnd(width)} | ${right}`);
+  return rows.map(([left, right]) => `  ${left === right ? ' ' : '≠'} ${left.padEnd(width)} | ${right}`.trimEnd());
 }
 
 /** T8: what is still going on when virtual time has run out: tools still running (a Promise, T4), calls waiting, provider calls open. */

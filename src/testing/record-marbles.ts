@@ -36,7 +36,7 @@ export interface RecordOptions {
  * completes (or errors) it emits one {@link MarbleRecording} and completes. Inside `TestScheduler.run`
  * a frame is a virtual frame; outside, `Math.floor(elapsed / frameMs)`. An event whose frame an earlier
  * group took is drawn at the next free one. Runs of any length are drawn (T7: past the 62 ASCII letters
- * come those of `MARBLE_ALPHABET`); whatever goes wrong while recording is an error of the recording's
+ * come the kit's fixed alphabet of about 21,700 single-code-unit letters, CONTRACT T7); whatever goes wrong while recording is an error of the recording's
  * Observable, never an exception thrown from a callback.
  *
  * ```text
