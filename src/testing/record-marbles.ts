@@ -36,8 +36,9 @@ export interface RecordOptions {
  * completes (or errors) it emits one {@link MarbleRecording} and completes. Inside `TestScheduler.run`
  * a frame is a virtual frame; outside, `Math.floor(elapsed / frameMs)`. An event whose frame an earlier
  * group took is drawn at the next free one. Runs of any length are drawn (T7: past the 62 ASCII letters
- * come the kit's fixed alphabet of about 21,700 single-code-unit letters, CONTRACT T7); whatever goes wrong while recording is an error of the recording's
- * Observable, never an exception thrown from a callback.
+ * come the rest of the kit's fixed alphabet, about 21,700 letters of one code unit each); whatever goes
+ * wrong while recording is an error of the recording's Observable, never an exception thrown from a callback.
+ * The test it writes replays the run (T9): pass the run's `options` for what its events do not show.
  *
  * ```text
  * run$:          1s-c-u--(RE2)s-t-e(FL|)
