@@ -1,6 +1,6 @@
 // A marble test of your own agent, written as a user of the package writes it (README "Testing your agent").
 import { takeUntil, throwError } from 'rxjs';
-import { TestScheduler } from 'rxjs/testing';
+import { TestScheduler, type RunHelpers } from 'rxjs/testing';
 import { runEventedToolLoop } from 'rx-tool-loop';
 import { call, end, expectLoop, loopLegend, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
 
@@ -13,7 +13,7 @@ const legend = loopLegend(events, {
   F: 'turn_end 2 (stop): user, assistant "Looking. "[search,fetch], toolResult search, toolResult fetch, assistant "Done."',
 });
 
-const agent = (helpers: Parameters<Parameters<TestScheduler['run']>[0]>[0], maxTurns = 8) => {
+const agent = (helpers: RunHelpers, maxTurns = 8) => {
   const { cold } = helpers;
   const provider = marbleProvider(cold('-s-h-a---b----u|', events), cold('-----s-t-e|', events));
   const registry = marbleTools({

@@ -237,6 +237,22 @@ describe('the playground in headless Chromium (V1–V4)', () => {
   );
 
   browserTest(
+    'T10: ?scenario=NAME&run=1 runs that scenario at once, drawn with the scenario\'s own letters (its legend)',
+    async () => {
+      const id = '04-parallel-out-of-order';
+      await page.goto(`${served!.url}?scenario=${id}&run=1&frameMs=1`);
+      await page.waitForFunction(() => document.body.dataset['state'] === 'done', null, { timeout: 20_000 });
+      const diagram = Object.fromEntries(readScenario(id).diagram);
+      const loop = (await drawnLanes(page)).find((lane) => lane.kind === 'loop');
+      expect(loop?.line).toBe(diagram['loop']);
+      const legend = await page.$$eval('#legend li', (items) => items.map((item) => item.textContent));
+      expect(legend).toContain('\u03b1tool_start slow');
+      expect(legend).toContain('\u03b2tool_start fast');
+    },
+    30_000,
+  );
+
+  browserTest(
     'V3: "Copy as marble test" copies the recordMarbles test of the run: the scenario\'s loop line up to the letters, and it passes',
     async () => {
       await page.goto(`${served!.url}?scenario=${S04}&frameMs=20`);

@@ -54,7 +54,7 @@ let replaying: ReturnType<typeof setInterval> | undefined;
 let drawn: Drawn = new Map();
 let pending = false;
 
-// an error nobody handles (a recording past 62 letters, say) is shown here, not thrown at the console
+// an error nobody handles is shown here, not thrown at the console (the recorder itself fails only through its Observable, T7)
 config.onUnhandledError = (error: unknown) => {
   const message = error instanceof Error ? error.message : String(error);
   if (current !== undefined) current.recorder.recordingError ??= message;
@@ -70,6 +70,8 @@ showDoc();
 showFrameMs();
 setState('idle');
 draw();
+// T10: `?scenario=NAME&run=1` runs that scenario at once (a link to a run, a browser test)
+if (params.get('run') === '1') start();
 
 ui.scenario.addEventListener('change', showDoc);
 ui.frameMs.addEventListener('input', showFrameMs);

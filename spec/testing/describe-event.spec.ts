@@ -78,6 +78,11 @@ describe('describeEvent (T2)', () => {
     expect(describeEvent(event)).toBe(line);
   });
 
+  it('T2: a prompt a conversation dropped reads prompt_dropped TEXT; an event type the kit does not know reads as unknown', () => {
+    expect(describeEvent({ type: 'prompt_dropped', message: { role: 'user', content: 'and now?' } } as never)).toBe('prompt_dropped and now?');
+    expect(describeEvent({ type: 'custom' } as never)).toBe('unknown event "custom"');
+  });
+
   it('described maps a run to its lines', async () => {
     const lines = await new Promise<string[]>((resolve) => of(start, text("a")).pipe(described, toArray()).subscribe(resolve));
     expect(lines).toEqual(['message_start', 'text_delta a']);

@@ -7,7 +7,8 @@ const sources = readdirSync(folder).map((name) => ({ name, text: readFileSync(jo
 
 describe('rx-tool-loop/testing', () => {
   it('T4: no double uses a Promise (a Promise does not advance under TestScheduler)', () => {
-    const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, ''); // comments may say why
+    // comments and messages may say why (T8 names a Promise tool still running): only code counts
+    const code = (text: string) => text.replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '').replace(/'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`/g, "''");
     expect(sources.filter(({ text }) => /\bPromise\b|\.then\(|\basync\b|\bawait\b/.test(code(text))).map(({ name }) => name)).toEqual([]);
   });
 

@@ -1,11 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { Observable, concatMap, delay, from, lastValueFrom, map, of, timer } from 'rxjs';
+import fc from 'fast-check';
+import { Observable, concat, concatMap, config, delay, from, interval, lastValueFrom, map, of, take, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { conversation, runEventedToolLoop, scriptedProvider, type AgentMessage, type ProviderEvent } from 'rx-tool-loop';
+import { conversation, runEventedToolLoop, scriptedProvider, type AgentMessage, type ConversationEvent, type ProviderEvent } from 'rx-tool-loop';
 import { answerTurn, toolTurn } from '../support/events.js';
-import { call, end, marbleProvider, marbleTools, recordMarbles, start, text } from 'rx-tool-loop/testing';
+import { replay } from './support/replay.js';
+import { call, end, marbleProvider, marbleTools, recordMarbles, start, text, type MarbleRecording } from 'rx-tool-loop/testing';
 
 const root = join(__dirname, '..', '..');
 
@@ -147,7 +149,7 @@ describe('recordMarbles (T3)', () => {
     });
   });
 
-  it('says in its test what a replay cannot rebuild: a conversation, hooks', async () => {
+  it('T9: a real-time conversation with a denying hook is rebuilt (prompts as a marble, the hook\'s answer), not only noted', async () => {
     const { test } = await lastValueFrom(
       recordMarbles(
         of('rm it').pipe(
@@ -159,7 +161,89 @@ describe('recordMarbles (T3)', () => {
         ),
       ),
     );
-    expect(test).toContain('// Note: the run was a conversation of 1 prompts');
-    expect(test).toContain('// Note: the run had hooks (a denied call or a hook that failed), which this replay does not rebuild.');
+    expect(test).toContain('cold(diagram.prompts, prompts).pipe(conversation({ provider, registry, beforeToolCall, policy: "queue" }))');
+    expect(test).toContain('decision: {"action":"deny","reason":"no"}');
+    replay(test);
+  });
+});
+
+describe('recordMarbles on real-length runs (T7)', () => {
+  const answer = (deltas: Observable<ProviderEvent>) => runEventedToolLoop({ provider: () => concat(of(start), deltas, of(end('stop'))), registry: marbleTools({}), messages: [{ role: 'user', content: 'tell me' }] });
+
+  it('T7: a real-length answer of 1,000 distinct deltas is drawn, a letter each, and its test replays it', () => {
+    let recording: MarbleRecording | undefined;
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(() => {
+      // from frame 4, after the (1s) group of frames 0–3
+      recordMarbles(answer(interval(1).pipe(take(1000), delay(3), map((i) => text(`word${i} `))))).subscribe((r) => (recording = r));
+    });
+    const { diagram, values, test } = recording!;
+    const deltas = Object.entries(values).filter(([, line]) => line.startsWith('text_delta '));
+    expect(deltas).toHaveLength(1000);
+    expect(deltas.every(([letter]) => letter.length === 1 && !'-|#()^! '.includes(letter))).toBe(true);
+    // one character a frame: the line parses back to its 1,000 deltas at their frames
+    const parsed = TestScheduler.parseMarbles(diagram, values, undefined, true, true);
+    expect(parsed.filter((m) => m.notification.kind === 'N' && String(m.notification.value).startsWith('text_delta ')).map((m) => m.frame / TestScheduler.frameTimeFactor)).toEqual(Array.from({ length: 1000 }, (_, i) => i + 4));
+    replay(test);
+  });
+
+  it('T7: with { mergeText: true } consecutive text_deltas of one frame are one letter, and the replay sends their text joined', () => {
+    let recording: MarbleRecording | undefined;
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(() => {
+      // a streamed answer in bursts: 4 deltas a frame, 250 frames
+      const bursts = interval(1).pipe(take(250), delay(3), concatMap((i) => from([0, 1, 2, 3].map((k) => text(`w${i * 4 + k} `)))));
+      recordMarbles(answer(bursts), { mergeText: true }).subscribe((r) => (recording = r));
+    });
+    const { diagram, values, test } = recording!;
+    expect(Object.values(values).filter((line) => line.startsWith('text_delta '))).toHaveLength(250);
+    expect(diagram.startsWith('(1s)')).toBe(true);
+    expect(values[diagram[4]!]).toBe('text_delta w0 w1 w2 w3 ');
+    
+    expect(diagram.slice(4, 253)).not.toContain('('); // the last burst shares its frame with the end
+    replay(test);
+  });
+
+  it('T7: a live run of 1,000 deltas in real time (bursts on timers) records, and its test passes as generated', async () => {
+    const bursts = interval(3).pipe(take(100), concatMap((i) => from(Array.from({ length: 10 }, (_, k) => text(`w${i * 10 + k} `)))));
+    const { values, test } = await lastValueFrom(recordMarbles(answer(bursts), { mergeText: true }));
+    expect(Object.values(values).join(' ')).toContain('w999');
+    replay(test);
+  });
+
+  it('T7: no input makes it throw outside its Observable: random runs, random faults (a property)', () => {
+    const unhandled: unknown[] = [];
+    const before = config.onUnhandledError;
+    config.onUnhandledError = (error) => unhandled.push(error);
+    const event = fc.oneof(
+      fc.constantFrom<unknown>(start, end('stop'), end('toolUse'), text('x'), call('t'), { type: 'turn_start', turn: 1 }, { type: 'tool_start', call: { id: 't', name: 't', input: {} } }),
+      fc.record({ type: fc.constantFrom('turn_start', 'tool_result', 'turn_end', 'loop_end', 'tool_update', 'user_message', 'tool_call', 'odd'), turn: fc.anything() }, { requiredKeys: ['type'] }),
+      fc.anything(),
+    );
+    try {
+      fc.assert(
+        fc.property(fc.array(fc.tuple(event, fc.nat(3)), { maxLength: 20 }), fc.constantFrom('complete', 'error', 'throw'), (events, ending) => {
+          let outcome = 'none';
+          new TestScheduler(() => undefined).run(({ cold }) => {
+            let frame = 0;
+            const timed = events.map(([value, gap]) => ({ value, frame: (frame += gap) }));
+            const run$ = new Observable<ConversationEvent>((subscriber) => {
+              const subscriptions = timed.map(({ value, frame: at }) => cold(`${'-'.repeat(at)}x`).subscribe(() => subscriber.next(value as ConversationEvent)));
+              cold(`${'-'.repeat(frame + 1)}x`).subscribe(() => {
+                if (ending === 'complete') subscriber.complete();
+                else if (ending === 'error') subscriber.error(new Error('fault'));
+                else throw new Error('a fault thrown in a callback');
+              });
+              return () => subscriptions.forEach((s) => s.unsubscribe());
+            });
+            recordMarbles(run$).subscribe({ next: () => (outcome = 'recorded'), error: () => (outcome = 'errored') });
+          });
+          expect(unhandled.filter((e) => (e as Error).message !== 'a fault thrown in a callback')).toEqual([]);
+          unhandled.length = 0;
+          if (ending !== 'throw') expect(outcome).not.toBe('none');
+        }),
+        { numRuns: 300, seed: 7 },
+      );
+    } finally {
+      config.onUnhandledError = before;
+    }
   });
 });

@@ -1,4 +1,5 @@
 import type { AgentMessage } from '../types.js';
+import { argumentError } from './arguments.js';
 
 /**
  * Throws an `Error` naming the index of the first broken message, unless every assistant message's
@@ -16,6 +17,7 @@ export function assertValidHistory(messages: readonly AgentMessage[]): void {
   const fail = (index: number, problem: string): never => {
     throw new Error(`assertValidHistory: messages[${index}]: ${problem}`);
   };
+  checkShape(messages);
   let index = 0;
   while (index < messages.length) {
     const message = messages[index]!;
@@ -48,4 +50,24 @@ export function assertValidHistory(messages: readonly AgentMessage[]): void {
       fail(index, answered.has(extra.toolCallId) ? `a second result for ${extra.toolCallId}` : `the result for ${extra.toolCallId} (${extra.toolName}) answers no call of the assistant message before it`);
     }
   }
+}
+
+const ROLES = ['system', 'user', 'assistant', 'toolResult'];
+
+/** (h) Not a history at all: a `TypeError` that says so, before any R4 check. */
+function checkShape(messages: unknown): asserts messages is readonly AgentMessage[] {
+  if (!Array.isArray(messages)) throw argumentError('assertValidHistory', 'messages must be an array of messages', messages);
+  messages.forEach((message: unknown, i) => {
+    const role = (message as { role?: unknown } | null)?.role;
+    if (typeof message !== 'object' || message === null || typeof role !== 'string' || !ROLES.includes(role)) {
+      throw argumentError('assertValidHistory', `messages[${i}] must be a message with a role of ${ROLES.join(', ')}`, message);
+    }
+    const calls = (message as { toolCalls?: unknown }).toolCalls;
+    if (role === 'assistant' && calls !== undefined && !(Array.isArray(calls) && calls.every((c) => typeof c?.id === 'string' && typeof c?.name === 'string'))) {
+      throw argumentError('assertValidHistory', `messages[${i}].toolCalls must be an array of calls with an id and a name`, calls);
+    }
+    if (role === 'toolResult' && typeof (message as { toolCallId?: unknown }).toolCallId !== 'string') {
+      throw argumentError('assertValidHistory', `messages[${i}].toolCallId must be a string`, (message as { toolCallId?: unknown }).toolCallId);
+    }
+  });
 }

@@ -1,5 +1,6 @@
 import { OperatorFunction, map } from 'rxjs';
 import type { AgentMessage, AssistantMessage, ConversationEvent, ProviderEvent } from '../types.js';
+import { argumentError, checkRecord } from './arguments.js';
 
 /**
  * One short, stable line per event (T2) — the words of the project's marble diagrams:
@@ -20,9 +21,25 @@ import type { AgentMessage, AssistantMessage, ConversationEvent, ProviderEvent }
  * | `user_message` | `user_message what time is it?` (a conversation's prompt, C1) |
  * | `prompt_dropped` | `prompt_dropped what time is it?` (a prompt a stop dropped, left open (a)) |
  *
- * A failed turn shows its error: `turn_end 2 (error: overloaded): …`.
+ * A failed turn shows its error: `turn_end 2 (error: overloaded): …`. Anything that is not an event throws
+ * a `TypeError` that names it: `describeEvent: event must be a loop or conversation event (got null)`.
  */
 export function describeEvent(event: ConversationEvent): string {
+  if (typeof event !== 'object' || event === null || typeof (event as { type?: unknown }).type !== 'string') {
+    throw argumentError('describeEvent', 'event must be a loop or conversation event', event);
+  }
+  try {
+    return line(event);
+  } catch {
+    // a known type without its fields (a tool_call without its call, …)
+    throw argumentError('describeEvent', `event is not a well-formed ${event.type} event`, event);
+  }
+}
+
+function line(event: ConversationEvent): string {
+  // a prompt a conversation's abort$ dropped (version 2, left open a): the text, so a test can see it is not lost
+  const loose = event as { type: string; message?: { content?: unknown } };
+  if (loose.type === 'prompt_dropped' && typeof loose.message?.content === 'string') return `prompt_dropped ${loose.message.content}`;
   switch (event.type) {
     case 'turn_start':
       return `turn_start ${event.turn}`;
@@ -53,7 +70,8 @@ export function describeEvent(event: ConversationEvent): string {
     case 'prompt_dropped':
       return `prompt_dropped ${event.message.content}`;
     default:
-      return unknownEvent(event);
+      // `as never`: an event type added to ConversationEvent later still compiles here, and reads as unknown
+      return unknownEvent(event as never);
   }
 }
 
@@ -77,8 +95,18 @@ export const described: OperatorFunction<ConversationEvent, string> = map(descri
  * ```
  */
 export function loopLegend(providerValues: Record<string, ProviderEvent>, loopValues: Record<string, string>): Record<string, string> {
+  checkRecord('loopLegend', 'providerValues', providerValues);
+  checkRecord('loopLegend', 'loopValues', loopValues);
+  for (const [letter, value] of Object.entries(loopValues)) {
+    if (typeof value !== 'string') throw argumentError('loopLegend', `loopValues.${letter} must be a describeEvent line (a string)`, value);
+  }
   const legend: Record<string, string> = {};
-  for (const [letter, event] of Object.entries(providerValues)) legend[letter] = describeEvent(event);
+  for (const [letter, event] of Object.entries(providerValues)) {
+    if (typeof event !== 'object' || event === null || typeof (event as { type?: unknown }).type !== 'string') {
+      throw argumentError('loopLegend', `providerValues.${letter} must be a provider event`, event);
+    }
+    legend[letter] = describeEvent(event);
+  }
   return Object.assign(legend, loopValues);
 }
 

@@ -73,17 +73,21 @@ export function frameClock(frameMs: number): () => number {
 /**
  * Letters for descriptions: a letter a distinct description. A description gets the first free
  * character of its preferred ones — the turn's digit for `turn_start N`, the provider's events in lower
- * case, the loop's own in upper case, as the project's diagrams draw them — or else any free one.
+ * case, the loop's own in upper case, a call's `tool_start` as the call's letter in Greek, as the
+ * project's diagrams draw them — or else the first free one of {@link MARBLE_ALPHABET} (T7).
  */
 export class Letters {
   private readonly byValue = new Map<string, string>();
   private readonly taken = new Set<string>();
+  private cursor = 0;
 
-  constructor(given: Record<string, string> = {}) {
+  /** `given`: a legend whose letters are used first; `reserved`: characters never handed out (a diagram's own). */
+  constructor(given: Record<string, string> = {}, reserved: Iterable<string> = []) {
     for (const [letter, value] of Object.entries(given)) {
       this.taken.add(letter);
       if (!this.byValue.has(value)) this.byValue.set(value, letter);
     }
+    for (const c of reserved) this.taken.add(c);
   }
 
   /** The letter of `value`; `undefined` when it has none yet. */
@@ -91,14 +95,14 @@ export class Letters {
     return this.byValue.get(value);
   }
 
+  /** The letter of `value`, a fresh one the first time; throws only past the whole alphabet. */
   letterOf(value: string): string {
     const known = this.byValue.get(value);
     if (known !== undefined) return known;
-    // R23: a call's start is its letter in Greek, as in the project's diagrams (`α` for `a`)
-    const call = value.startsWith('tool_start ') ? this.byValue.get(`tool_call ${value.slice('tool_start '.length)}`) : undefined;
-    const mirrored = call === undefined ? [] : [...GREEK].filter((_, i) => LOWER[i] === call);
-    const letter = [...mirrored, ...preferred(value), ...ALL].find((c) => !this.taken.has(c));
-    if (letter === undefined) throw new Error('recordMarbles: more distinct events than letters (62)');
+    const letter = this.free(value);
+    if (letter === undefined) {
+      throw new RangeError(`recordMarbles: more distinct events than letters (${MARBLE_ALPHABET.length}); record with { mergeText: true }`);
+    }
     this.taken.add(letter);
     this.byValue.set(value, letter);
     return letter;
@@ -108,13 +112,56 @@ export class Letters {
   legend(): Record<string, string> {
     return Object.fromEntries([...this.byValue].map(([value, letter]) => [letter, value]));
   }
+
+  private free(value: string): string | undefined {
+    // R23: a call's start is its letter in Greek, as in the project's diagrams (`α` for `a`)
+    const call = value.startsWith('tool_start ') ? this.byValue.get(`tool_call ${value.slice('tool_start '.length)}`) : undefined;
+    const mirror = call === undefined ? -1 : LOWER.indexOf(call);
+    const mirrored = mirror >= 0 && mirror < GREEK.length ? GREEK[mirror] : undefined;
+    if (mirrored !== undefined && !this.taken.has(mirrored)) return mirrored;
+    for (const c of preferred(value)) if (!this.taken.has(c)) return c;
+    // letters are only ever taken, so the first free one is never before the last one found
+    while (this.cursor < MARBLE_ALPHABET.length && this.taken.has(MARBLE_ALPHABET[this.cursor]!)) this.cursor++;
+    return MARBLE_ALPHABET[this.cursor];
+  }
 }
 
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
-const ALL = [...LOWER, ...UPPER, ...'0123456789'];
-/** The Greek letters, each under the Latin one it mirrors (24 of them: `y` and `z` have none). */
+/** The Greek letters, each under the Latin one it mirrors (24 of them: `y` and `z` have none): `tool_start`'s. */
 const GREEK = 'αβγδεζηθικλμνξοπρστυφχψω';
+
+/** The characters from `from` to `to` (code points, both included), but `except`. */
+function range(from: number, to: number, except: readonly number[] = []): string[] {
+  const chars: string[] = [];
+  for (let code = from; code <= to; code++) if (!except.includes(code)) chars.push(String.fromCharCode(code));
+  return chars;
+}
+
+/**
+ * Every letter a recording may use, in the order they are handed out (T7): each one UTF-16 code unit (so one
+ * character is one frame), none of the marble syntax's own (`-`, `|`, `#`, `(`, `)`, `^`, `!`, space) nor a
+ * quote. The 62 ASCII letters and digits; the Greek capitals and `ς`; the Latin-1 letters (`À`…`ÿ`, without
+ * `×` and `÷`); Latin Extended-A (`Ā`…`ſ`); Cyrillic (`Ѐ`…`џ`); Armenian (`Ա`…`Ֆ`, `ա`…`ֆ`); Latin
+ * Extended-B (`ƀ`…`ɏ`, without the click letters `ǀ ǁ ǂ ǃ`, which read as `|` and `!`); then the CJK
+ * ideographs (`一`…`鿿`). The 24 lower-case Greek letters `α`…`ω` come last: they are `tool_start`'s, the
+ * Greek of the call's letter (`α` for `a`), so that other events never take them first.
+ */
+export const MARBLE_ALPHABET: readonly string[] = Object.freeze([
+  ...LOWER,
+  ...UPPER,
+  ...'0123456789',
+  ...range(0x391, 0x3a9, [0x3a2]),
+  'ς',
+  ...range(0xc0, 0xff, [0xd7, 0xf7]),
+  ...range(0x100, 0x17f),
+  ...range(0x400, 0x45f),
+  ...range(0x531, 0x556),
+  ...range(0x561, 0x586),
+  ...range(0x180, 0x24f, [0x1c0, 0x1c1, 0x1c2, 0x1c3]),
+  ...range(0x4e00, 0x9fff),
+  ...GREEK,
+]);
 
 function preferred(value: string): string[] {
   const [type, rest = ''] = splitOnce(value, ' ');

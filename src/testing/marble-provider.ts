@@ -1,5 +1,6 @@
-import { Observable, of } from 'rxjs';
+import { Observable, isObservable, of } from 'rxjs';
 import type { Provider, ProviderEvent, ProviderInput } from '../types.js';
+import { argumentError } from './arguments.js';
 import { end, start } from './events.js';
 
 /** A {@link Provider} that plays one Observable per subscription, and remembers what it was called with. */
@@ -26,6 +27,9 @@ export type MarbleProvider = Provider & {
  * ```
  */
 export function marbleProvider(...turns: Observable<ProviderEvent>[]): MarbleProvider {
+  turns.forEach((turn, i) => {
+    if (!isObservable(turn)) throw argumentError('marbleProvider', `turn ${i + 1} must be an Observable of provider events`, turn);
+  });
   const inputs: ProviderInput[] = [];
   let subscriptions = 0;
   const provider = (input: ProviderInput) => {

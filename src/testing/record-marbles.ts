@@ -1,5 +1,8 @@
 import { Observable } from 'rxjs';
+import type { ConversationOptions } from '../conversation/conversation.js';
 import type { ConversationEvent } from '../types.js';
+import { isPlainObject } from '../util/values.js';
+import { argumentError, checkObservable } from './arguments.js';
 import { describeEvent } from './describe-event.js';
 import { Letters, Mark, drawLine, drawnFrames, frameClock } from './marble-line.js';
 import { Seen, replayTest } from './replay-test.js';
@@ -18,13 +21,24 @@ export interface MarbleRecording {
 export interface RecordOptions {
   /** Outside `TestScheduler.run`: how many milliseconds make one frame (default 10). */
   frameMs?: number;
+  /** T7: consecutive `text_delta`s of one frame are drawn as one letter (one `text_delta` of their joined text). */
+  mergeText?: boolean;
+  /**
+   * T9: the options the run was started with, which its events do not show (`maxTurns`, `toolExecution`,
+   * `maxConcurrency`, a conversation's `policy`): the test passes them on. The provider, the tools, the hooks,
+   * the history and the abort are rebuilt from the events; what is left out is said in the test.
+   */
+  options?: Partial<ConversationOptions>;
 }
 
 /**
  * Records a run as a marble diagram (T3). Cold: on subscribe it subscribes `run$` once; when the run
  * completes (or errors) it emits one {@link MarbleRecording} and completes. Inside `TestScheduler.run`
  * a frame is a virtual frame; outside, `Math.floor(elapsed / frameMs)`. An event whose frame an earlier
- * group took is drawn at the next free one.
+ * group took is drawn at the next free one. Runs of any length are drawn (T7: past the 62 ASCII letters
+ * come the rest of the kit's fixed alphabet, about 21,700 letters of one code unit each); whatever goes
+ * wrong while recording is an error of the recording's Observable, never an exception thrown from a callback.
+ * The test it writes replays the run (T9): pass the run's `options` for what its events do not show.
  *
  * ```text
  * run$:          1s-c-u--(RE2)s-t-e(FL|)
@@ -32,43 +46,82 @@ export interface RecordOptions {
  * ```
  *
  * ```ts
- * recordMarbles(runEventedToolLoop(options)).subscribe(({ diagram, test }) => {
+ * recordMarbles(runEventedToolLoop(options), { options }).subscribe(({ diagram, test }) => {
  *   console.log(diagram);
  *   writeFileSync('spec/recorded-run.spec.ts', test); // replays the run in virtual time
  * });
  * ```
  */
 export function recordMarbles(run$: Observable<ConversationEvent>, options: RecordOptions = {}): Observable<MarbleRecording> {
-  const frameMs = options.frameMs ?? 10;
+  checkObservable('recordMarbles', 'run$', run$);
+  if (!isPlainObject(options as unknown)) throw argumentError('recordMarbles', 'options must be an object', options);
+  const { frameMs = 10, mergeText = false, options: given = {} } = options;
   if (!(typeof frameMs === 'number' && frameMs > 0 && Number.isFinite(frameMs))) {
     throw new RangeError(`recordMarbles: frameMs must be a number > 0 (got ${String(frameMs)})`);
   }
+  if (typeof mergeText !== 'boolean') throw argumentError('recordMarbles', 'mergeText must be a boolean', mergeText);
+  if (!isPlainObject(given as unknown)) throw argumentError('recordMarbles', 'options.options must be the options of the run (an object)', given);
   return new Observable<MarbleRecording>((subscriber) => {
     const now = frameClock(frameMs);
     const seen: Seen[] = [];
+    let over = false;
+    // T7: nothing thrown here may reach rxjs's unhandled-error path: it goes out as the recording's error
+    const guarded =
+      <T extends unknown[]>(body: (...args: T) => void) =>
+      (...args: T) => {
+        if (over) return;
+        try {
+          body(...args);
+        } catch (error) {
+          over = true;
+          subscriber.error(error);
+        }
+      };
     const finish = () => {
-      subscriber.next(recording(seen));
+      const result = recording(seen, given);
+      over = true;
+      subscriber.next(result);
       subscriber.complete();
     };
     return run$.subscribe({
-      next: (event) => seen.push({ frame: now(), kind: 'N', event }),
-      error: (error: unknown) => {
+      next: guarded((event: ConversationEvent) => {
+        const frame = now();
+        describeEvent(event); // a value that is not an event fails here, at its frame
+        const last = seen[seen.length - 1];
+        if (mergeText && event.type === 'text_delta' && last?.frame === frame && last.event?.type === 'text_delta') {
+          last.event = { type: 'text_delta', text: last.event.text + event.text };
+        } else seen.push({ frame, kind: 'N', event });
+      }),
+      error: guarded((error: unknown) => {
         seen.push({ frame: now(), kind: 'E', error });
         finish();
-      },
-      complete: () => {
+      }),
+      complete: guarded(() => {
         seen.push({ frame: now(), kind: 'C' });
         finish();
-      },
+      }),
     });
   });
 }
 
-function recording(seen: Seen[]): MarbleRecording {
+function recording(seen: Seen[], options: Partial<ConversationOptions>): MarbleRecording {
   const marks: Mark[] = seen.map(({ frame, kind, event }) => ({ frame, kind, ...(event !== undefined ? { value: describeEvent(event) } : {}) }));
   const letters = new Letters();
   const diagram = drawLine(marks, (value) => letters.letterOf(value));
-  const frames = drawnFrames(marks);
   const values = letters.legend();
-  return { diagram, values, test: replayTest(seen, frames, letters, diagram) };
+  // T9: where events are closer than marble syntax can draw them (inside a group's span), the replay runs
+  // slower, each frame `stretch` frames, so that it plays every event at its own frame and in its own order
+  const stretch = drawnFrames(marks).every((frame, i) => frame === marks[i]!.frame) ? 1 : widestGroup(marks);
+  const slow = stretch === 1 ? seen : seen.map((s) => ({ ...s, frame: s.frame * stretch }));
+  const slowMarks = marks.map((mark) => ({ ...mark, frame: mark.frame * stretch }));
+  const slowDiagram = stretch === 1 ? diagram : drawLine(slowMarks, (value) => letters.letterOf(value));
+  const test = replayTest(slow, drawnFrames(slowMarks), letters, slowDiagram, options, stretch);
+  return { diagram, values, test };
+}
+
+/** The most frames a group of one frame's marks takes: as many as its characters, with its parentheses. */
+function widestGroup(marks: readonly Mark[]): number {
+  const perFrame = new Map<number, number>();
+  for (const { frame } of marks) perFrame.set(frame, (perFrame.get(frame) ?? 0) + 1);
+  return Math.max(...[...perFrame.values()].map((n) => (n === 1 ? 1 : n + 2)));
 }

@@ -1,6 +1,8 @@
-import type { AssistantMessage, ConversationEvent, LoopEventOf, ProviderEvent, ToolCall } from '../types.js';
+import type { ConversationOptions } from '../conversation/conversation.js';
+import type { AgentMessage, AssistantMessage, ConversationEvent, ProviderEvent, ToolCall, ToolDecision, ToolResultMessage } from '../types.js';
+import { isPlainObject } from '../util/values.js';
 import { describeEvent } from './describe-event.js';
-import { Letters, Mark, drawLine } from './marble-line.js';
+import { Letters, MARBLE_ALPHABET, Mark, drawLine } from './marble-line.js';
 
 /** One thing a recording saw: an event, the error or the completion, at its frame. */
 export interface Seen {
@@ -10,68 +12,112 @@ export interface Seen {
   error?: unknown;
 }
 
-
 interface ToolRun {
+  /** The call as `tool_start` carries it (a hook may have edited its input). */
   call: ToolCall;
   /** Drawn frame of the `tool_start`: the tool's cold line starts there. */
   from: number;
-  updates: { frame: number; content: string; letter: string }[];
-  result?: { frame: number; message: LoopEventOf<'tool_result'>['message']; letter: string };
+  /** Place in the recording, to tell a synchronous tool (its result right after its start) from a later one. */
+  index: number;
+  updates: { frame: number; content: string; letter: string; index: number }[];
+  result?: { frame: number; message: ToolResultMessage; letter: string; index: number };
 }
 
 interface Turn {
   n: number;
-  /** The provider's error, when it errored (R10: `provider error: MESSAGE`). */
-  error?: string;
   from: number;
+  /** The provider's events, at frames counted from the turn's start. */
   events: { frame: number; event: ProviderEvent }[];
+  /** The model's calls by id, with their frames. */
+  calls: Map<string, { frame: number; call: ToolCall }>;
   runs: ToolRun[];
   /** Results of calls whose handler never ran (no `tool_start`). */
-  refused: LoopEventOf<'tool_result'>['message'][];
-  end?: { frame: number; assistant: AssistantMessage };
+  refused: { frame: number; message: ToolResultMessage }[];
+  end?: { frame: number; assistant: AssistantMessage; messages: readonly AgentMessage[] };
 }
 
+interface Loop {
+  turns: Turn[];
+  end?: { frame: number; reason: string };
+  /** The frame of its abort (R11), if it was aborted. */
+  abortAt?: number;
+  /** C2 `switch`: a prompt did the abort. */
+  switched?: boolean;
+}
+
+/** A `beforeToolCall` answer as recorded: at which frame, and what (nothing: run as asked). */
+interface Decision {
+  at: number;
+  decision?: ToolDecision;
+}
+
+const PROVIDER_EVENTS = new Set(['message_start', 'text_delta', 'tool_call', 'tool_call_delta', 'reasoning_delta', 'message_end']);
+
 /**
- * The jest test file that replays a recorded run (T3): the provider's turns and the tools rebuilt as cold
- * marbles from the recorded events, each drawn at the frame the recording drew it at, and the run's own line
- * as the expectation. What a replay cannot rebuild (an abort, a broken event order) is said in a comment.
+ * The jest test file that replays a recorded run (T3, T9): the provider's turns and the tools rebuilt as cold
+ * marbles from the recorded events, each drawn at the frame the recording drew it at; a `beforeToolCall` that
+ * answers each call as recorded, at the recorded frame, when the run shows a hook (a denied or answered call,
+ * an edited input, a call that started after its `tool_call`); a conversation's prompts as a marble; an abort
+ * at its frame; `options` passed on; and the run's own line as the expectation. What a replay cannot rebuild is
+ * said in a comment.
  */
-export function replayTest(seen: Seen[], frames: number[], letters: Letters, diagram: string): string {
-  const turns: Turn[] = [];
-  let initial: LoopEventOf<'turn_end'>['messages'] | undefined;
-  let endReason: string | undefined;
-  let prompts = 0; // a conversation's (C1): the replay runs one loop, not the conversation
-  seen.forEach(({ event }, i) => {
-    if (event === undefined) return;
+export function replayTest(seen: Seen[], frames: number[], letters: Letters, diagram: string, options: Partial<ConversationOptions> = {}, stretch = 1): string {
+  const values = letters.legend();
+  const loops: Loop[] = [];
+  const prompts: { frame: number; content: string }[] = [];
+  const notes: string[] = [];
+  if (stretch > 1) {
+    notes.push(
+      `some events of the run are closer than marble syntax can draw them (inside a group's span), so this replay runs ${stretch} times slower: each recorded frame is ${stretch} frames here, and every event keeps its own frame`,
+    );
+  }
+  let initial: readonly AgentMessage[] | undefined;
+  let steered = false;
+  let ended: { frame: number; kind: 'E' | 'C'; error?: unknown } | undefined;
+  let count = 0; // events
+  let lastFrame = -1;
+  seen.forEach(({ event, kind, error }, i) => {
     const frame = frames[i]!;
-    const turn = turns[turns.length - 1];
+    if (event === undefined) {
+      ended = { frame, kind: kind === 'E' ? 'E' : 'C', error };
+      return;
+    }
+    count++;
+    lastFrame = frame;
+    const loop = loops[loops.length - 1];
+    const running = loop !== undefined && loop.end === undefined ? loop : undefined;
+    const turn = running?.turns[running.turns.length - 1];
     const letter = letters.letterOf(describeEvent(event));
     switch (event.type) {
       case 'user_message':
-        prompts++;
+        prompts.push({ frame, content: event.message.content });
+        if (initial === undefined && loops.length === 0) initial = event.messages.slice(0, -1);
+        if (running !== undefined && running.turns.length > 0) steered = true;
+        if (loop?.end?.reason === 'aborted' && loop.end.frame === frame && loop.abortAt === frame && seen[i - 1]?.event?.type === 'loop_end') loop.switched = true;
         return;
       case 'prompt_dropped':
-        return; // the conversation's, not the loop's
-      case 'turn_start':
-        turns.push({ n: event.turn, from: frame, events: [], runs: [], refused: [] });
+        return; // the conversation's, not the loop's: the replayed conversation drops it again
+      case 'turn_start': {
+        const owner = running ?? (loops[loops.length] = { turns: [] });
+        owner.turns.push({ n: event.turn, from: frame, events: [], calls: new Map(), runs: [], refused: [] });
         return;
+      }
       case 'tool_start':
         // R23: the handler runs from here (a queued call waited for its slot; turn 0 has no tool_call)
-        turn?.runs.push({ call: event.call, from: frame, updates: [] });
+        turn?.runs.push({ call: event.call, from: frame, index: i, updates: [] });
         return;
       case 'tool_update':
-        turn?.runs.find((run) => run.call.id === event.toolCallId && run.result === undefined)?.updates.push({ frame, content: event.content, letter });
+        turn?.runs.find((run) => run.call.id === event.toolCallId && run.result === undefined)?.updates.push({ frame, content: event.content, letter, index: i });
         return;
-      case 'tool_result':
-        {
-          const run = turn?.runs.find((r) => r.call.id === event.message.toolCallId && r.result === undefined);
-          if (run !== undefined) run.result = { frame, message: event.message, letter };
-          // no handler ran: an unknown tool stays unknown; a known one (invalid input) is registered without runs
-          else if (turn !== undefined) turn.refused.push(event.message);
-        }
+      case 'tool_result': {
+        const run = turn?.runs.find((r) => r.call.id === event.message.toolCallId && r.result === undefined);
+        if (run !== undefined) run.result = { frame, message: event.message, letter, index: i };
+        else turn?.refused.push({ frame, message: event.message });
         return;
+      }
       case 'turn_end':
-        if (turn !== undefined) turn.end = { frame, assistant: event.assistant };
+        if (turn !== undefined) turn.end = { frame, assistant: event.assistant, messages: event.messages };
+        if (event.assistant.stopReason === 'aborted' && running !== undefined) running.abortAt ??= frame;
         if (initial === undefined && event.turn === 0) {
           // R22: the saved history is this one without the results turn 0 made
           const made = new Set(event.toolResults.map((result) => result.toolCallId));
@@ -79,33 +125,47 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
         }
         initial ??= event.messages.slice(0, event.messages.length - 1 - event.toolResults.length);
         return;
-      case 'loop_end':
+      case 'loop_end': {
+        const owner = running ?? (loops[loops.length] = { turns: [] });
+        owner.end = { frame, reason: event.reason };
+        if (event.reason === 'aborted') owner.abortAt ??= frame;
         initial ??= event.messages;
-        endReason = event.reason;
         return;
+      }
       default:
+        if (!PROVIDER_EVENTS.has(event.type)) {
+          notes.push(`the run had a ${JSON.stringify(event.type)} event at frame ${frame}, which this replay does not rebuild`);
+          return;
+        }
         if (turn === undefined) return;
-        turn.events.push({ frame: frame - turn.from, event });
+        if (event.type === 'tool_call') turn.calls.set(event.call.id, { frame, call: event.call });
+        turn.events.push({ frame: frame - turn.from, event: event as ProviderEvent });
     }
   });
-  return writeTest({ turns, initial: initial ?? [], endReason, diagram, values: letters.legend(), letters, prompts });
+  const isConversation = prompts.length > 0;
+  const policy = options.policy ?? (steered ? 'steer' : loops.some((loop) => loop.switched) ? 'switch' : 'queue');
+  return writeTest({ loops, prompts, notes, initial: initial ?? [], diagram, values, letters, isConversation, policy, options, ended, count, lastFrame });
 }
 
 interface TestParts {
-  turns: Turn[];
-  initial: readonly unknown[];
-  endReason: string | undefined;
+  loops: Loop[];
+  prompts: { frame: number; content: string }[];
+  notes: string[];
+  initial: readonly AgentMessage[];
   diagram: string;
   values: Record<string, string>;
   letters: Letters;
-  prompts: number;
+  isConversation: boolean;
+  policy: string;
+  options: Partial<ConversationOptions>;
+  ended: { frame: number; kind: 'E' | 'C'; error?: unknown } | undefined;
+  count: number;
+  lastFrame: number;
 }
 
-function writeTest({ turns, initial, endReason, diagram, values, letters, prompts }: TestParts): string {
+function writeTest(parts: TestParts): string {
+  const { loops, prompts, notes, initial, diagram, values, letters, isConversation, policy, options, ended, count, lastFrame } = parts;
   const lines: [string, string][] = []; // diagram entries: name, marble
-  const notes: string[] = [];
-  let hooked = false; // a result only a hook makes: the replay has no hooks
-  if (prompts > 0) notes.push(`the run was a conversation of ${prompts} prompts; this replay runs its turns as one loop, so its line differs at each prompt`);
   const events = new Map<string, { letter: string; event: ProviderEvent }>(); // by JSON
   const usedByEvents = new Set<string>();
   const providerLetter = (event: ProviderEvent): string => {
@@ -119,114 +179,269 @@ function writeTest({ turns, initial, endReason, diagram, values, letters, prompt
     events.set(key, { letter, event });
     return letter;
   };
-  const toolValues: Record<string, unknown> = {};
-  const toolRuns = new Map<string, string[]>(); // tool name -> diagram keys of its runs
+  const toolRuns = new Map<string, string[]>(); // tool name -> the expressions of its runs
   const unknownTools = new Set<string>();
-  const terminated = endReason === 'terminated';
+  const decisions = new Map<string, Decision[]>(); // call id -> its hook answers, in the order of its calls
+  const failures: (Decision & { message: string })[] = []; // H6: prepareTurn, one per provider turn
+  let hooked = false;
+  let preparedFails = false;
+  let protocolErrors = false;
+  const providerTurns: string[] = [];
+  const aborts: number[] = [];
+  const decide = (id: string, decision: Decision) => decisions.set(id, [...(decisions.get(id) ?? []), decision]);
+  const inputOf = (turn: Turn, id: string): unknown =>
+    turn.calls.get(id)?.call.input ??
+    initial.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : [])).find((c) => c.id === id)?.input;
 
-  for (const turn of turns) {
-    const marks: Mark[] = turn.events.map(({ frame, event }) => ({ frame, kind: 'N', value: providerLetter(event) }));
-    const end = turn.end;
-    if (end !== undefined) {
-      const endFrame = end.frame - turn.from;
-      const sentEnd = turn.events.some(({ event }) => event.type === 'message_end');
-      const { errorMessage } = end.assistant;
-      if (!sentEnd && errorMessage?.startsWith('provider error: ')) {
-        marks.push({ frame: endFrame, kind: 'E' });
-        turn.error = errorMessage.slice('provider error: '.length);
-      } else {
-        const lastTool = turn.runs.some((run) => run.result?.frame === end.frame);
-        const messageEnd = turn.events.find(({ event }) => event.type === 'message_end');
-        marks.push({ frame: lastTool && messageEnd !== undefined ? messageEnd.frame : endFrame, kind: 'C' });
-        if (!sentEnd && errorMessage !== undefined && errorMessage !== 'provider completed without message_end') {
-          notes.push(`turn ${turn.n} ended with "${errorMessage}", which this replay does not reproduce`);
+  for (const loop of loops) {
+    const lastTurn = loop.turns[loop.turns.length - 1];
+    const terminated = loop.end?.reason === 'terminated';
+    if (loop.abortAt !== undefined && !(loop.switched && policy === 'switch')) aborts.push(loop.abortAt);
+    for (const turn of loop.turns) {
+      const terminates = terminated && turn === lastTurn;
+      const end = turn.end;
+      const { errorMessage } = end?.assistant ?? {};
+      const prepareFailed = turn.n !== 0 && turn.events.length === 0 && errorMessage?.startsWith('prepareTurn failed: ') === true && end !== undefined;
+      if (turn.n !== 0) failures.push(prepareFailed ? { at: end!.frame, message: errorMessage!.slice('prepareTurn failed: '.length) } : { at: -1, message: '' });
+      if (prepareFailed) preparedFails = true;
+      else if (turn.n !== 0) {
+        // turn 0 (R22) and a failed prepareTurn (H6) call no provider: no line of their own
+        const marks: Mark[] = turn.events.map(({ frame, event }) => ({ frame, kind: 'N', value: providerLetter(event) }));
+        let error: string | undefined;
+        if (end !== undefined && end.assistant.stopReason !== 'aborted') {
+          const endFrame = end.frame - turn.from;
+          const lastTool = turn.runs.some((run) => run.result?.frame === end.frame);
+          const last = turn.events[turn.events.length - 1];
+          const messageEnd = turn.events.find(({ event }) => event.type === 'message_end')?.event as Extract<ProviderEvent, { type: 'message_end' }> | undefined;
+          const explained = errorMessage === undefined || errorMessage === 'provider completed without message_end' || messageEnd?.errorMessage === errorMessage;
+          if (!explained) {
+            // R10, R20: the turn failed; its line fails the same way (a ProviderProtocolError's message is taken as it is)
+            marks.push({ frame: lastTool && last !== undefined ? last.frame : endFrame, kind: 'E' });
+            error = errorMessage.startsWith('provider error: ')
+              ? `new Error(${JSON.stringify(errorMessage.slice('provider error: '.length))})`
+              : `new ProviderProtocolError(${JSON.stringify(errorMessage)})`;
+            if (error.startsWith('new ProviderProtocolError')) protocolErrors = true;
+          } else {
+            const sentEnd = messageEnd !== undefined;
+            marks.push({ frame: lastTool && sentEnd ? turn.events.find(({ event }) => event.type === 'message_end')!.frame : endFrame, kind: 'C' });
+          }
+        } else if (end === undefined) notes.push(`turn ${turn.n} did not end (the run was cut short): its provider line never completes`);
+        // an aborted turn's line never completes: the abort (R11) tears it down
+        const key = `turn${providerTurns.length + 1}`;
+        lines.push([key, indent(turn.from, drawLine(marks, (letter) => letter))]);
+        providerTurns.push(`cold(diagram.${key}, events${error === undefined ? '' : `, ${error}`})`);
+      }
+
+      // the calls as the hook saw them, in call order: what ran, what a hook or a check answered
+      const startedAt = (id: string) => turn.calls.get(id)?.frame ?? turn.from;
+      const asked: { at: number; id: string; decision: Decision }[] = [];
+      for (const run of turn.runs) {
+        const input = inputOf(turn, run.call.id);
+        const edited = JSON.stringify(input) !== JSON.stringify(run.call.input);
+        if (edited || run.from !== startedAt(run.call.id)) hooked = true;
+        asked.push({ at: startedAt(run.call.id), id: run.call.id, decision: { at: run.from, ...(edited ? { decision: { action: 'run', input: run.call.input } } : {}) } });
+      }
+      for (const { frame, message } of turn.refused) {
+        const { toolName, toolCallId, content, isError } = message;
+        if (content === `unknown tool: ${toolName}`) {
+          unknownTools.add(toolName);
+          continue;
         }
+        // made by the replay's own loop: a duplicate id (R28), an input that is not an object (R17)
+        if (content.startsWith('error: duplicate tool call id: ') || !isPlainObject(inputOf(turn, toolCallId))) continue;
+        hooked = true;
+        if (!toolRuns.has(toolName)) toolRuns.set(toolName, []);
+        const decision: Decision =
+          content === 'error: aborted'
+            ? { at: Infinity } // still waiting (for a hook or a slot) when the abort came
+            : content.startsWith('denied: ') && isError && !terminates
+              ? { at: frame, decision: { action: 'deny', reason: content.slice('denied: '.length) } }
+              : { at: frame, decision: { action: 'answer', output: isError || terminates ? { content, ...(isError ? { isError } : {}), ...(terminates ? { terminate: true } : {}) } : content } };
+        asked.push({ at: startedAt(toolCallId), id: toolCallId, decision });
       }
-    } else {
-      notes.push(`turn ${turn.n} did not end (the run was cut short): its provider line never completes`);
-    }
-    // turn 0 (R22) calls no provider: it has no line of its own, only its tools
-    if (turn.n !== 0) lines.push([`turn${turn.n}`, indent(turn.from, drawLine(marks, (letter) => letter))]);
+      asked.sort((a, b) => a.at - b.at);
+      for (const { id, decision } of asked) decide(id, decision);
 
-    for (const refused of turn.refused) {
-      if (/^(denied: |error: (before|after)ToolCall failed: )/.test(refused.content)) hooked = true;
-      if (refused.content === `unknown tool: ${refused.toolName}`) unknownTools.add(refused.toolName);
-      else if (!refused.content.startsWith('error: duplicate tool call id: ')) toolRuns.set(refused.toolName, toolRuns.get(refused.toolName) ?? []);
-    }
-    turn.runs.forEach((run) => {
-      const { result } = run;
-      if (result?.message.content === 'error: aborted') notes.push(`the ${run.call.name} call ${run.call.id} was aborted; the replay never answers it`);
-      const toolMarks: Mark[] = [];
-      const update = run.updates;
-      // R14: a value shows as progress when the next one arrives, so each arrives at the frame of the update before
-      update.forEach((u, k) => toolMarks.push({ frame: k === 0 ? Math.max(0, u.frame - run.from - 1) : update[k - 1]!.frame - run.from, kind: 'N', value: u.letter }));
-      for (const u of update) toolValues[u.letter] = u.content;
-      if (result !== undefined && result.message.content !== 'error: aborted') {
-        const at = result.frame - run.from;
-        const valueAt = update.length > 0 ? update[update.length - 1]!.frame - run.from : at;
-        toolMarks.push({ frame: valueAt, kind: 'N', value: result.letter }, { frame: at, kind: 'C' });
-        const { content, isError } = result.message;
-        toolValues[result.letter] = isError || terminated ? { content, ...(isError ? { isError } : {}), ...(terminated ? { terminate: true } : {}) } : content;
+      for (const run of turn.runs) {
+        const { result, updates } = run;
+        if (result?.message.content === 'error: aborted' && loop.abortAt === undefined) notes.push(`the ${run.call.name} call ${run.call.id} was aborted; the replay never answers it`);
+        const valueOf = (letter: string): unknown => {
+          if (result === undefined || letter !== result.letter) return updates.find((u) => u.letter === letter)?.content;
+          const { content, isError } = result.message;
+          return isError || terminates ? { content, ...(isError ? { isError } : {}), ...(terminates ? { terminate: true } : {}) } : content;
+        };
+        const answered = result !== undefined && result.message.content !== 'error: aborted';
+        const own: Record<string, unknown> = {};
+        for (const u of updates) own[u.letter] = valueOf(u.letter);
+        if (answered) own[result.letter] = valueOf(result.letter);
+        const runs = toolRuns.get(run.call.name) ?? [];
+        toolRuns.set(run.call.name, runs);
+        // a synchronous tool answers in the same go as its start: an Observable of its values, not a line
+        const synchronous = answered && result.frame === run.from && result.index === run.index + 1 + updates.length && updates.every((u, k) => u.frame === run.from && u.index === run.index + 1 + k);
+        if (synchronous) {
+          runs.push(`of(${[...updates.map((u) => u.letter), result.letter].map((letter) => JSON.stringify(valueOf(letter))).join(', ')})`);
+          continue;
+        }
+        const toolMarks: Mark[] = [];
+        // R14: a value shows as progress when the next one arrives, so each arrives at the frame of the update before
+        updates.forEach((u, k) => toolMarks.push({ frame: k === 0 ? Math.max(0, u.frame - run.from - 1) : updates[k - 1]!.frame - run.from, kind: 'N', value: u.letter }));
+        if (answered) {
+          const at = result.frame - run.from;
+          const valueAt = updates.length > 0 ? updates[updates.length - 1]!.frame - run.from : at;
+          toolMarks.push({ frame: valueAt, kind: 'N', value: result.letter }, { frame: at, kind: 'C' });
+        }
+        const key = `${identifier(run.call.name)}${runs.length + 1}`;
+        runs.push(`cold(diagram.${key}, ${objectLiteral(own)})`);
+        lines.push([key, indent(run.from, drawLine(toolMarks, (letter) => letter))]);
       }
-      const runs = toolRuns.get(run.call.name) ?? [];
-      const key = `${identifier(run.call.name)}${runs.length + 1}`;
-      runs.push(key);
-      toolRuns.set(run.call.name, runs);
-      lines.push([key, indent(run.from, drawLine(toolMarks, (letter) => letter))]);
-    });
+    }
   }
   for (const name of unknownTools) if (toolRuns.has(name)) notes.push(`${name} was unknown to some calls and known to others`);
-  if (hooked) notes.push('the run had hooks (a denied call or a hook that failed), which this replay does not rebuild');
+
+  // a conversation's prompts as a marble (C1): each where it joined, the end with the last
+  const promptLetters = new Map<string, string>();
+  if (isConversation) {
+    const marks: Mark[] = prompts.map(({ frame, content }) => {
+      if (!promptLetters.has(content)) promptLetters.set(content, MARBLE_ALPHABET[promptLetters.size]!);
+      return { frame, kind: 'N', value: promptLetters.get(content)! };
+    });
+    // prompts$ completes where the conversation did (C3: once the prompts and the last loop have ended)
+    marks.push({ frame: ended?.kind === 'C' ? ended.frame : prompts[prompts.length - 1]!.frame, kind: 'C' });
+    lines.unshift(['prompts', drawLine(marks, (letter) => letter)]);
+  }
+  const abortLine = isConversation && aborts.length > 0 ? drawLine(aborts.map((frame) => ({ frame, kind: 'N', value: 'x' })), (letter) => letter) : undefined;
+  if (abortLine !== undefined) lines.push(['aborts', abortLine]);
+
+  // the options the events do not show, passed on; those that would change the recorded results, left out
+  const passed: string[] = [];
+  const maxTurnsSeen = Math.max(0, ...loops.map((loop) => loop.turns.filter((turn) => turn.n !== 0).length));
+  const maxTurns = options.maxTurns ?? (loops.some((loop) => loop.end?.reason === 'maxTurns') || maxTurnsSeen > 8 ? maxTurnsSeen : undefined);
+  if (maxTurns !== undefined) passed.push(`maxTurns: ${maxTurns}`);
+  if (options.toolExecution !== undefined) passed.push(`toolExecution: ${JSON.stringify(options.toolExecution)}`);
+  if (options.maxConcurrency !== undefined) passed.push(`maxConcurrency: ${options.maxConcurrency === Infinity ? 'Infinity' : options.maxConcurrency}`);
+  if (isConversation) passed.push(`policy: ${JSON.stringify(policy)}`);
+  if (options.maxToolOutputChars !== undefined) notes.push(`maxToolOutputChars: ${options.maxToolOutputChars} is left out: the recorded results are already cut (R26)`);
+  if (options.toolTimeoutMs !== undefined) notes.push(`toolTimeoutMs: ${options.toolTimeoutMs} is left out: a timed-out tool's line answers its recorded result (R16)`);
+  if (options.afterToolCall !== undefined) notes.push('afterToolCall is left out: the tools answer the results it made');
+  const signal = !isConversation && aborts.length > 0 ? aborts[0]! : undefined;
+  // a run that stopped before its loop_end (takeUntil, take): cut the replay where it stopped
+  const lastLoop = loops[loops.length - 1];
+  let cut = '';
+  if (ended?.kind === 'E') notes.push(`the run errored at frame ${ended.frame} (${JSON.stringify(String(ended.error))}), which this replay does not rebuild`);
+  else if (ended !== undefined && (lastLoop === undefined || lastLoop.end === undefined)) cut = ended.frame === lastFrame ? `take(${count}), ` : `takeUntil(timer(${ended.frame})), `;
 
   const width = Math.max('loop'.length, ...lines.map(([key]) => key.length)) + 2;
   const pad = (key: string) => `${key}:`.padEnd(width);
-  const own = Object.fromEntries(Object.entries(values).filter(([letter]) => ![...events.values()].some((e) => e.letter === letter)));
-  const maxTurns = endReason === 'maxTurns' || turns.length > 8 ? `, maxTurns: ${turns.length}` : '';
-  const tools = [...toolRuns].map(
-    ([name, keys]) => `      ${JSON.stringify(name)}: nthRun([${keys.map((key) => `cold(diagram.${key}, values)`).join(', ')}]),`,
-  );
-  const providerTurns = turns
-    .filter((turn) => turn.n !== 0)
-    .map((turn) => `cold(diagram.turn${turn.n}, events${turn.error === undefined ? '' : `, new Error(${JSON.stringify(turn.error)})`})`)
-    .join(', ');
+  const providerLetters = new Set([...events.values()].map((e) => e.letter));
+  const own = Object.fromEntries(Object.entries(values).filter(([letter]) => !providerLetters.has(letter)));
+  const tools = [...toolRuns].map(([name, runs]) => `      ${JSON.stringify(name)}: nthRun([${runs.join(', ')}]),`);
+  const synchronousRuns = [...toolRuns.values()].some((runs) => runs.some((run) => run.startsWith('of(')));
+  const rxjs = [...(toolRuns.size > 0 || hooked || preparedFails ? ['Observable'] : []), ...(hooked || preparedFails ? ['NEVER', 'map', 'of', 'timer'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : [])];
+  const run = isConversation
+    ? `cold(diagram.prompts, prompts).pipe(conversation({ ${['provider', 'registry', ...(initial.length > 0 ? ['messages'] : []), ...hookOptions(), ...(abortLine !== undefined ? ['abort$: cold(diagram.aborts)'] : []), ...passed].join(', ')} }))`
+    : `runEventedToolLoop({ ${['provider', 'registry', 'messages', ...hookOptions(), ...(signal !== undefined ? ['signal: controller.signal'] : []), ...passed].join(', ')} })`;
+  function hookOptions(): string[] {
+    return [...(hooked ? ['beforeToolCall'] : []), ...(preparedFails ? ['prepareTurn'] : [])];
+  }
   return [
     '// Recorded by recordMarbles (rx-tool-loop/testing): the run replayed in virtual time, one character a frame.',
     ...notes.map((note) => `// Note: ${note}.`),
-    "import { Observable } from 'rxjs';",
+    `import { ${[...new Set(rxjs)].sort().join(', ')} } from 'rxjs';`,
     "import { TestScheduler } from 'rxjs/testing';",
-    "import { runEventedToolLoop, type AgentMessage } from 'rx-tool-loop';",
+    `import { ${[isConversation ? 'conversation' : 'runEventedToolLoop', ...(isConversation && initial.length === 0 ? [] : ['type AgentMessage']), ...(hooked ? ['type ToolDecision'] : []), ...(protocolErrors ? ['ProviderProtocolError'] : [])].join(', ')} } from 'rx-tool-loop';`,
     "import { described, loopLegend, marbleProvider, marbleTools } from 'rx-tool-loop/testing';",
     '',
     'const diagram = {',
-    ...lines.map(([key, line]) => `  ${pad(key)}${JSON.stringify(line).replace(/^"|"$/g, "'")},`),
-    `  ${pad('loop')}'${diagram}',`,
+    ...lines.map(([key, line]) => `  ${pad(key)}${quoted(line)},`),
+    `  ${pad('loop')}${quoted(diagram)},`,
     '};',
     '',
     'const events = {',
-    ...[...events.values()].map(({ letter, event }) => `  ${letter}: ${JSON.stringify(event)},`),
+    ...[...events.values()].map(({ letter, event }) => `  ${key(letter)}: ${JSON.stringify(event)},`),
     '} as const;',
-    `const values = ${JSON.stringify(toolValues)};`,
+    ...(isConversation ? [`const prompts = ${objectLiteral(Object.fromEntries([...promptLetters].map(([content, letter]) => [letter, content])))};`] : []),
     `const loop = loopLegend(events, ${JSON.stringify(own)});`,
+    ...(hooked
+      ? [
+          '',
+          '/** H2: how beforeToolCall answered each call, by call id in the order of its calls: at which frame, and what (nothing: run as asked). */',
+          'const decisions: Record<string, { at: number; decision?: ToolDecision }[]> = {',
+          ...[...decisions].map(([id, list]) => `  ${JSON.stringify(id)}: [${list.map(decisionLiteral).join(', ')}],`),
+          '};',
+        ]
+      : []),
+    ...(preparedFails
+      ? ['', '/** H6: each provider turn\'s prepareTurn: where it failed, at which frame and with which message (at -1: it passed). */', `const prepared = ${JSON.stringify(failures)};`]
+      : []),
     '',
-    '/** The n-th call of a tool plays its n-th run. */',
-    'function nthRun<T>(runs: Observable<T>[]): () => Observable<T> {',
-    '  let calls = 0;',
-    '  return () => runs[calls++]!;',
-    '}',
-    '',
+    ...(toolRuns.size === 0
+      ? []
+      : ['/** The n-th call of a tool plays its n-th run. */', 'function nthRun<T>(runs: Observable<T>[]): () => Observable<T> {', '  let calls = 0;', '  return () => runs[calls++]!;', '}', '']),
     "test('the recorded run', () => {",
-    '  new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, expectObservable }) => {',
-    `    const provider = marbleProvider(${providerTurns});`,
+    '  const testScheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));',
+    '  testScheduler.run(({ cold, expectObservable }) => {',
+    ...(hooked || preparedFails
+      ? [
+          '    /** `value` at `frame` (at once when that frame has come; never for Infinity): when the recorded run had it. */',
+          '    const at = <T>(frame: number, value: T): Observable<T> =>',
+          '      frame === Infinity ? NEVER : frame <= testScheduler.now() ? of(value) : timer(frame - testScheduler.now()).pipe(map(() => value));',
+        ]
+      : []),
+    ...(hooked
+      ? [
+          '    const asked = new Map<string, number>();',
+          '    const beforeToolCall = ({ id }: { id: string }) => {',
+          '      const n = asked.get(id) ?? 0;',
+          '      asked.set(id, n + 1);',
+          '      const answer = decisions[id]?.[n] ?? { at: 0 };',
+          '      return at(answer.at, answer.decision);',
+          '    };',
+        ]
+      : []),
+    ...(preparedFails
+      ? [
+          '    let turns = 0;',
+          '    const prepareTurn = <T>(input: T): Observable<T> => {',
+          '      const failure = prepared[turns++];',
+          '      if (failure === undefined || failure.at < 0) return of(input);',
+          '      return at(failure.at, input).pipe(map(() => { throw new Error(failure.message); }));',
+          '    };',
+        ]
+      : []),
+    ...(signal !== undefined
+      ? ['    const controller = new AbortController(); // R11: the run was aborted here', signal > 0 ? `    timer(${signal}).subscribe(() => controller.abort());` : '    controller.abort();']
+      : []),
+    `    const provider = marbleProvider(${providerTurns.join(', ')});`,
     '    const registry = marbleTools({',
     ...tools,
     '    });',
-    `    const messages: AgentMessage[] = ${JSON.stringify(initial)};`,
-    `    const run = runEventedToolLoop({ provider, registry, messages${maxTurns} });`,
-    '    expectObservable(run.pipe(described)).toBe(diagram.loop, loop);',
+    ...(isConversation && initial.length === 0 ? [] : [`    const messages: AgentMessage[] = ${JSON.stringify(initial)};`]),
+    `    const run = ${run};`,
+    `    expectObservable(run.pipe(${cut}described)).toBe(diagram.loop, loop);`,
     '  });',
     '});',
     '',
   ].join('\n');
+}
+
+function decisionLiteral({ at, decision }: Decision): string {
+  const when = at === Infinity ? 'Infinity' : String(at);
+  return decision === undefined ? `{ at: ${when} }` : `{ at: ${when}, decision: ${JSON.stringify(decision)} }`;
+}
+
+/** A string as a single-quoted literal. */
+function quoted(text: string): string {
+  return `'${JSON.stringify(text).slice(1, -1).replace(/\\"/g, '"').replace(/'/g, "\\'")}'`;
+}
+
+/** An object key: bare where it is an identifier or a digit, else quoted. */
+function key(letter: string): string {
+  return /^(?:[\p{L}_$][\p{L}\p{N}_$]*|[0-9])$/u.test(letter) ? letter : JSON.stringify(letter);
+}
+
+function objectLiteral(record: Record<string, unknown>): string {
+  const entries = Object.entries(record).map(([letter, value]) => `${key(letter)}: ${JSON.stringify(value)}`);
+  return entries.length === 0 ? '{}' : `{ ${entries.join(', ')} }`;
 }
 
 function indent(frame: number, line: string): string {

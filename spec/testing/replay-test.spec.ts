@@ -1,0 +1,217 @@
+/**
+ * T9: recorded tests pass as generated. Each run below is recorded inside `TestScheduler.run`, its generated
+ * test compiled from its source and run (spec/testing/support/replay.ts): it must pass, and it must rebuild
+ * what the run did (a hook's answers, the prompts, the abort) rather than expect something else.
+ */
+import { Observable, OperatorFunction, delay, map, of, take, takeUntil, throwError, timer } from 'rxjs';
+import type { RunHelpers } from 'rxjs/testing';
+import { z } from 'zod';
+import { ToolRegistry, conversation, defineTool, runEventedToolLoop, type AgentMessage, type LoopEvent, type ProviderEvent } from 'rx-tool-loop';
+import { call, end, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { recorded, replay as run } from './support/replay.js';
+
+/** Every test generated here: run at once, type-checked together at the end. */
+const generated: string[] = [];
+const replay = (test: string) => {
+  generated.push(test);
+  run(test);
+};
+
+const events = {
+  s: start,
+  a: call('search', { q: 'rx' }, 'c1'),
+  b: call('fetch', { url: 'x' }, 'c2'),
+  u: end('toolUse'),
+  t: text('Done.'),
+  e: end('stop'),
+};
+const user: AgentMessage[] = [{ role: 'user', content: 'go' }];
+const twoTurns = ({ cold }: RunHelpers, first = '-s-a-b-u|', second = '-s-t-e|') => marbleProvider(cold(first, events), cold(second, events));
+
+describe('recorded tests pass as generated (T9)', () => {
+  it('T9: a denied call replays through a beforeToolCall that denies it at the recorded frame', () => {
+    const { test, diagram } = recorded((helpers) =>
+      runEventedToolLoop({
+        provider: twoTurns(helpers),
+        registry: marbleTools({ search: () => throwError(() => new Error('ran')), fetch: 'page' }),
+        messages: user,
+        beforeToolCall: (c) => (c.name === 'search' ? helpers.cold('---(d|)', { d: { action: 'deny', reason: 'not now' } as const }) : undefined),
+      }),
+    );
+    expect(diagram).toBe('1s-c-(aαR)Ae(E2)stu(FL|)');
+    // frame 6, in a replay 5 times slower: the run's events are closer than marble syntax draws
+    expect(test).toContain('"c1": [{ at: 30, decision: {"action":"deny","reason":"not now"} }]');
+    replay(test);
+  });
+
+  it('T9: an answered call (a cache) and an edited input replay as recorded', () => {
+    const { test } = recorded((helpers) =>
+      runEventedToolLoop({
+        provider: twoTurns(helpers),
+        registry: marbleTools({ search: helpers.cold('--(R|)', { R: 'hits' }), fetch: (input) => `got ${String(input['url'])}` }),
+        messages: user,
+        beforeToolCall: (c) =>
+          c.name === 'fetch' ? { action: 'run', input: { url: 'https://example.com' } } : helpers.cold('-(d|)', { d: { action: 'answer', output: 'cached hits' } as const }),
+      }),
+    );
+    expect(test).toContain('"decision": {"action":"run","input":{"url":"https://example.com"}}'.replace('"decision": ', 'decision: '));
+    expect(test).toContain('{"action":"answer","output":"cached hits"}');
+    replay(test);
+  });
+
+  it('T9: a schema tool\'s validation error and a missing input (R9) replay without stand-in tools answering undefined', () => {
+    const registry = new ToolRegistry()
+      .register(defineTool({ name: 'search', description: 'search', schema: z.object({ q: z.number() }), handler: ({ q }) => String(q) }))
+      .register({ name: 'fetch', description: 'fetch', input: { path: 'the path' }, handler: () => 'page' });
+    const { test } = recorded((helpers) => runEventedToolLoop({ provider: twoTurns(helpers), registry, messages: user }));
+    expect(test).toContain('error: missing input: path');
+    expect(test).toContain('error: invalid input: q:');
+    replay(test);
+  });
+
+  it('T9: an approval that arrives later (a hook that waits) replays with the tool started at the recorded frame', () => {
+    const { test } = recorded((helpers) =>
+      runEventedToolLoop({
+        provider: twoTurns(helpers, '-s-a-----u|'),
+        registry: marbleTools({ search: helpers.cold('--(R|)', { R: 'hits' }) }),
+        messages: user,
+        beforeToolCall: () => timer(5).pipe(map(() => undefined)),
+      }),
+    );
+    expect(test).toContain('"c1": [{ at: 40 }]'); // frame 8, 5 times slower
+    replay(test);
+  });
+
+  it.each([
+    ['sequential mode', { toolExecution: 'sequential' as const }],
+    ['maxConcurrency 1', { maxConcurrency: 1 }],
+  ])('T9: %s replays, with or without the options given to recordMarbles', (_, extra) => {
+    const body = (helpers: RunHelpers) =>
+      runEventedToolLoop({
+        provider: twoTurns(helpers),
+        registry: marbleTools({ search: helpers.cold('----(R|)', { R: 'hits' }), fetch: helpers.cold('--(F|)', { F: 'page' }) }),
+        messages: user,
+        ...extra,
+      });
+    const blind = recorded(body);
+    replay(blind.test);
+    const told = recorded(body, { options: extra });
+    expect(told.test).toContain(Object.entries(extra).map(([k, v]) => `${k}: ${JSON.stringify(v)}`)[0]);
+    replay(told.test);
+  });
+
+  it('T9: tools that terminate the loop in turn 2 replay terminating in turn 2, not in turn 1', () => {
+    const { test, values } = recorded((helpers) =>
+      runEventedToolLoop({
+        provider: marbleProvider(helpers.cold('-s-a-u|', events), helpers.cold('-s-b-u|', events)),
+        registry: marbleTools({ search: 'hits', fetch: { content: 'saved', terminate: true } }),
+        messages: user,
+      }),
+    );
+    expect(Object.values(values)).toContain('loop_end terminated');
+    expect(Object.values(values).filter((v) => v.startsWith('turn_end 2'))).toHaveLength(1);
+    replay(test);
+  });
+
+  it('T9: two synchronous results in one frame replay in the recorded order', () => {
+    const both: ProviderEvent[] = [start, events.a, events.b, end('toolUse')];
+    const { test, diagram } = recorded((helpers) =>
+      runEventedToolLoop({
+        provider: marbleProvider(helpers.cold('-(sabu|)', { s: both[0]!, a: both[1]!, b: both[2]!, u: both[3]! }), helpers.cold('-s-t-e|', events)),
+        registry: marbleTools({ search: 'hits', fetch: () => of('page') }),
+        messages: user,
+      }),
+    );
+    expect(diagram).toBe('1(scγRaαAeE2)stu(FL|)');
+    expect(test).toContain('"search": nthRun([of("hits")])');
+    replay(test);
+  });
+
+  it('T9: an output cut by maxToolOutputChars replays (the recorded cut is the result), and the test says so', () => {
+    const options = { maxToolOutputChars: 5 };
+    const { test } = recorded(
+      (helpers) => runEventedToolLoop({ provider: twoTurns(helpers), registry: marbleTools({ search: 'a long list of hits', fetch: helpers.cold('-(F|)', { F: 'the whole page' }) }), messages: user, ...options }),
+      { options },
+    );
+    expect(test).toContain('the w\\n[truncated: 9 more characters]');
+    expect(test).toContain('// Note: maxToolOutputChars: 5 is left out');
+    replay(test);
+  });
+
+  it('T9: a run aborted after message_end, before the provider completed, replays with its abort at the recorded frame', () => {
+    const { test, values } = recorded((helpers) => {
+      const controller = new AbortController();
+      timer(9).subscribe(() => controller.abort());
+      return runEventedToolLoop({ provider: twoTurns(helpers, '-s-a-u--------|'), registry: marbleTools({ search: helpers.cold('--(R|)', { R: 'hits' }) }), messages: user, signal: controller.signal });
+    });
+    expect(Object.values(values)).toContain('loop_end aborted');
+    expect(test).toContain('timer(45).subscribe(() => controller.abort());'); // frame 9, 5 times slower
+    replay(test);
+  });
+
+  it('T9: the options the events do not show (maxTurns) are taken and passed on', () => {
+    const options = { maxTurns: 1 };
+    const { test } = recorded((helpers) => runEventedToolLoop({ provider: twoTurns(helpers), registry: marbleTools({ search: 'hits', fetch: 'page' }), messages: user, ...options }), { options });
+    expect(test).toContain('maxTurns: 1');
+    replay(test);
+  });
+
+  it.each(['queue', 'switch', 'steer'] as const)('T9: a conversation under %s replays through conversation() with its prompts as a marble', (policy) => {
+    const { test } = recorded((helpers) =>
+      helpers.cold('a---b|', { a: 'first', b: 'second' }).pipe(
+        conversation({
+          provider: marbleProvider(helpers.cold('-s-a---u|', events), helpers.cold('-s-t-e|', events), helpers.cold('-s-t-e|', events), helpers.cold('-s-t-e|', events)),
+          registry: marbleTools({ search: helpers.cold('---(R|)', { R: 'hits' }) }),
+          policy,
+        }),
+      ),
+    );
+    expect(test.match(/^ {2}turn1:/gm)).toHaveLength(1);
+    expect(test).toContain(`policy: "${policy}"`);
+    expect(test).toContain('cold(diagram.prompts, prompts).pipe(conversation(');
+    replay(test);
+  });
+
+  it('T9: a provider that breaks the event order (R10) replays: its line fails with the recorded error', () => {
+    const { test } = recorded(() =>
+      runEventedToolLoop({ provider: () => of<ProviderEvent[]>(start, text('a'), end('stop'), text('late')).pipe(delay(1)), registry: marbleTools({}), messages: user }),
+    );
+    expect(test).toContain('cold(diagram.turn1, events, new ProviderProtocolError("provider sent text_delta after message_end"))');
+    replay(test);
+  });
+
+  it.each([
+    ['takeUntil, between two events', (stop: Observable<unknown>) => takeUntil(stop)],
+    ['take, at an event', () => take(4)],
+  ])('T9: a run cut short (%s) replays cut where it stopped', (_, cut) => {
+    const { test } = recorded(({ cold }) =>
+      runEventedToolLoop({ provider: twoTurns({ cold } as RunHelpers, '-s-a-----u|'), registry: marbleTools({ search: cold('--------(R|)', { R: 'hits' }) }), messages: user }).pipe(
+        cut(cold('-------x')) as OperatorFunction<LoopEvent, LoopEvent>,
+      ),
+    );
+    expect(test).toMatch(/run\.pipe\((takeUntil\(timer\(7\)\)|take\(4\)), described\)/);
+    replay(test);
+  });
+
+  it('T9: every test generated above compiles as it is: strict TypeScript, no unused names, the published types', () => {
+    expect(generated.length).toBeGreaterThanOrEqual(15);
+    const root = join(__dirname, '..', '..');
+    const folder = mkdtempSync(join(__dirname, 'generated-'));
+    try {
+      const files = generated.map((test, i) => {
+        const file = join(folder, `recorded-${i}.spec.ts`);
+        writeFileSync(file, test);
+        return file;
+      });
+      const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), { noEmit: true }, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;
+      const program = ts.createProgram(files, { ...config.options, noUnusedLocals: true, noUnusedParameters: true });
+      const problems = ts.getPreEmitDiagnostics(program).map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+      expect(problems).toEqual([]);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
