@@ -10,5 +10,6 @@ module.exports = {
     // tests written as users write them import the package by its name
     '^rx-tool-loop$': '<rootDir>/src/index.ts',
     '^rx-tool-loop/testing$': '<rootDir>/src/testing/index.ts',
+    '^rx-tool-loop/otel$': '<rootDir>/src/otel/index.ts',
   },
 };

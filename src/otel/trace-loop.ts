@@ -1,0 +1,322 @@
+import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { type Attributes, type Context, type Span, type SpanOptions, type Tracer, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, StopReason, ToolCall, ToolResultMessage, Usage } from '../types.js';
+import { errorText, shown } from '../util/values.js';
+
+/** What {@link traceLoop} records with (O1–O3). */
+export interface TraceLoopOptions {
+  /** Where the spans go: `trace.getTracer('my-agent')`, or a provider's own. */
+  tracer: Tracer;
+  /** `gen_ai.agent.name`, and the `invoke_agent` span's name: `invoke_agent NAME`. */
+  agentName?: string;
+  /** `gen_ai.request.model`, and the `chat` spans' name: `chat MODEL`. */
+  model?: string;
+  /** Add the messages and results to the spans as span events (default false: they may hold what users said). */
+  recordContent?: boolean;
+}
+
+/**
+ * Traces a loop, or a conversation, in the OpenTelemetry GenAI semantic conventions (O1–O3). Every event
+ * passes through unchanged, in its frame; beside them the operator keeps one `invoke_agent` span per loop
+ * (INTERNAL: the agent runs in this process), one `chat` span per provider call (CLIENT) and one
+ * `execute_tool` span per call (INTERNAL), the last two children of the first. The `invoke_agent` span's
+ * parent is the span active when the operator is subscribed (`context.with`), so a traced run nests in
+ * the application's own trace.
+ *
+ * A span is started and ended as its event goes by, before the event is passed on, so a consumer that
+ * unsubscribes on hearing `loop_end` still sees it ended as it should. Unsubscribing ends every span still
+ * open, with `rx_tool_loop.cancelled: true` (O3); an error of the source ends them with status ERROR; a
+ * source that completes without its `loop_end` ends them too: no span is left open, whatever happens.
+ *
+ * ```text
+ * loop:          1s-c(S)u-R-E2s-t-e-(FL|)     1/2 = turn_start, s/u/e = message_start/_end, c = tool_call,
+ * traceLoop:     1s-c(S)u-R-E2s-t-e-(FL|)     S = tool_start, R = tool_result, E/F = turn_end, L = loop_end
+ * invoke_agent:  [--------------------]
+ * chat 1:        [------]
+ * execute_tool:      [----]
+ * chat 2:                    [----]
+ * ```
+ *
+ * Turn 0 (R22, a resumed history) makes no provider call, so it has no `chat` span. A call answered
+ * without running (an unknown tool, an invalid input, a duplicate id, a denied call, one answered by
+ * its hook or dropped by an abort: no `tool_start`, R23) gets an `execute_tool` span of zero length at
+ * its `tool_result`, with `rx_tool_loop.tool.started: false`, so the trace shows what the model asked for.
+ *
+ * ```ts
+ * import { trace } from '@opentelemetry/api';
+ * import { traceLoop } from 'rx-tool-loop/otel';
+ *
+ * runEventedToolLoop({ provider, registry, messages })
+ *   .pipe(traceLoop({ tracer: trace.getTracer('support-bot'), agentName: 'support', model: 'gpt-4o-mini' }))
+ *   .subscribe(render);
+ * ```
+ *
+ * @throws TypeError when an option is wrong (no tracer, a name that is not a string), at call time.
+ */
+export function traceLoop<E extends LoopEvent | ConversationEvent>(options: TraceLoopOptions): MonoTypeOperatorFunction<E> {
+  const settings = checkOptions(options);
+  return (source) =>
+    new Observable<E>((subscriber) => {
+      const spans = new LoopSpans(settings, context.active());
+      const upstream = source.subscribe({
+        next(event) {
+          spans.record(event);
+          subscriber.next(event);
+        },
+        error(error: unknown) {
+          spans.failAll(error);
+          subscriber.error(error);
+        },
+        complete() {
+          spans.closeAll();
+          subscriber.complete();
+        },
+      });
+      return () => {
+        upstream.unsubscribe();
+        spans.cancelAll();
+      };
+    });
+}
+
+// The contexts of the execute_tool spans open now, by the very call object that `tool_start` carries and
+// the handler gets as `context.call` (R23): how a tool finds its own span (toolSpanContext).
+const openTools = new WeakMap<ToolCall, Context>();
+
+/**
+ * The context of `call`'s `execute_tool` span while a {@link traceLoop} has it open (from its `tool_start`
+ * to its `tool_result`), else `undefined`. A tool that runs a loop of its own (a sub-agent) subscribes it
+ * inside this context, so the inner loop's `invoke_agent` span is the tool span's child (O1):
+ *
+ * ```ts
+ * handler: (input, { call, signal }) =>
+ *   context.with(toolSpanContext(call) ?? context.active(), () =>
+ *     lastValueFrom(runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: input.question }], signal })
+ *       .pipe(traceLoop({ tracer, agentName: 'researcher' }))),
+ *   ),
+ * ```
+ */
+export function toolSpanContext(call: ToolCall): Context | undefined {
+  return openTools.get(call);
+}
+
+interface TraceSettings {
+  tracer: Tracer;
+  agentName: string | undefined;
+  model: string | undefined;
+  recordContent: boolean;
+}
+
+/** R20's way: checked and copied at call time, so changing the options object later changes nothing. */
+function checkOptions(options: TraceLoopOptions): TraceSettings {
+  if (options === null || typeof options !== 'object') throw new TypeError(`traceLoop: options must be an object, got ${shown(options)}`);
+  const { tracer, agentName, model, recordContent } = options;
+  if (tracer === null || typeof tracer !== 'object' || typeof tracer.startSpan !== 'function') {
+    throw new TypeError(`traceLoop: tracer must be an OpenTelemetry Tracer (with startSpan), got ${shown(tracer)}`);
+  }
+  if (agentName !== undefined && typeof agentName !== 'string') throw new TypeError(`traceLoop: agentName must be a string, got ${shown(agentName)}`);
+  if (model !== undefined && typeof model !== 'string') throw new TypeError(`traceLoop: model must be a string, got ${shown(model)}`);
+  if (recordContent !== undefined && typeof recordContent !== 'boolean') {
+    throw new TypeError(`traceLoop: recordContent must be a boolean, got ${shown(recordContent)}`);
+  }
+  return { tracer, agentName, model, recordContent: recordContent === true };
+}
+
+/** The open spans of one subscription: its current loop's, its current provider call's, its running tools'. */
+class LoopSpans {
+  private agent: Span | undefined;
+  private agentContext: Context | undefined;
+  private chat: Span | undefined;
+  private readonly tools = new Map<string, { span: Span; call: ToolCall }>(); // by call id: unique within a turn (R28)
+  // recordContent: the reply so far, for the chat span's event
+  private text = '';
+  private calls: ToolCall[] = [];
+
+  constructor(
+    private readonly settings: TraceSettings,
+    /** The context active at subscribe: every loop's `invoke_agent` span is its child. */
+    private readonly parent: Context,
+  ) {}
+
+  record(event: LoopEvent | ConversationEvent): void {
+    switch (event.type) {
+      case 'user_message':
+        this.openAgent();
+        if (this.settings.recordContent) this.agent!.addEvent('gen_ai.user.message', { content: event.message.content });
+        return;
+      case 'turn_start':
+        this.openAgent();
+        if (event.turn >= 1) this.openChat(event.turn); // turn 0 resumes a saved history: no provider call
+        return;
+      case 'text_delta':
+        if (this.settings.recordContent && this.chat !== undefined) this.text += event.text;
+        return;
+      case 'tool_call':
+        if (this.settings.recordContent && this.chat !== undefined) this.calls.push(event.call);
+        return;
+      case 'message_end':
+        this.endChat(event.stopReason, event.errorMessage, event.usage);
+        return;
+      case 'tool_start':
+        this.startTool(event.call);
+        return;
+      case 'tool_result':
+        this.endTool(event.message);
+        return;
+      case 'turn_end':
+        // a provider that failed, or an abort, ends the reply without a message_end: the turn's assistant says how
+        this.endChatWith(event.assistant);
+        return;
+      case 'loop_end':
+        this.endLoop(event.reason, event.assistant, event.usage, event.messages);
+        return;
+      default:
+        return; // message_start, deltas, tool_update: nothing to record
+    }
+  }
+
+  /** Unsubscribed: every open span ends, marked as cancelled (O3). */
+  cancelAll(): void {
+    this.endOpen({ 'rx_tool_loop.cancelled': true });
+  }
+
+  /** The source completed: every span still open ends (O3). */
+  closeAll(): void {
+    this.endOpen({});
+  }
+
+  /** The source errored (a conversation's `prompts$`, C3): every span still open ends with status ERROR (O3). */
+  failAll(error: unknown): void {
+    this.endOpen({}, errorText(error));
+  }
+
+  private endOpen(attributes: Attributes, errorMessage?: string): void {
+    const open: Span[] = [];
+    for (const { span, call } of this.tools.values()) {
+      openTools.delete(call);
+      open.push(span);
+    }
+    if (this.chat !== undefined) open.push(this.chat);
+    if (this.agent !== undefined) open.push(this.agent);
+    this.tools.clear();
+    this.chat = undefined;
+    this.agent = undefined;
+    this.agentContext = undefined;
+    for (const span of open) {
+      span.setAttributes(attributes);
+      if (errorMessage !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage });
+      span.end();
+    }
+  }
+
+  /** A loop's first event opens its span: in a conversation, the first after the last loop's `loop_end`. */
+  private openAgent(): void {
+    if (this.agent !== undefined) return;
+    const { tracer, agentName, model } = this.settings;
+    const attributes: Attributes = { 'gen_ai.operation.name': 'invoke_agent' };
+    if (agentName !== undefined) attributes['gen_ai.agent.name'] = agentName;
+    if (model !== undefined) attributes['gen_ai.request.model'] = model;
+    const span = tracer.startSpan(agentName === undefined ? 'invoke_agent' : `invoke_agent ${agentName}`, { kind: SpanKind.INTERNAL, attributes }, this.parent);
+    this.agent = span;
+    this.agentContext = trace.setSpan(this.parent, span);
+  }
+
+  private endLoop(reason: string, assistant: AssistantMessage, usage: Usage, messages: readonly AgentMessage[]): void {
+    this.openAgent(); // R7: a loop aborted at subscribe has loop_end as its only event
+    this.endChatWith(assistant);
+    const agent = this.agent!;
+    agent.setAttributes({ 'rx_tool_loop.reason': reason, ...usageAttributes(usage) });
+    if (reason === 'error') agent.setStatus({ code: SpanStatusCode.ERROR, message: assistant.errorMessage ?? 'error' });
+    if (this.settings.recordContent) agent.addEvent('rx_tool_loop.messages', { messages: json(messages) });
+    // every call of the loop has had its result by now (R5); anything left is ended, never leaked
+    this.agent = undefined;
+    this.endOpen({});
+    agent.end();
+  }
+
+  private openChat(turn: number): void {
+    this.endChat(undefined, undefined, undefined); // never open here: a turn's chat ends by its turn_end
+    const { tracer, model } = this.settings;
+    const attributes: Attributes = { 'gen_ai.operation.name': 'chat', 'rx_tool_loop.turn': turn };
+    if (model !== undefined) attributes['gen_ai.request.model'] = model;
+    this.chat = tracer.startSpan(model === undefined ? 'chat' : `chat ${model}`, { kind: SpanKind.CLIENT, attributes }, this.agentContext);
+    this.text = '';
+    this.calls = [];
+  }
+
+  private endChatWith(assistant: AssistantMessage): void {
+    if (this.chat !== undefined) this.endChat(assistant.stopReason, assistant.errorMessage, undefined);
+  }
+
+  private endChat(stopReason: StopReason | undefined, errorMessage: string | undefined, usage: Usage | undefined): void {
+    const chat = this.chat;
+    if (chat === undefined) return;
+    this.chat = undefined;
+    if (stopReason !== undefined) chat.setAttribute('gen_ai.response.finish_reasons', [stopReason]);
+    if (usage !== undefined) chat.setAttributes(usageAttributes(usage));
+    if (stopReason === 'error') chat.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage ?? 'error' });
+    if (this.settings.recordContent) {
+      const content: Attributes = { content: this.text, finish_reason: stopReason ?? 'unknown' };
+      if (this.calls.length > 0) content.tool_calls = json(this.calls);
+      chat.addEvent('gen_ai.assistant.message', content);
+      this.text = '';
+      this.calls = [];
+    }
+    chat.end();
+  }
+
+  /** `tool_start`: the handler runs now, inside its span (R23). */
+  private startTool(call: ToolCall): void {
+    const span = this.openTool(call.id, call.name);
+    this.tools.set(call.id, { span, call });
+    openTools.set(call, trace.setSpan(this.agentContext!, span));
+    if (this.settings.recordContent) span.addEvent('gen_ai.tool.call.arguments', { arguments: json(call.input) });
+  }
+
+  /** `unstartedAt`: the moment of a call that never ran, its span's start and end. */
+  private openTool(id: string, name: string, unstartedAt?: number): Span {
+    this.openAgent();
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': name,
+      'gen_ai.tool.call.id': id,
+      'gen_ai.tool.type': 'function',
+    };
+    const options: SpanOptions = { kind: SpanKind.INTERNAL, attributes };
+    if (unstartedAt !== undefined) {
+      attributes['rx_tool_loop.tool.started'] = false;
+      options.startTime = unstartedAt;
+    }
+    return this.settings.tracer.startSpan(`execute_tool ${name}`, options, this.agentContext);
+  }
+
+  private endTool(result: ToolResultMessage): void {
+    const open = this.tools.get(result.toolCallId);
+    if (open !== undefined) {
+      this.tools.delete(result.toolCallId);
+      openTools.delete(open.call);
+    }
+    // answered without running (R23: no tool_start): a span of zero length, so the call is still seen
+    const at = open === undefined ? performance.now() : undefined;
+    const span = open?.span ?? this.openTool(result.toolCallId, result.toolName, at);
+    if (result.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: result.content });
+    if (this.settings.recordContent) span.addEvent('gen_ai.tool.message', { id: result.toolCallId, content: result.content, is_error: result.isError }, at);
+    span.end(at);
+  }
+}
+
+function usageAttributes(usage: Usage): Attributes {
+  const attributes: Attributes = { 'gen_ai.usage.input_tokens': usage.inputTokens, 'gen_ai.usage.output_tokens': usage.outputTokens };
+  if (usage.cacheReadTokens !== undefined) attributes['gen_ai.usage.cache_read.input_tokens'] = usage.cacheReadTokens;
+  if (usage.cacheWriteTokens !== undefined) attributes['gen_ai.usage.cache_creation.input_tokens'] = usage.cacheWriteTokens;
+  return attributes;
+}
+
+/** Content for an event attribute: JSON (histories and inputs are JSON, R21, C5). */
+function json(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
