@@ -1,4 +1,4 @@
-import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
+import { type MonoTypeOperatorFunction, defer, tap } from 'rxjs';
 import { type Attributes, type Context, type Span, type SpanOptions, type Tracer, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, StopReason, ToolCall, ToolResultMessage, Usage } from '../types.js';
 import { errorText, shown } from '../util/values.js';
@@ -56,26 +56,17 @@ export interface TraceLoopOptions {
 export function traceLoop<E extends LoopEvent | ConversationEvent>(options: TraceLoopOptions): MonoTypeOperatorFunction<E> {
   const settings = checkOptions(options);
   return (source) =>
-    new Observable<E>((subscriber) => {
+    defer(() => {
       const spans = new LoopSpans(settings, context.active());
-      const upstream = source.subscribe({
-        next(event) {
-          spans.record(event);
-          subscriber.next(event);
-        },
-        error(error: unknown) {
-          spans.failAll(error);
-          subscriber.error(error);
-        },
-        complete() {
-          spans.closeAll();
-          subscriber.complete();
-        },
-      });
-      return () => {
-        upstream.unsubscribe();
-        spans.cancelAll();
-      };
+      // tap: an unsubscribe reaches the loop at once, even while it is still inside its subscribe
+      return source.pipe(
+        tap({
+          next: (event) => spans.record(event),
+          error: (error: unknown) => spans.failAll(error),
+          complete: () => spans.closeAll(),
+          unsubscribe: () => spans.cancelAll(),
+        }),
+      );
     });
 }
 
