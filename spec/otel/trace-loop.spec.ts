@@ -1,5 +1,5 @@
 /** O1–O3: traceLoop's spans, read back from sdk-trace-base's in-memory exporter. */
-import { type Span, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { type Span, type Tracer, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { NEVER, Observable, Subject, from, last, lastValueFrom, map, of, takeWhile, toArray } from 'rxjs';
 import { ToolRegistry, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type ProviderEvent, type ProviderInput, type Tool } from 'rx-tool-loop';
 import { toolSpanContext, traceLoop } from 'rx-tool-loop/otel';
@@ -303,6 +303,29 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
     await lastValueFrom(runEventedToolLoop({ provider: s04Script(), registry: new ToolRegistry(), messages: question, signal: controller.signal }).pipe(traceLoop({ tracer: memory.tracer })));
     expect(memory.tree()).toEqual(['invoke_agent (INTERNAL)']);
     expect(memory.finished()[0]!.attributes['rx_tool_loop.reason']).toBe('aborted');
+  });
+
+  it('O4: a tracer that records nothing (the API without an SDK) gets the invoke_agent span alone, ended once; the events pass unchanged', async () => {
+    const noSdk = trace.getTracer('no-sdk');
+    const started: string[] = [];
+    let ends = 0;
+    const tracer: Tracer = {
+      startSpan: (name, options, parent) => {
+        const span = noSdk.startSpan(name, options, parent);
+        started.push(name);
+        const end = span.end.bind(span);
+        span.end = (time) => {
+          ends++;
+          end(time);
+        };
+        return span;
+      },
+      startActiveSpan: noSdk.startActiveSpan.bind(noSdk) as Tracer['startActiveSpan'],
+    };
+    const traced = await s04((events) => events.pipe(traceLoop({ tracer, agentName: 's04', recordContent: true })));
+    expect(traced).toEqual(await s04());
+    expect(started).toEqual(['invoke_agent s04']);
+    expect(ends).toBe(1);
   });
 
   describe('with a context manager', () => {

@@ -1,5 +1,5 @@
 import { type MonoTypeOperatorFunction, defer, tap } from 'rxjs';
-import { type Attributes, type Context, type Span, type SpanOptions, type Tracer, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, type Span, type SpanOptions, type Tracer, SpanKind, SpanStatusCode, context, isSpanContextValid, trace } from '@opentelemetry/api';
 import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, StopReason, ToolCall, ToolResultMessage, Usage } from '../types.js';
 import { errorText, shown } from '../util/values.js';
 
@@ -70,9 +70,17 @@ export function traceLoop<E extends LoopEvent | ConversationEvent>(options: Trac
     });
 }
 
-// The contexts of the execute_tool spans open now, by the very call object that `tool_start` carries and
-// the handler gets as `context.call` (R23): how a tool finds its own span (toolSpanContext).
-const openTools = new WeakMap<ToolCall, Context>();
+/** An execute_tool span open now; its context is made only when a tool asks for it (toolSpanContext). */
+interface OpenTool {
+  span: Span;
+  call: ToolCall;
+  parent: Context;
+  context?: Context;
+}
+
+// The subscriptions with an execute_tool span open: where toolSpanContext looks for a call. A subscription
+// joins at its first tool_start and leaves when its loop ends, so the hot path pays per loop, not per call.
+const withOpenTools = new Set<LoopSpans>();
 
 /**
  * The context of `call`'s `execute_tool` span while a {@link traceLoop} has it open (from its `tool_start`
@@ -88,14 +96,19 @@ const openTools = new WeakMap<ToolCall, Context>();
  * ```
  */
 export function toolSpanContext(call: ToolCall): Context | undefined {
-  return openTools.get(call);
+  for (const spans of withOpenTools) {
+    const open = spans.openTool(call);
+    if (open !== undefined) return (open.context ??= trace.setSpan(open.parent, open.span));
+  }
+  return undefined;
 }
 
 interface TraceSettings {
   tracer: Tracer;
-  agentName: string | undefined;
-  model: string | undefined;
   recordContent: boolean;
+  // made once: every loop's and every reply's span starts with the same name, kind and attributes
+  agent: { name: string; options: SpanOptions };
+  chat: { name: string; options: SpanOptions };
 }
 
 /** R20's way: checked and copied at call time, so changing the options object later changes nothing. */
@@ -110,7 +123,16 @@ function checkOptions(options: TraceLoopOptions): TraceSettings {
   if (recordContent !== undefined && typeof recordContent !== 'boolean') {
     throw new TypeError(`traceLoop: recordContent must be a boolean, got ${shown(recordContent)}`);
   }
-  return { tracer, agentName, model, recordContent: recordContent === true };
+  const agentAttributes: Attributes = { 'gen_ai.operation.name': 'invoke_agent' };
+  if (agentName !== undefined) agentAttributes['gen_ai.agent.name'] = agentName;
+  const chatAttributes: Attributes = { 'gen_ai.operation.name': 'chat' };
+  if (model !== undefined) agentAttributes['gen_ai.request.model'] = chatAttributes['gen_ai.request.model'] = model;
+  return {
+    tracer,
+    recordContent: recordContent === true,
+    agent: { name: agentName === undefined ? 'invoke_agent' : `invoke_agent ${agentName}`, options: { kind: SpanKind.INTERNAL, attributes: Object.freeze(agentAttributes) } },
+    chat: { name: model === undefined ? 'chat' : `chat ${model}`, options: { kind: SpanKind.CLIENT, attributes: Object.freeze(chatAttributes) } },
+  };
 }
 
 /** The open spans of one subscription: its current loop's, its current provider call's, its running tools'. */
@@ -118,7 +140,10 @@ class LoopSpans {
   private agent: Span | undefined;
   private agentContext: Context | undefined;
   private chat: Span | undefined;
-  private readonly tools = new Map<string, { span: Span; call: ToolCall }>(); // by call id: unique within a turn (R28)
+  // the running calls (ids unique within a turn, R28): a few at a time, so a list beats a Map here
+  private tools: OpenTool[] = [];
+  private listed = false; // in withOpenTools
+  private off = false; // the tracer records nothing (openAgent)
   // recordContent: the reply so far, for the chat span's event
   private text = '';
   private calls: ToolCall[] = [];
@@ -137,8 +162,14 @@ class LoopSpans {
         return;
       case 'turn_start':
         this.openAgent();
-        if (event.turn >= 1) this.openChat(event.turn); // turn 0 resumes a saved history: no provider call
+        if (event.turn >= 1 && !this.off) this.openChat(event.turn); // turn 0 resumes a saved history: no provider call
         return;
+      case 'loop_end':
+        this.endLoop(event.reason, event.assistant, event.usage, event.messages);
+        return;
+    }
+    if (this.off) return; // O4: a tracer that records nothing gets the invoke_agent span alone
+    switch (event.type) {
       case 'text_delta':
         if (this.settings.recordContent && this.chat !== undefined) this.text += event.text;
         return;
@@ -158,12 +189,14 @@ class LoopSpans {
         // a provider that failed, or an abort, ends the reply without a message_end: the turn's assistant says how
         this.endChatWith(event.assistant);
         return;
-      case 'loop_end':
-        this.endLoop(event.reason, event.assistant, event.usage, event.messages);
-        return;
       default:
         return; // message_start, deltas, tool_update: nothing to record
     }
+  }
+
+  /** `call`'s span, while it is open here (toolSpanContext). */
+  openTool(call: ToolCall): OpenTool | undefined {
+    return this.tools.find((open) => open.call === call);
   }
 
   /** Unsubscribed: every open span ends, marked as cancelled (O3). */
@@ -173,23 +206,25 @@ class LoopSpans {
 
   /** The source completed: every span still open ends (O3). */
   closeAll(): void {
-    this.endOpen({});
+    this.endOpen(NO_ATTRIBUTES);
   }
 
   /** The source errored (a conversation's `prompts$`, C3): every span still open ends with status ERROR (O3). */
   failAll(error: unknown): void {
-    this.endOpen({}, errorText(error));
+    this.endOpen(NO_ATTRIBUTES, errorText(error));
   }
 
   private endOpen(attributes: Attributes, errorMessage?: string): void {
+    if (this.agent === undefined && this.chat === undefined && this.tools.length === 0 && !this.listed) return;
     const open: Span[] = [];
-    for (const { span, call } of this.tools.values()) {
-      openTools.delete(call);
-      open.push(span);
+    for (const tool of this.tools) open.push(tool.span);
+    if (this.listed) {
+      withOpenTools.delete(this);
+      this.listed = false;
     }
     if (this.chat !== undefined) open.push(this.chat);
     if (this.agent !== undefined) open.push(this.agent);
-    this.tools.clear();
+    this.tools = [];
     this.chat = undefined;
     this.agent = undefined;
     this.agentContext = undefined;
@@ -203,36 +238,40 @@ class LoopSpans {
   /** A loop's first event opens its span: in a conversation, the first after the last loop's `loop_end`. */
   private openAgent(): void {
     if (this.agent !== undefined) return;
-    const { tracer, agentName, model } = this.settings;
-    const attributes: Attributes = { 'gen_ai.operation.name': 'invoke_agent' };
-    if (agentName !== undefined) attributes['gen_ai.agent.name'] = agentName;
-    if (model !== undefined) attributes['gen_ai.request.model'] = model;
-    const span = tracer.startSpan(agentName === undefined ? 'invoke_agent' : `invoke_agent ${agentName}`, { kind: SpanKind.INTERNAL, attributes }, this.parent);
+    const { tracer, agent } = this.settings;
+    const span = tracer.startSpan(agent.name, agent.options, this.parent);
+    // no SDK behind the tracer (a span that records nothing and has no valid context): tracing is off, and
+    // a reply's or a call's span would be as empty, so none is made; the events go straight through (O4)
+    this.off = !span.isRecording() && !isSpanContextValid(span.spanContext());
     this.agent = span;
-    this.agentContext = trace.setSpan(this.parent, span);
+    if (!this.off) this.agentContext = trace.setSpan(this.parent, span);
   }
 
   private endLoop(reason: string, assistant: AssistantMessage, usage: Usage, messages: readonly AgentMessage[]): void {
     this.openAgent(); // R7: a loop aborted at subscribe has loop_end as its only event
     this.endChatWith(assistant);
     const agent = this.agent!;
-    agent.setAttributes({ 'rx_tool_loop.reason': reason, ...usageAttributes(usage) });
-    if (reason === 'error') agent.setStatus({ code: SpanStatusCode.ERROR, message: assistant.errorMessage ?? 'error' });
-    if (this.settings.recordContent) agent.addEvent('rx_tool_loop.messages', { messages: json(messages) });
+    if (agent.isRecording()) {
+      agent.setAttribute('rx_tool_loop.reason', reason);
+      agent.setAttributes(usageAttributes(usage));
+      if (reason === 'error') agent.setStatus({ code: SpanStatusCode.ERROR, message: assistant.errorMessage ?? 'error' });
+      if (this.settings.recordContent) agent.addEvent('rx_tool_loop.messages', { messages: json(messages) });
+    }
     // every call of the loop has had its result by now (R5); anything left is ended, never leaked
     this.agent = undefined;
-    this.endOpen({});
+    this.endOpen(NO_ATTRIBUTES);
     agent.end();
   }
 
   private openChat(turn: number): void {
     this.endChat(undefined, undefined, undefined); // never open here: a turn's chat ends by its turn_end
-    const { tracer, model } = this.settings;
-    const attributes: Attributes = { 'gen_ai.operation.name': 'chat', 'rx_tool_loop.turn': turn };
-    if (model !== undefined) attributes['gen_ai.request.model'] = model;
-    this.chat = tracer.startSpan(model === undefined ? 'chat' : `chat ${model}`, { kind: SpanKind.CLIENT, attributes }, this.agentContext);
-    this.text = '';
-    this.calls = [];
+    const { tracer, chat } = this.settings;
+    this.chat = tracer.startSpan(chat.name, chat.options, this.agentContext);
+    this.chat.setAttribute('rx_tool_loop.turn', turn);
+    if (this.settings.recordContent) {
+      this.text = '';
+      this.calls = [];
+    }
   }
 
   private endChatWith(assistant: AssistantMessage): void {
@@ -258,14 +297,18 @@ class LoopSpans {
 
   /** `tool_start`: the handler runs now, inside its span (R23). */
   private startTool(call: ToolCall): void {
-    const span = this.openTool(call.id, call.name);
-    this.tools.set(call.id, { span, call });
-    openTools.set(call, trace.setSpan(this.agentContext!, span));
+    const span = this.toolSpan(call.id, call.name);
+    const open: OpenTool = { span, call, parent: this.agentContext! };
+    this.tools.push(open);
+    if (!this.listed) {
+      withOpenTools.add(this);
+      this.listed = true;
+    }
     if (this.settings.recordContent) span.addEvent('gen_ai.tool.call.arguments', { arguments: json(call.input) });
   }
 
   /** `unstartedAt`: the moment of a call that never ran, its span's start and end. */
-  private openTool(id: string, name: string, unstartedAt?: number): Span {
+  private toolSpan(id: string, name: string, unstartedAt?: number): Span {
     this.openAgent();
     const attributes: Attributes = {
       'gen_ai.operation.name': 'execute_tool',
@@ -281,20 +324,30 @@ class LoopSpans {
     return this.settings.tracer.startSpan(`execute_tool ${name}`, options, this.agentContext);
   }
 
-  private endTool(result: ToolResultMessage): void {
-    const open = this.tools.get(result.toolCallId);
-    if (open !== undefined) {
-      this.tools.delete(result.toolCallId);
-      openTools.delete(open.call);
+  private takeTool(id: string): OpenTool | undefined {
+    const { tools } = this;
+    for (let index = 0; index < tools.length; index++) {
+      const open = tools[index]!;
+      if (open.call.id !== id) continue;
+      tools[index] = tools[tools.length - 1]!;
+      tools.pop();
+      return open;
     }
+    return undefined;
+  }
+
+  private endTool(result: ToolResultMessage): void {
+    const open = this.takeTool(result.toolCallId);
     // answered without running (R23: no tool_start): a span of zero length, so the call is still seen
     const at = open === undefined ? performance.now() : undefined;
-    const span = open?.span ?? this.openTool(result.toolCallId, result.toolName, at);
+    const span = open?.span ?? this.toolSpan(result.toolCallId, result.toolName, at);
     if (result.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: result.content });
     if (this.settings.recordContent) span.addEvent('gen_ai.tool.message', { id: result.toolCallId, content: result.content, is_error: result.isError }, at);
     span.end(at);
   }
 }
+
+const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
 function usageAttributes(usage: Usage): Attributes {
   const attributes: Attributes = { 'gen_ai.usage.input_tokens': usage.inputTokens, 'gen_ai.usage.output_tokens': usage.outputTokens };
