@@ -29,11 +29,11 @@ export interface TraceLoopOptions {
  * source that completes without its `loop_end` ends them too: no span is left open, whatever happens.
  *
  * ```text
- * loop:          1s-c(S)u-R-E2s-t-e-(FL|)     1/2 = turn_start, s/u/e = message_start/_end, c = tool_call,
- * traceLoop:     1s-c(S)u-R-E2s-t-e-(FL|)     S = tool_start, R = tool_result, E/F = turn_end, L = loop_end
- * invoke_agent:  [--------------------]
+ * loop:          1s-(cS)u-R-E2s-t-e-(FL|)     1/2 = turn_start, s/u/e = message_start/_end, c = tool_call,
+ * traceLoop:     1s-(cS)u-R-E2s-t-e-(FL|)     S = tool_start, R = tool_result, E/F = turn_end, L = loop_end
+ * invoke_agent:  [------------------]
  * chat 1:        [------]
- * execute_tool:      [----]
+ * execute_tool:     [-----]
  * chat 2:                    [----]
  * ```
  *
@@ -41,6 +41,7 @@ export interface TraceLoopOptions {
  * without running (an unknown tool, an invalid input, a duplicate id, a denied call, one answered by
  * its hook or dropped by an abort: no `tool_start`, R23) gets an `execute_tool` span of zero length at
  * its `tool_result`, with `rx_tool_loop.tool.started: false`, so the trace shows what the model asked for.
+ * A tracer that records nothing (the API without an SDK) gets the `invoke_agent` span alone (O4).
  *
  * ```ts
  * import { trace } from '@opentelemetry/api';
