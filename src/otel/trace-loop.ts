@@ -89,11 +89,13 @@ const withOpenTools = new Set<LoopSpans>();
  * inside this context, so the inner loop's `invoke_agent` span is the tool span's child (O1):
  *
  * ```ts
- * handler: (input, { call, signal }) =>
- *   context.with(toolSpanContext(call) ?? context.active(), () =>
- *     lastValueFrom(runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: input.question }], signal })
- *       .pipe(traceLoop({ tracer, agentName: 'researcher' }))),
- *   ),
+ * handler: (input, { call, signal }) => {
+ *   const researcher = runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: input.question }], signal });
+ *   // subscribed inside the call's span: the researcher's spans go under it
+ *   return context.with(toolSpanContext(call) ?? context.active(), () =>
+ *     lastValueFrom(researcher.pipe(traceLoop<LoopEvent>({ tracer, agentName: 'researcher' }))),
+ *   ).then((end) => (end.type === 'loop_end' ? end.assistant.content : ''));
+ * },
  * ```
  */
 export function toolSpanContext(call: ToolCall): Context | undefined {
