@@ -18,7 +18,9 @@ function files(folder: string): string[] {
 }
 
 function specifiers(source: string): string[] {
-  const found = [...source.matchAll(/(?:from\s*|import\s*\(\s*|require\s*\(\s*|^import\s+)['"]([^'"]+)['"]/gm)];
+  // a doc comment's example names the package as a user imports it: that is text, not an import
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, '');
+  const found = [...code.matchAll(/(?:from\s*|import\s*\(\s*|require\s*\(\s*|^import\s+)['"]([^'"]+)['"]/gm)];
   return found.map((match) => match[1]!);
 }
 
