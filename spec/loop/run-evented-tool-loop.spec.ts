@@ -921,6 +921,43 @@ describe('runEventedToolLoop', () => {
       }
     });
 
+    // jest's fake timers, like Node, run a timer set past 2^31 - 1 ms after 1 ms: the bug this pins
+    it('R16: a toolTimeoutMs of 2^31 ms or more never fires early (an accepted value means what it says)', async () => {
+      jest.useFakeTimers();
+      try {
+        const registry = new ToolRegistry().register(tool('a', () => new Promise<string>((resolve) => setTimeout(() => resolve('in time'), 10_000))));
+        const provider = scriptedProvider([toolTurn(call('a', {}, 'c1'))]);
+        const done = lastValueFrom(runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, toolTimeoutMs: 2 ** 31 }).pipe(toArray()));
+        await jest.advanceTimersByTimeAsync(10_000);
+        const events = await done;
+        expect(only(events, 'tool_result').map((event) => event.message.content)).toEqual(['in time']);
+        expect(jest.getTimerCount()).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
+    it('R16: a toolTimeoutMs past 2^31 ms fires when it is due, not before', async () => {
+      jest.useFakeTimers();
+      try {
+        const ms = 2 ** 31 + 1000;
+        let signal: AbortSignal | undefined;
+        const registry = new ToolRegistry().register(tool('a', (_input, context) => ((signal = context.signal), new Promise<string>(() => {}))));
+        const provider = scriptedProvider([toolTurn(call('a', {}, 'c1'))]);
+        const events: LoopEvent[] = [];
+        runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, toolTimeoutMs: ms }).subscribe((event) => events.push(event));
+        await jest.advanceTimersByTimeAsync(ms - 1);
+        expect(only(events, 'tool_result')).toEqual([]);
+        expect(signal?.aborted).toBe(false);
+        await jest.advanceTimersByTimeAsync(1);
+        expect(only(events, 'tool_result').map((event) => event.message.content)).toEqual([`error: tool timed out after ${ms} ms`]);
+        expect(loopEndOf(events).reason).toBe('maxTurns');
+        expect(signal?.aborted).toBe(true);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
     it.each([0, -5, 1.5, NaN])('throws a RangeError at call time for toolTimeoutMs %p', (toolTimeoutMs) => {
       expect(() => runEventedToolLoop({ provider: scriptedProvider([]), registry: new ToolRegistry(), messages: [], toolTimeoutMs })).toThrow(RangeError);
     });

@@ -10,8 +10,8 @@ import {
   map,
   of,
   tap,
-  timer,
 } from 'rxjs';
+import { setLongTimeout } from '../util/long-timeout.js';
 import { ToolCallContext } from './tool-call-context.js';
 import { isPromiseLike } from '../util/values.js';
 import { type InputCheck, checkInput } from './check-input.js';
@@ -137,17 +137,18 @@ function finish(subscriber: Subscriber<ToolProgress>, last: ToolSettled): void {
 }
 
 /**
- * R16: errors with `tool timed out after N ms` unless the source has finished by then. The source is
- * subscribed before the clock, so a tool that answers at the very deadline keeps its answer.
+ * R16: errors with `tool timed out after N ms` unless the source has finished by then — N as given, also
+ * past 2^31 ms. The source is subscribed before the clock, so a tool that answers at the very deadline keeps its answer.
  */
 function failAfter<T>(ms: number): OperatorFunction<T, T> {
   return (source) =>
     new Observable<T>((subscriber) => {
       const tool = source.subscribe(subscriber);
       if (subscriber.closed) return tool;
-      const clock = timer(ms).subscribe(() => subscriber.error(new ToolTimeout(`tool timed out after ${ms} ms`)));
+      // past 2^31 ms a plain timer would fire at once: the wait is chained (R16)
+      const cancelClock = setLongTimeout(() => subscriber.error(new ToolTimeout(`tool timed out after ${ms} ms`)), ms);
       return () => {
-        clock.unsubscribe();
+        cancelClock();
         tool.unsubscribe();
       };
     });
