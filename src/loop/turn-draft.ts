@@ -112,19 +112,22 @@ export class TurnDraft {
    * keeps it. R28: a second call with an id already used in this turn is kept as `ID_dup2` (`ID_dup3`, …)
    * and `duplicateOf` names the id, so that every id in the history stays unique.
    */
-  addCall(call: ToolCall): CallSlot {
+  addCall(given: ToolCall): CallSlot {
+    // read here, so that a call whose fields throw when read (getters) ends the turn in the caller (R20);
+    // the history keeps the call as the provider sent it (R23)
+    const { id, name, input } = given;
     const index = this.calls.length;
-    if (!this.ids.has(call.id)) {
-      this.ids.add(call.id);
-      this.calls.push(call);
-      return { index, call };
+    if (!this.ids.has(id)) {
+      this.ids.add(id);
+      this.calls.push(given);
+      return { index, call: given };
     }
     this.repeats ??= new Map();
-    const n = (this.repeats.get(call.id) ?? 1) + 1;
-    this.repeats.set(call.id, n);
-    const kept = { ...call, id: `${call.id}_dup${n}` };
+    const n = (this.repeats.get(id) ?? 1) + 1;
+    this.repeats.set(id, n);
+    const kept = { id: `${id}_dup${n}`, name, input };
     this.calls.push(kept);
-    return { index, call: kept, duplicateOf: call.id };
+    return { index, call: kept, duplicateOf: id };
   }
 
   /** Takes one event that `checkProviderEvents` let through. */
