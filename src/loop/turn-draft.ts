@@ -88,6 +88,10 @@ export class TurnDraft {
   private reasoning: unknown[] | undefined;
   private aborted = false;
   private unasked = false;
+  /** The reply is over (its message_end, a failure or an abort): the assistant message is the final one. */
+  private final = false;
+  /** R29: the assistant message as last handed out, until the draft changes. */
+  private known: AssistantMessage | undefined;
   /** R22: the saved assistant message that turn 0 finishes, and the slots whose results it had already. */
   private saved: AssistantMessage | undefined;
   private earlier: ReadonlySet<number> | undefined; // turn 0 only
@@ -119,6 +123,7 @@ export class TurnDraft {
     const index = this.calls.length;
     if (!this.ids.has(id)) {
       this.ids.add(id);
+      this.known = undefined;
       this.calls.push(given);
       return { index, call: given };
     }
@@ -126,6 +131,7 @@ export class TurnDraft {
     const n = (this.repeats.get(id) ?? 1) + 1;
     this.repeats.set(id, n);
     const kept = { id: `${id}_dup${n}`, name, input };
+    this.known = undefined;
     this.calls.push(kept);
     return { index, call: kept, duplicateOf: id };
   }
@@ -135,8 +141,11 @@ export class TurnDraft {
     switch (event.type) {
       case 'text_delta':
         this.text.append(event.text);
+        this.known = undefined;
         break;
       case 'message_end':
+        this.final = true;
+        this.known = undefined;
         this.stopReason = event.stopReason;
         this.errorMessage = event.errorMessage;
         this.usage = event.usage;
@@ -147,12 +156,15 @@ export class TurnDraft {
 
   /** R10: the provider failed (or, H6, `prepareTurn` did: `what` says so); what arrived before stays. */
   fail(error: unknown, what = 'provider error: '): void {
+    this.final = true;
+    this.known = undefined;
     this.stopReason = 'error';
     this.errorMessage = error instanceof ProviderProtocolError ? error.message : `${what}${errorText(error)}`;
   }
 
   /** H6: aborted while `prepareTurn` waited, before any model call: the empty answer stands in, outside the history. */
   abortUnasked(): void {
+    this.final = true;
     this.aborted = true;
     this.unasked = true;
   }
@@ -181,7 +193,26 @@ export class TurnDraft {
 
   /** R11: cancelled from outside; calls without a result get `error: aborted`. */
   abort(): void {
+    this.final = true;
+    this.known = undefined;
     this.aborted = true;
+  }
+
+  /**
+   * R29: the history as it stands now, for a `tool_result` to carry — a new array: the history before the
+   * turn, the assistant message as known at this moment, then the results so far, in call order. While the
+   * model still streams, the message is its text and calls so far with stop reason `toolUse` (its end,
+   * usage and reasoning are not known yet); from its `message_end` (or a failure, an abort) on, the final one.
+   */
+  messagesNow(): AgentMessage[] {
+    const messages = this.history.slice();
+    messages.push(this.current());
+    const { results, calls } = this;
+    for (let index = 0; index < calls.length; index++) {
+      const result = results[index];
+      if (result !== undefined) messages.push(result.message);
+    }
+    return messages;
   }
 
   /**
@@ -190,14 +221,15 @@ export class TurnDraft {
    */
   finish(report?: (outcome: TurnOutcome) => void): LoopEvent[] {
     const events: LoopEvent[] = [];
-    const toolResults = this.calls.map((call, index) => {
-      const result = this.results[index];
-      if (result !== undefined) return result.message;
-      const message = limitOutput(abortedResult(call), this.maxOutputChars);
-      events.push({ type: 'tool_result', message });
-      return message;
-    });
-    const assistant = this.saved ?? this.assistant();
+    const { calls, results } = this;
+    for (let index = 0; index < calls.length; index++) {
+      if (results[index] !== undefined) continue;
+      const message = limitOutput(abortedResult(calls[index]!), this.maxOutputChars);
+      results[index] = settled(message);
+      events.push({ type: 'tool_result', message, messages: this.messagesNow() });
+    }
+    const toolResults = calls.map((_, index) => results[index]!.message);
+    const assistant = this.current();
     const history = this.history;
     if (!this.unasked) history.push(assistant, ...toolResults);
     const usage = addUsage(this.usageBefore, this.usage);
@@ -231,6 +263,17 @@ export class TurnDraft {
     if (calls.length === 0) return false;
     for (let index = 0; index < calls.length; index++) if (results[index]?.terminate !== true) return false;
     return true;
+  }
+
+  /** The assistant message as known now (R29), the same object until the draft changes. */
+  private current(): AssistantMessage {
+    if (this.saved !== undefined) return this.saved;
+    if (this.known !== undefined) return this.known;
+    if (this.final) return (this.known = this.assistant());
+    // still streaming: what came so far, as a message that asked for tools (a result is why it is wanted)
+    const message: AssistantMessage = { role: 'assistant', content: this.text.toString(), stopReason: 'toolUse' };
+    if (this.calls.length > 0) message.toolCalls = this.calls.slice();
+    return (this.known = message);
   }
 
   private assistant(): AssistantMessage {
