@@ -2,6 +2,7 @@ import type { ToolLookup, ToolRegistry } from '../tools/tool-registry.js';
 import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider } from '../types.js';
 import { isAbortSignal } from '../util/abort-signal.js';
 import { shown } from '../util/values.js';
+import { inCallOrder } from './call-order.js';
 import { checkMessages } from './check-messages.js';
 
 /**
@@ -89,7 +90,8 @@ export function checkOptions(options: LoopOptions, who = 'runEventedToolLoop'): 
   return {
     provider,
     registry,
-    messages: messages.slice(), // R20: the history as it was at call time, whatever the caller does to its array later
+    // R20: the history as it was at call time, whatever the caller does to its array later; R4: in call order
+    messages: inCallOrder(messages),
     maxTurns,
     concurrency: toolExecution === 'sequential' ? 1 : maxConcurrency,
     toolTimeoutMs,
