@@ -92,6 +92,7 @@ export class TurnDraft {
   private final = false;
   /** R29: the assistant message as last handed out, until the draft changes. */
   private known: AssistantMessage | undefined;
+  private lastCalls: ToolCall[] | undefined;
   /** R22: the saved assistant message that turn 0 finishes, and the slots whose results it had already. */
   private saved: AssistantMessage | undefined;
   private earlier: ReadonlySet<number> | undefined; // turn 0 only
@@ -272,15 +273,22 @@ export class TurnDraft {
     if (this.final) return (this.known = this.assistant());
     // still streaming: what came so far, as a message that asked for tools (a result is why it is wanted)
     const message: AssistantMessage = { role: 'assistant', content: this.text.toString(), stopReason: 'toolUse' };
-    if (this.calls.length > 0) message.toolCalls = this.calls.slice();
+    if (this.calls.length > 0) message.toolCalls = this.callsSoFar();
     return (this.known = message);
+  }
+
+  /** The calls so far, as a new array — the same one until another call comes: it is handed out, never changed. */
+  private callsSoFar(): ToolCall[] {
+    const last = this.lastCalls;
+    if (last !== undefined && last.length === this.calls.length) return last;
+    return (this.lastCalls = this.calls.slice());
   }
 
   private assistant(): AssistantMessage {
     const stopReason = this.aborted ? 'aborted' : this.stopReason;
     const errorMessage = this.aborted ? 'aborted' : this.errorMessage;
     const message: AssistantMessage = { role: 'assistant', content: this.text.toString(), stopReason };
-    if (this.calls.length > 0) message.toolCalls = this.calls.slice();
+    if (this.calls.length > 0) message.toolCalls = this.callsSoFar();
     if (errorMessage !== undefined) message.errorMessage = errorMessage;
     if (this.reasoning !== undefined && this.reasoning.length > 0) message.reasoning = this.reasoning;
     return message;
