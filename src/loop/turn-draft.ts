@@ -119,14 +119,16 @@ export class TurnDraft {
    */
   addCall(given: ToolCall): CallSlot {
     // read here, so that a call whose fields throw when read (getters) ends the turn in the caller (R20);
-    // the history keeps the call as the provider sent it (R23)
+    // the history keeps a plain call as the provider sent it (R23), and a copy of one with getters, which
+    // nothing reads again
     const { id, name, input } = given;
     const index = this.calls.length;
     if (!this.ids.has(id)) {
       this.ids.add(id);
       this.known = undefined;
-      this.calls.push(given);
-      return { index, call: given };
+      const call = hasOwnData(given) ? given : { id, name, input };
+      this.calls.push(call);
+      return { index, call };
     }
     this.repeats ??= new Map();
     const n = (this.repeats.get(id) ?? 1) + 1;
@@ -294,3 +296,14 @@ export class TurnDraft {
     return message;
   }
 }
+
+/** Whether a call's fields are its own plain values (no getter could answer differently on the next read). */
+function hasOwnData(call: ToolCall): boolean {
+  for (const key of CALL_FIELDS) {
+    const field = Object.getOwnPropertyDescriptor(call, key);
+    if (field === undefined || field.get !== undefined) return false;
+  }
+  return true;
+}
+
+const CALL_FIELDS = ['id', 'name', 'input'] as const;
