@@ -88,7 +88,7 @@ export function runTurn(
     const settle = (index: number, result: ToolSettled) => {
       const message = limitOutput(result.message, loop.maxToolOutputChars);
       draft.settle(index, message === result.message ? result : { ...result, message });
-      deliver({ type: 'tool_result', message, messages: draft.messagesNow() }); // R29: the history to save at this result
+      deliver(draft.resultEvent(message)); // R29: it carries the history to save at this result
     };
 
     const { beforeToolCall: before, afterToolCall: after } = loop;

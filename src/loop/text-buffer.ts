@@ -11,8 +11,12 @@ export class TextBuffer {
   /** The text as last read, until the next append: a message made twice from one text joins it once. */
   private read: string | undefined;
 
+  /** The text's length so far (R29: a partial message is this long a prefix of it). */
+  length = 0;
+
   append(text: string): void {
     this.read = undefined;
+    this.length += text.length;
     this.pending.push(text);
     if (this.pending.length === TextBuffer.CHUNK) {
       this.chunks.push(this.pending.join(''));

@@ -82,6 +82,8 @@ export class TurnDraft {
   private readonly text = new TextBuffer();
   private readonly calls: ToolCall[] = [];
   private readonly results: (ToolSettled | undefined)[] = [];
+  /** The indices of the results, in the order they came (R29: what was settled at each moment). */
+  private readonly order: number[] = [];
   private stopReason: StopReason = 'error';
   private errorMessage: string | undefined;
   private usage: Usage | undefined;
@@ -183,7 +185,10 @@ export class TurnDraft {
       const slot = this.addCall(call);
       const done = answered.get(call.id);
       if (done === undefined) pending.push(slot);
-      else this.results[slot.index] = settled(done);
+      else {
+        this.results[slot.index] = settled(done);
+        this.order.push(slot.index);
+      }
     }
     this.earlier = new Set(this.calls.map((_, index) => index).filter((index) => this.results[index] !== undefined));
     return pending;
@@ -192,6 +197,7 @@ export class TurnDraft {
   /** The result of the `index`-th call of this turn. */
   settle(index: number, result: ToolSettled): void {
     this.results[index] = result;
+    this.order.push(index);
   }
 
   /** R11: cancelled from outside; calls without a result get `error: aborted`. */
@@ -202,20 +208,38 @@ export class TurnDraft {
   }
 
   /**
-   * R29: the history as it stands now, for a `tool_result` to carry — a new array: the history before the
-   * turn, the assistant message as known at this moment, then the results so far, in call order. While the
-   * model still streams, the message is its text and calls so far with stop reason `toolUse` (its end,
-   * usage and reasoning are not known yet); from its `message_end` (or a failure, an abort) on, the final one.
+   * R29: the `tool_result` event of the result just settled, whose `messages` is the history as it stands now —
+   * the history before the turn, the assistant message as known at this moment, then the results so far, in
+   * call order. While the model still streams, the message is its text and calls so far with stop reason
+   * `toolUse` (its end, usage and reasoning are not known yet); from its `message_end` (or a failure, an
+   * abort) on, the final one. The array is made when first read (then kept): what is known now is a few
+   * counts, since the draft only ever appends, so a turn of many calls stays linear (D4).
    */
-  messagesNow(): AgentMessage[] {
-    const messages = this.history.slice();
-    messages.push(this.current());
-    const { results, calls } = this;
-    for (let index = 0; index < calls.length; index++) {
-      const result = results[index];
-      if (result !== undefined) messages.push(result.message);
-    }
-    return messages;
+  resultEvent(message: ToolResultMessage): LoopEventOf<'tool_result'> {
+    const { history, results, order, calls, text } = this;
+    const before = history.length;
+    const settledSoFar = order.length;
+    const known = this.final || this.saved !== undefined ? this.current() : undefined;
+    const textSoFar = text.length;
+    const callsSoFar = calls.length;
+    let messages: readonly AgentMessage[] | undefined;
+    const make = (): AgentMessage[] => {
+      const made = history.slice(0, before);
+      made.push(known ?? streamed(text.toString().slice(0, textSoFar), calls.slice(0, callsSoFar)));
+      const inCallOrder = order.slice(0, settledSoFar).sort((a, b) => a - b);
+      for (const index of inCallOrder) made.push(results[index]!.message);
+      return made;
+    };
+    return {
+      type: 'tool_result',
+      message,
+      get messages(): readonly AgentMessage[] {
+        return (messages ??= make());
+      },
+      set messages(value: readonly AgentMessage[]) {
+        messages = value; // a consumer may still replace it, as on any plain event
+      },
+    };
   }
 
   /**
@@ -228,8 +252,8 @@ export class TurnDraft {
     for (let index = 0; index < calls.length; index++) {
       if (results[index] !== undefined) continue;
       const message = limitOutput(abortedResult(calls[index]!), this.maxOutputChars);
-      results[index] = settled(message);
-      events.push({ type: 'tool_result', message, messages: this.messagesNow() });
+      this.settle(index, settled(message));
+      events.push(this.resultEvent(message));
     }
     const toolResults = calls.map((_, index) => results[index]!.message);
     const assistant = this.current();
@@ -273,10 +297,7 @@ export class TurnDraft {
     if (this.saved !== undefined) return this.saved;
     if (this.known !== undefined) return this.known;
     if (this.final) return (this.known = this.assistant());
-    // still streaming: what came so far, as a message that asked for tools (a result is why it is wanted)
-    const message: AssistantMessage = { role: 'assistant', content: this.text.toString(), stopReason: 'toolUse' };
-    if (this.calls.length > 0) message.toolCalls = this.callsSoFar();
-    return (this.known = message);
+    return (this.known = streamed(this.text.toString(), this.callsSoFar()));
   }
 
   /** The calls so far, as a new array — the same one until another call comes: it is handed out, never changed. */
@@ -307,3 +328,10 @@ function hasOwnData(call: ToolCall): boolean {
 }
 
 const CALL_FIELDS = ['id', 'name', 'input'] as const;
+
+/** R29: a reply still streaming, as a message: what came so far, asking for tools (a result is why it is wanted). */
+function streamed(content: string, calls: ToolCall[]): AssistantMessage {
+  const message: AssistantMessage = { role: 'assistant', content, stopReason: 'toolUse' };
+  if (calls.length > 0) message.toolCalls = calls;
+  return message;
+}
