@@ -167,7 +167,7 @@ describe('R29 a history to save at every result', () => {
   const result = (id: string, name: string, content: string): AgentMessage => ({ role: 'toolResult', toolCallId: id, toolName: name, content, isError: false });
 
   /** A turn whose calls finish out of order, some while the model still streams: a 5 frames, b 1, c 2. */
-  function run(): LoopEvent[] {
+  function run(before: AgentMessage[] = []): LoopEvent[] {
     const events: LoopEvent[] = [];
     new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, flush }) => {
       const registry = new ToolRegistry()
@@ -177,7 +177,7 @@ describe('R29 a history to save at every result', () => {
       const first = cold<ProviderEvent>('-s-h-a-b---t-c-(u|)', { s: start, h: text('Let me '), a: call('a', {}, 'ca'), b: call('b', {}, 'cb'), t: text('check.'), c: call('c', {}, 'cc'), u: end('toolUse') });
       const second = cold<ProviderEvent>('-(sxe|)', { s: start, x: text('Done.'), e: end('stop') });
       let n = 0;
-      runEventedToolLoop({ provider: () => (n++ === 0 ? first : second), registry, messages: [user] }).subscribe((event) => events.push(event));
+      runEventedToolLoop({ provider: () => (n++ === 0 ? first : second), registry, messages: [...before, user] }).subscribe((event) => events.push(event));
       flush();
     });
     return events;
@@ -200,6 +200,20 @@ describe('R29 a history to save at every result', () => {
     ]);
     // the last result's history is the turn's
     expect(only(events, 'tool_result')[2]!.messages).toEqual(only(events, 'turn_end')[0]!.messages);
+  });
+
+  it('R29: past 256 messages the history is made when first read, and is the same as a copy would be', () => {
+    const long: AgentMessage[] = Array.from({ length: 300 }, (_, i): AgentMessage => (i % 2 === 0 ? { role: 'user', content: `q${i}` } : { role: 'assistant', content: `a${i}`, stopReason: 'stop' }));
+    const short = only(run(), 'tool_result');
+    const results = only(run(long), 'tool_result');
+    expect(Object.getOwnPropertyDescriptor(results[0], 'messages')?.get).toBeDefined(); // the lazy form
+    expect(Object.getOwnPropertyDescriptor(short[0], 'messages')?.value).toBeDefined(); // the copied one
+    expect(results.map((e) => e.messages)).toEqual(short.map((e) => [...long, ...e.messages]));
+    expect(JSON.parse(JSON.stringify(results[0]))).toEqual({ type: 'tool_result', message: results[0]!.message, messages: [...long, ...short[0]!.messages] });
+    expect({ ...results[1]! }.messages).toBe(results[1]!.messages); // made once, then kept
+    const replaced: AgentMessage[] = [];
+    results[2]!.messages = replaced; // settable, as a plain field
+    expect(results[2]!.messages).toBe(replaced);
   });
 
   it('R29: every messages is a new array; changing one changes nothing the loop hands out later', () => {

@@ -28,6 +28,9 @@ export interface TurnOutcome {
   usage: Usage;
 }
 
+/** R29: up to this many messages, a tool_result's history is copied at once; past it, when first read. */
+const EAGER_UP_TO = 256;
+
 /** No tokens counted yet. */
 export const NO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0 });
 
@@ -212,11 +215,13 @@ export class TurnDraft {
    * the history before the turn, the assistant message as known at this moment, then the results so far, in
    * call order. While the model still streams, the message is its text and calls so far with stop reason
    * `toolUse` (its end, usage and reasoning are not known yet); from its `message_end` (or a failure, an
-   * abort) on, the final one. The array is made when first read (then kept): what is known now is a few
-   * counts, since the draft only ever appends, so a turn of many calls stays linear (D4).
+   * abort) on, the final one. A short history is copied at once (W1: cheaper than anything lazy); past
+   * {@link EAGER_UP_TO} messages the array is made when first read (then kept), from a few counts taken now —
+   * the draft only ever appends — so that a turn of many calls stays linear (D4).
    */
   resultEvent(message: ToolResultMessage): LoopEventOf<'tool_result'> {
     const { history, results, order, calls, text } = this;
+    if (history.length + order.length <= EAGER_UP_TO) return { type: 'tool_result', message, messages: this.messagesNow() };
     const before = history.length;
     const settledSoFar = order.length;
     const known = this.final || this.saved !== undefined ? this.current() : undefined;
@@ -240,6 +245,18 @@ export class TurnDraft {
         messages = value; // a consumer may still replace it, as on any plain event
       },
     };
+  }
+
+  /** R29, at once: the history before the turn, the assistant message as known, the results so far in call order. */
+  private messagesNow(): AgentMessage[] {
+    const messages = this.history.slice();
+    messages.push(this.current());
+    const { results, calls } = this;
+    for (let index = 0; index < calls.length; index++) {
+      const result = results[index];
+      if (result !== undefined) messages.push(result.message);
+    }
+    return messages;
   }
 
   /**
