@@ -131,14 +131,14 @@ export class TurnDraft {
     if (!this.ids.has(id)) {
       this.ids.add(id);
       this.known = undefined;
-      const call = hasOwnData(given) ? given : { id, name, input };
+      const call = hasOwnData(given) ? given : { ...given, id, name, input }; // extra fields kept, as sent
       this.calls.push(call);
       return { index, call };
     }
     this.repeats ??= new Map();
     const n = (this.repeats.get(id) ?? 1) + 1;
     this.repeats.set(id, n);
-    const kept = { id: `${id}_dup${n}`, name, input };
+    const kept = { ...given, id: `${id}_dup${n}`, name, input };
     this.known = undefined;
     this.calls.push(kept);
     return { index, call: kept, duplicateOf: id };
