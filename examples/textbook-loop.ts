@@ -25,7 +25,7 @@
  */
 import { EMPTY, Observable, defer, expand, mergeMap, map, take, tap, toArray } from 'rxjs';
 import { MAX_TURNS } from '../src/index.js';
-import type { AgentMessage, AssistantMessage, LoopEvent, LoopEventOf, LoopOptions } from '../src/index.js';
+import type { AgentMessage, AssistantMessage, LoopEvent, LoopEventOf, LoopOptions, ToolResultMessage } from '../src/index.js';
 
 type TurnEnd = LoopEventOf<'turn_end'>;
 
@@ -42,6 +42,7 @@ export function textbookLoop({
       defer(() => {
         out.next({ type: 'turn_start', turn });
         const assistant: AssistantMessage = { role: 'assistant', content: '', stopReason: 'error' };
+        const done: ToolResultMessage[] = [];
         return provider({ messages: history, tools: registry.getSpecs() }).pipe(
           tap((event) => {
             out.next(event);
@@ -51,7 +52,10 @@ export function textbookLoop({
           }),
           // registry.run is where each tool's catchError lives: a failure comes out as a result message
           mergeMap((event) => (event.type === 'tool_call' ? registry.run(event.call) : EMPTY)),
-          tap((message) => out.next({ type: 'tool_result', message })),
+          tap((message) => {
+            done.push(message);
+            out.next({ type: 'tool_result', message, messages: [...history, assistant, ...done] });
+          }),
           toArray(), // the results, in completion order
           map((toolResults): TurnEnd => {
             const after = [...history, assistant, ...toolResults];

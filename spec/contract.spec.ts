@@ -2,7 +2,8 @@
  * The repository owns its contract: CONTRACT.md states the rules, and the code and the specs cite them
  * by number. This spec checks that the two agree and that nothing points outside the repository.
  *
- * - No file git knows (tracked, or new and not ignored) names the brief the project was built from, or
+ * - No file of the repository (what git knows, tracked or new and not ignored; in a copy without git, the
+ *   tree but what it ignores: spec/support/repo-files.ts) names the brief the project was built from, or
  *   a path that leaves the repository: an absolute home or work folder, or a relative `../…` path that
  *   climbs above the root from where its file lives.
  * - Rules are numbered in order without gaps, but for numbers that a section heading's range keeps for
@@ -11,26 +12,18 @@
  *   and every rule CONTRACT.md defines is cited by at least one spec or marble file (ranges such as
  *   "R1–R17" prove nothing and do not count as citations).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { repoFiles } from './support/repo-files.js';
 
 const root = resolve(__dirname, '..');
 const self = relative(root, __filename).split(sep).join('/');
-
-/** The files git knows about: tracked, plus new ones that are not ignored (so a file is checked before its first commit). */
-function gitFiles(): string[] {
-  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8' });
-  const files = [...new Set(out.split('\0').filter((file) => file !== ''))];
-  // a file deleted in the working tree but not yet in the index is no longer part of the repository
-  return files.filter((file) => existsSync(join(root, file)) && statSync(join(root, file)).isFile()).sort();
-}
 
 function read(file: string): string {
   return readFileSync(join(root, file), 'utf8');
 }
 
-const files = gitFiles();
+const files = repoFiles(root); // git's list in a checkout; a walk of the tree in a copy without git
 
 describe('the repository points at nothing outside itself', () => {
   // written so that this file does not match its own patterns

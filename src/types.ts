@@ -212,7 +212,11 @@ export type LoopEvent =
   /** R23: the call's handler is about to run (it has its slot and its input passed the checks). */
   | { type: 'tool_start'; call: ToolCall }
   | { type: 'tool_update'; toolCallId: string; toolName: string; content: string; details?: unknown }
-  | { type: 'tool_result'; message: ToolResultMessage }
+  /**
+   * R29: `messages` is the history to save at this moment (a new array, which R22 resumes): the history before
+   * the turn, the turn's assistant message as known now, then the turn's results so far, in call order.
+   */
+  | { type: 'tool_result'; message: ToolResultMessage; messages: readonly AgentMessage[] }
   | {
       type: 'turn_end';
       turn: number;

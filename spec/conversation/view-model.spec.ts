@@ -409,7 +409,7 @@ describe('toViewModel (C4)', () => {
         first2:  '            ----s-t-e|',
         second1: '                     ------s-e|',
         events:  '(U1)s-(cγR)u(E2)s-t-e(FLV1)s-e(GLWM|)',
-        states:  '(AB)B-(BBB)B(DD)D-D-D(EFGI)I-I(JKLM|)',
+        states:  '(AB)B-(BBN)N(DD)D-D-D(EFGI)I-I(JKLM|)',
       };
       const provided = {
         s: start,
@@ -446,6 +446,7 @@ describe('toViewModel (C4)', () => {
       expectObservable(conversation().pipe(toViewModel(), map(usage))).toBe(diagram.states, {
         A: 'idle 0/0 (loop 0/0) 1m', // a user_message before any loop: still initialViewModel's status
         B: 'streaming 0/0 (loop 0/0) 1m',
+        N: 'streaming 0/0 (loop 0/0) 3m', // R29: the tool_result's history, to save; message_end keeps the status (C4)
         D: 'streaming 10/5 (loop 10/5) 3m',
         E: 'streaming 30/12 cache 0/4 (loop 30/12 cache 0/4) 4m',
         F: 'done 30/12 cache 0/4 (loop 30/12 cache 0/4) 4m',
@@ -504,7 +505,8 @@ describe('toViewModel (C4)', () => {
     expect(new Set(states).size).toBe(states.length);
     handedOut.forEach(({ state, event }, i) => {
       const before = states[i]!;
-      if (event.type !== 'turn_end' && event.type !== 'loop_end' && event.type !== 'user_message') expect(state.messages).toBe(before.messages);
+      if (event.type === 'tool_result') expect(state.messages).toBe(event.messages); // R29
+      else if (event.type !== 'turn_end' && event.type !== 'loop_end' && event.type !== 'user_message') expect(state.messages).toBe(before.messages);
       if (event.type !== 'turn_end' && event.type !== 'loop_end') expect(state.usage).toBe(before.usage);
       // a new loop's turn_start sets loopUsage to zeros
       if (event.type !== 'turn_end' && event.type !== 'loop_end' && event.type !== 'turn_start') expect(state.loopUsage).toBe(before.loopUsage);
@@ -538,6 +540,15 @@ describe('reduceViewModel (C4)', () => {
     expect(next).not.toBe(done);
     expect(next.status).toBe('done');
     expect(next.tools).toBe(done.tools);
+  });
+
+  it('R29: a tool_result\'s messages become the view\'s messages: the history to save at that result', () => {
+    const asked = { ...assistant, toolCalls: [{ id: 'c1', name: 't', input: {} }] };
+    const result = { role: 'toolResult' as const, toolCallId: 'c1', toolName: 't', content: 'x', isError: false };
+    const messages = [...history, asked, result];
+    const state = reduce({ type: 'turn_start', turn: 1 }, { type: 'message_start' }, { type: 'tool_call', call: asked.toolCalls[0]! }, { type: 'tool_result', message: result, messages });
+    expect(state.messages).toBe(messages);
+    expect(state.tools).toEqual([{ id: 'c1', name: 't', state: 'done' }]);
   });
 
   it('loop_end: aborted for aborted, error for error, done for any other reason', () => {

@@ -161,3 +161,26 @@ describe('R21 messages are checked', () => {
     });
   });
 });
+
+describe('R21 a call input that JSON cannot write is refused (left open in version 2, now decided)', () => {
+  const withInput = (input: unknown): AgentMessage[] =>
+    [user(), { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [{ id: 'c1', name: 'read', input }] }, result('c1'), answer()] as AgentMessage[];
+
+  it('R21: a cyclic call input is refused at call time, naming the message', () => {
+    const cyclic: Record<string, unknown> = { path: 'a' };
+    cyclic.self = cyclic;
+    expect(loopWith(withInput(cyclic))).toThrow(TypeError);
+    expect(loopWith(withInput(cyclic))).toThrow(/^runEventedToolLoop: messages\[1\]\.toolCalls\[0\]\.input does not survive JSON\.stringify: Converting circular structure to JSON/);
+  });
+
+  it('R21: a BigInt in a call input is refused at call time, naming the message', () => {
+    expect(loopWith(withInput({ size: 10n }))).toThrow(
+      new TypeError('runEventedToolLoop: messages[1].toolCalls[0].input does not survive JSON.stringify: Do not know how to serialize a BigInt'),
+    );
+  });
+
+  it('R21: an input whose toJSON throws is refused too; a plain one passes', () => {
+    expect(loopWith(withInput({ toJSON: () => { throw new Error('no JSON'); } }))).toThrow(/input does not survive JSON\.stringify: no JSON$/);
+    expect(loopWith(withInput({ path: 'a', deep: { list: [1, 'two', null] } }))).not.toThrow();
+  });
+});

@@ -2,9 +2,9 @@
 import fc from 'fast-check';
 import { map } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { AgentMessage, LoopEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
+import { AgentMessage, LoopEvent, ProviderEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
 import { assertValidHistory } from '../../src/testing/index.js';
-import { answerTurn, call, collectSync, loopEndOf, only, tool, toolTurn } from '../support/events.js';
+import { answerTurn, call, collectSync, end, loopEndOf, only, start, text, tool, toolTurn } from '../support/events.js';
 
 /** Loop events as short lines: turns with their number, results with their call id. */
 const describeType = map((e: LoopEvent) =>
@@ -159,5 +159,110 @@ describe('R22 resume, as a property', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('R29 a history to save at every result', () => {
+  const user: AgentMessage = { role: 'user', content: 'go' };
+  const result = (id: string, name: string, content: string): AgentMessage => ({ role: 'toolResult', toolCallId: id, toolName: name, content, isError: false });
+
+  /** A turn whose calls finish out of order, some while the model still streams: a 5 frames, b 1, c 2. */
+  function run(before: AgentMessage[] = []): LoopEvent[] {
+    const events: LoopEvent[] = [];
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run(({ cold, flush }) => {
+      const registry = new ToolRegistry()
+        .register(tool('a', () => cold('-----(r|)', { r: 'A' })))
+        .register(tool('b', () => cold('-(r|)', { r: 'B' })))
+        .register(tool('c', () => cold('--(r|)', { r: 'C' })));
+      const first = cold<ProviderEvent>('-s-h-a-b---t-c-(u|)', { s: start, h: text('Let me '), a: call('a', {}, 'ca'), b: call('b', {}, 'cb'), t: text('check.'), c: call('c', {}, 'cc'), u: end('toolUse') });
+      const second = cold<ProviderEvent>('-(sxe|)', { s: start, x: text('Done.'), e: end('stop') });
+      let n = 0;
+      runEventedToolLoop({ provider: () => (n++ === 0 ? first : second), registry, messages: [...before, user] }).subscribe((event) => events.push(event));
+      flush();
+    });
+    return events;
+  }
+
+  it('R29: each tool_result carries the history at that moment: the assistant message as known, then the results so far in call order', () => {
+    const events = run();
+    const calls = [
+      { id: 'ca', name: 'a', input: {} },
+      { id: 'cb', name: 'b', input: {} },
+      { id: 'cc', name: 'c', input: {} },
+    ];
+    expect(only(events, 'tool_result').map((e) => [e.message.toolCallId, e.messages])).toEqual([
+      // b at frame 8, while the model streams: its text and calls so far, stop reason toolUse
+      ['cb', [user, { role: 'assistant', content: 'Let me ', stopReason: 'toolUse', toolCalls: calls.slice(0, 2) }, result('cb', 'b', 'B')]],
+      // a at frame 10: still streaming, and a comes before b (call order, not completion order)
+      ['ca', [user, { role: 'assistant', content: 'Let me ', stopReason: 'toolUse', toolCalls: calls.slice(0, 2) }, result('ca', 'a', 'A'), result('cb', 'b', 'B')]],
+      // c at frame 16, after message_end: the final message, with all its calls
+      ['cc', [user, { role: 'assistant', content: 'Let me check.', stopReason: 'toolUse', toolCalls: calls }, result('ca', 'a', 'A'), result('cb', 'b', 'B'), result('cc', 'c', 'C')]],
+    ]);
+    // the last result's history is the turn's
+    expect(only(events, 'tool_result')[2]!.messages).toEqual(only(events, 'turn_end')[0]!.messages);
+  });
+
+  it('R29: past 256 messages the history is made when first read, and is the same as a copy would be', () => {
+    const long: AgentMessage[] = Array.from({ length: 300 }, (_, i): AgentMessage => (i % 2 === 0 ? { role: 'user', content: `q${i}` } : { role: 'assistant', content: `a${i}`, stopReason: 'stop' }));
+    const short = only(run(), 'tool_result');
+    const results = only(run(long), 'tool_result');
+    expect(Object.getOwnPropertyDescriptor(results[0], 'messages')?.get).toBeDefined(); // the lazy form
+    expect(Object.getOwnPropertyDescriptor(short[0], 'messages')?.value).toBeDefined(); // the copied one
+    expect(results.map((e) => e.messages)).toEqual(short.map((e) => [...long, ...e.messages]));
+    expect(JSON.parse(JSON.stringify(results[0]))).toEqual({ type: 'tool_result', message: results[0]!.message, messages: [...long, ...short[0]!.messages] });
+    expect({ ...results[1]! }.messages).toBe(results[1]!.messages); // made once, then kept
+    const replaced: AgentMessage[] = [];
+    results[2]!.messages = replaced; // settable, as a plain field
+    expect(results[2]!.messages).toBe(replaced);
+  });
+
+  it('R29: every messages is a new array; changing one changes nothing the loop hands out later', () => {
+    const events = run();
+    const results = only(events, 'tool_result');
+    expect(new Set(results.map((e) => e.messages)).size).toBe(3);
+    (results[0]!.messages as AgentMessage[]).length = 0;
+    expect(results[1]!.messages).toHaveLength(4);
+    expect(loopEndOf(events).messages).toHaveLength(6);
+  });
+
+  it('R29, R22: the loop resumes from each tool_result\'s messages, saved as JSON: the calls without a result run again, and it completes', () => {
+    for (const saved of only(run(), 'tool_result').map((e) => JSON.parse(JSON.stringify(e.messages)) as AgentMessage[])) {
+      // a history that waits for results (R21 accepts it; runEventedToolLoop would throw otherwise)
+      const runs: string[] = [];
+      const registry = new ToolRegistry()
+        .register(tool('a', (_input, { call: c }) => (runs.push(c.id), 'A')))
+        .register(tool('b', (_input, { call: c }) => (runs.push(c.id), 'B')))
+        .register(tool('c', (_input, { call: c }) => (runs.push(c.id), 'C')));
+      const { values, completed } = collectSync(runEventedToolLoop({ provider: scriptedProvider([answerTurn('Done.')]), registry, messages: saved }));
+      expect(completed).toBe(true);
+      const end = loopEndOf(values);
+      expect(end.reason).toBe('stop');
+      assertValidHistory(end.messages);
+      const answered = new Set(saved.flatMap((m) => (m.role === 'toolResult' ? [m.toolCallId] : [])));
+      const asked = (saved[1] as { toolCalls: { id: string }[] }).toolCalls.map((c) => c.id);
+      expect(runs).toEqual(asked.filter((id) => !answered.has(id))); // the ones still running at the save, no other
+    }
+  });
+
+  it('R29: results the abort gives carry the aborted message and the results so far', () => {
+    const controller = new AbortController();
+    const registry = new ToolRegistry()
+      .register(tool('a', () => 'A'))
+      .register(tool('b', () => new Promise<string>(() => {})));
+    const provider = scriptedProvider([toolTurn(call('a', {}, 'ca'), call('b', {}, 'cb'))]);
+    const events: LoopEvent[] = [];
+    runEventedToolLoop({ provider, registry, messages: [user], signal: controller.signal }).subscribe((event) => events.push(event));
+    controller.abort();
+    const results = only(events, 'tool_result');
+    expect(results.map((e) => e.message.content)).toEqual(['A', 'error: aborted']);
+    expect(results[1]!.messages).toEqual(loopEndOf(events).messages);
+    expect(results[1]!.messages[1]).toMatchObject({ role: 'assistant', stopReason: 'aborted' });
+  });
+
+  it('R29, R22: turn 0\'s results carry the saved message and every result so far, saved ones included, in call order', () => {
+    const events = collectSync(runEventedToolLoop({ provider: scriptedProvider([answerTurn('ok')]), registry: registry(), messages: saved() })).values;
+    const [first, second] = only(events, 'tool_result');
+    expect(first!.messages).toEqual([...saved().slice(0, 2), result('c1', 'weather', 'sunny'), saved()[2]]);
+    expect(second!.messages).toEqual([...saved().slice(0, 2), result('c1', 'weather', 'sunny'), result('c2', 'clock', '12:00'), saved()[2]]);
   });
 });

@@ -1,11 +1,13 @@
-import { EMPTY, Observable, Subject, lastValueFrom, map, of, take, tap, toArray } from 'rxjs';
+import { EMPTY, Observable, Subject, config, lastValueFrom, map, of, take, tap, throwError, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import {
   AgentMessage,
   LoopEvent,
+  LoopOptions,
   MAX_TURNS,
   Provider,
   ProviderEvent,
+  ProviderInput,
   ToolRegistry,
   runEventedToolLoop,
   scriptedProvider,
@@ -675,23 +677,121 @@ describe('runEventedToolLoop', () => {
       expect(only(values, 'turn_end')).toHaveLength(1);
     });
 
-    it('a provider function that throws, or returns no Observable, ends the loop with an error', () => {
+    it('R10: a provider function that throws ends the loop with an error', () => {
       const throwing: Provider = () => {
         throw new Error('no key');
       };
-      const broken = (() => undefined) as unknown as Provider;
-      for (const provider of [throwing, broken]) {
-        const { values, completed } = collectSync(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask() }));
-        expect(completed).toBe(true);
-        expect(loopEndOf(values).reason).toBe('error');
-        expect(loopEndOf(values).assistant.errorMessage).toMatch(/^provider error: /);
-      }
+      const { values, completed } = collectSync(runEventedToolLoop({ provider: throwing, registry: new ToolRegistry(), messages: ask() }));
+      expect(completed).toBe(true);
+      expect(loopEndOf(values)).toMatchObject({ reason: 'error', assistant: { stopReason: 'error', errorMessage: 'provider error: no key' } });
     });
 
     it('a provider message_end with stop reason error keeps its errorMessage', () => {
       const provider = scriptedProvider([[start, end('error', { errorMessage: 'overloaded' })]]);
       const { values } = collectSync(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask() }));
       expect(loopEndOf(values).assistant).toEqual({ role: 'assistant', content: '', stopReason: 'error', errorMessage: 'overloaded' });
+    });
+  });
+
+  describe('R20 exactly: nothing the caller passed escapes the loop', () => {
+    // rxjs hands an error that nobody can receive to onUnhandledError (by default: thrown in a timeout, which kills Node)
+    let unhandled: unknown[];
+    beforeEach(() => {
+      unhandled = [];
+      config.onUnhandledError = (error) => unhandled.push(error);
+    });
+    afterEach(() => {
+      config.onUnhandledError = null;
+      expect(unhandled).toEqual([]);
+    });
+    const answer = answerTurn('done');
+    const loopOf = (options: Partial<LoopOptions>) => collectSync(runEventedToolLoop({ provider: scriptedProvider([answer]), registry: new ToolRegistry(), messages: ask(), ...options }));
+
+    it('R20: options and the messages array are copied at call time: changing them afterwards changes nothing', () => {
+      const messages: AgentMessage[] = ask('first');
+      const provider = scriptedProvider([answer]);
+      const options = { provider, registry: new ToolRegistry(), messages, maxTurns: 1 };
+      const loop = runEventedToolLoop(options);
+      messages.push({ role: 'user', content: 'later' });
+      messages[0] = { role: 'user', content: 'replaced' };
+      Object.assign(options, { provider: () => EMPTY, maxTurns: 'x', messages: 'nonsense' });
+      const { values, completed } = collectSync(loop);
+      expect(completed).toBe(true);
+      expect(provider.inputs[0]!.messages).toEqual(ask('first'));
+      expect(loopEndOf(values)).toMatchObject({ reason: 'stop', messages: [...ask('first'), { role: 'assistant', content: 'done' }] });
+    });
+
+    it('R20: a registry whose getSpecs throws ends the turn with error, named', () => {
+      const registry = { get: () => undefined, getSpecs: () => { throw new Error('specs broke'); } } as unknown as ToolRegistry;
+      const { values, completed } = loopOf({ registry });
+      expect(completed).toBe(true);
+      expect(values.map((e) => e.type)).toEqual(['turn_start', 'turn_end', 'loop_end']);
+      expect(loopEndOf(values)).toMatchObject({ reason: 'error', assistant: { stopReason: 'error', errorMessage: 'registry.getSpecs failed: specs broke' } });
+    });
+
+    it('R20: a registry whose getSpecs returns no array ends the turn with error, named', () => {
+      const registry = { get: () => undefined, getSpecs: () => 3 } as unknown as ToolRegistry;
+      expect(loopEndOf(loopOf({ registry }).values).assistant.errorMessage).toBe('registry.getSpecs returned 3, a number, not an array');
+    });
+
+    it('R20: a registry whose get throws answers the call with an error naming it, and the loop goes on', () => {
+      const registry = { get: () => { throw new Error('lookup broke'); }, getSpecs: () => [] } as unknown as ToolRegistry;
+      const { values, completed } = loopOf({ registry, provider: scriptedProvider([toolTurn(call('a', {}, 'c1')), answer]) });
+      expect(completed).toBe(true);
+      expect(only(values, 'tool_result').map((e) => [e.message.content, e.message.isError])).toEqual([['error: registry.get failed: lookup broke', true]]);
+      expect(loopEndOf(values).reason).toBe('stop');
+    });
+
+    it.each([
+      ['undefined', undefined, 'provider returned undefined, not an Observable'],
+      ['null', null, 'provider returned null, not an Observable'],
+      ['a number', 3, 'provider returned 3, a number, not an Observable'],
+      ['an array of events', [start, end('stop')], 'provider returned [{"type":"message_start"},{"type":"message_end","stopReas..., an array, not an Observable'],
+      ['a Promise', Promise.resolve(), 'provider returned {}, a Promise, not an Observable'],
+    ])('R20: a provider that returns %s ends the turn with error, named', (_label, value, errorMessage) => {
+      const { values, completed } = loopOf({ provider: (() => value) as unknown as Provider });
+      expect(completed).toBe(true);
+      expect(loopEndOf(values)).toMatchObject({ reason: 'error', assistant: { content: '', stopReason: 'error', errorMessage } });
+    });
+
+    it('R20: a provider whose Observable errors synchronously ends the turn with error, named', () => {
+      const { values } = loopOf({ provider: () => throwError(() => new Error('refused at once')) });
+      expect(loopEndOf(values)).toMatchObject({ reason: 'error', assistant: { errorMessage: 'provider error: refused at once' } });
+    });
+
+    it('R20: a tool_call whose input throws when read ends the turn with error, named; the tools already asked for finish', () => {
+      const hostile = { id: 'c2', name: 'a', get input(): Record<string, unknown> { throw new Error('input unreadable'); } };
+      const registry = new ToolRegistry().register(tool('a', () => 'A'));
+      const provider: Provider = () => of(start, call('a', {}, 'c1'), { type: 'tool_call' as const, call: hostile }, end('toolUse'));
+      const { values, completed } = loopOf({ provider, registry });
+      expect(completed).toBe(true);
+      expect(only(values, 'tool_call').map((e) => e.call.id)).toEqual(['c1']); // the broken event is not passed on
+      expect(only(values, 'tool_result').map((e) => e.message.content)).toEqual(['A']);
+      expect(loopEndOf(values)).toMatchObject({ reason: 'error', assistant: { stopReason: 'error', errorMessage: 'provider sent an event that could not be read: input unreadable' } });
+      expect(loopEndOf(values).assistant.toolCalls!.map((c) => c.id)).toEqual(['c1']);
+    });
+
+    it('R20: an event whose type throws when read ends the turn with error, named', () => {
+      const hostile = { get type(): string { throw new Error('type unreadable'); } } as unknown as ProviderEvent;
+      const { values } = loopOf({ provider: () => of(start, text('kept'), hostile, end('stop')) });
+      expect(loopEndOf(values)).toMatchObject({ reason: 'error', assistant: { content: 'kept', errorMessage: 'provider sent an event that could not be read: type unreadable' } });
+    });
+
+    it('R20: a tool whose schema getter throws answers its call with an error naming it', () => {
+      const broken = { ...tool('a', () => 'never'), input: undefined, inputSchema: { type: 'object' as const } };
+      const registry = new ToolRegistry().register(broken);
+      Object.defineProperty(broken, 'schema', { get() { throw new Error('schema unreadable'); } });
+      const { values, completed } = loopOf({ registry, provider: scriptedProvider([toolTurn(call('a', {}, 'c1')), answer]) });
+      expect(completed).toBe(true);
+      expect(only(values, 'tool_start')).toEqual([]); // no handler ran
+      expect(only(values, 'tool_result').map((e) => [e.message.content, e.message.isError])).toEqual([['error: schema unreadable', true]]);
+      expect(loopEndOf(values).reason).toBe('stop');
+    });
+
+    it('R20: prepareTurn answering with a value whose fields throw when read ends the turn with error, named', () => {
+      const hostile = { get messages(): never { throw new Error('unreadable'); }, tools: [] };
+      const { values } = loopOf({ prepareTurn: () => hostile as unknown as ProviderInput });
+      expect(loopEndOf(values)).toMatchObject({ reason: 'error', assistant: { errorMessage: 'prepareTurn failed: unreadable' } });
     });
   });
 
@@ -916,6 +1016,43 @@ describe('runEventedToolLoop', () => {
         await jest.advanceTimersByTimeAsync(0);
         await expect(done).resolves.toMatchObject({ type: 'loop_end', reason: 'maxTurns' });
         expect(jest.getTimerCount()).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
+    // jest's fake timers, like Node, run a timer set past 2^31 - 1 ms after 1 ms: the bug this pins
+    it('R16: a toolTimeoutMs of 2^31 ms or more never fires early (an accepted value means what it says)', async () => {
+      jest.useFakeTimers();
+      try {
+        const registry = new ToolRegistry().register(tool('a', () => new Promise<string>((resolve) => setTimeout(() => resolve('in time'), 10_000))));
+        const provider = scriptedProvider([toolTurn(call('a', {}, 'c1'))]);
+        const done = lastValueFrom(runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, toolTimeoutMs: 2 ** 31 }).pipe(toArray()));
+        await jest.advanceTimersByTimeAsync(10_000);
+        const events = await done;
+        expect(only(events, 'tool_result').map((event) => event.message.content)).toEqual(['in time']);
+        expect(jest.getTimerCount()).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+
+    it('R16: a toolTimeoutMs past 2^31 ms fires when it is due, not before', async () => {
+      jest.useFakeTimers();
+      try {
+        const ms = 2 ** 31 + 1000;
+        let signal: AbortSignal | undefined;
+        const registry = new ToolRegistry().register(tool('a', (_input, context) => ((signal = context.signal), new Promise<string>(() => {}))));
+        const provider = scriptedProvider([toolTurn(call('a', {}, 'c1'))]);
+        const events: LoopEvent[] = [];
+        runEventedToolLoop({ provider, registry, messages: ask(), maxTurns: 1, toolTimeoutMs: ms }).subscribe((event) => events.push(event));
+        await jest.advanceTimersByTimeAsync(ms - 1);
+        expect(only(events, 'tool_result')).toEqual([]);
+        expect(signal?.aborted).toBe(false);
+        await jest.advanceTimersByTimeAsync(1);
+        expect(only(events, 'tool_result').map((event) => event.message.content)).toEqual([`error: tool timed out after ${ms} ms`]);
+        expect(loopEndOf(events).reason).toBe('maxTurns');
+        expect(signal?.aborted).toBe(true);
       } finally {
         jest.useRealTimers();
       }

@@ -39,9 +39,9 @@ describe('describeEvent (T2)', () => {
     [{ type: 'tool_call_delta', index: 1, argumentsDelta: 'th"}' }, 'tool_call_delta #1: th"}'],
     [{ type: 'reasoning_delta', text: 'the user wants' }, 'reasoning_delta the user wants'],
     [{ type: 'tool_update', toolCallId: 'c7', toolName: 'slow', content: '50%' }, 'tool_update slow: 50%'],
-    [{ type: 'tool_result', message: { role: 'toolResult', toolCallId: 'slow', toolName: 'slow', content: 'S', isError: false } }, 'tool_result slow: S'],
+    [{ type: 'tool_result', message: { role: 'toolResult', toolCallId: 'slow', toolName: 'slow', content: 'S', isError: false }, messages: [] }, 'tool_result slow: S'],
     [
-      { type: 'tool_result', message: { role: 'toolResult', toolCallId: 'slow', toolName: 'slow', content: 'error: boom', isError: true } },
+      { type: 'tool_result', message: { role: 'toolResult', toolCallId: 'slow', toolName: 'slow', content: 'error: boom', isError: true }, messages: [] },
       'tool_result slow: error: boom (isError)',
     ],
     [end('toolUse'), 'message_end toolUse'],

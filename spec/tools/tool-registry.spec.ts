@@ -38,6 +38,43 @@ describe('ToolRegistry', () => {
       expect(() => new ToolRegistry().register({ name: 'i', description: '', handler: () => '' } as never)).toThrow(/"i" needs an input/);
     });
 
+    it('R15: register refuses a description that is not a string, with a TypeError naming the tool', () => {
+      for (const description of [undefined, 3, null, { text: 'd' }]) {
+        expect(() => new ToolRegistry().register({ ...tool('t', () => 'x'), description } as never)).toThrow(
+          new TypeError(`ToolRegistry: tool "t" needs a string description (got ${description === undefined || description === null ? String(description) : JSON.stringify(description) + (typeof description === 'number' ? ', a number' : ', an object')})`),
+        );
+      }
+    });
+
+    it('R15: register refuses an input that is not a record of strings, naming the tool and the key', () => {
+      expect(() => new ToolRegistry().register(tool('t', () => 'x', { city: 3 } as never))).toThrow(
+        new TypeError('ToolRegistry: tool "t" needs input to be a record of strings (parameter name -> description): input.city is not a string (got 3, a number)'),
+      );
+      expect(() => new ToolRegistry().register(tool('t', () => 'x', ['city'] as never))).toThrow(
+        new TypeError('ToolRegistry: tool "t" needs input to be a record of strings (parameter name -> description) (got ["city"], an array)'),
+      );
+      expect(() => new ToolRegistry().register(tool('t', () => 'x', 'city' as never))).toThrow(/tool "t" needs input to be a record of strings/);
+    });
+
+    it('R15: register refuses an inputSchema whose required is not an array of strings', () => {
+      const withSchema = (inputSchema: unknown) => ({ name: 's', description: 'd', inputSchema, handler: () => 'x' }) as never;
+      expect(() => new ToolRegistry().register(withSchema({ type: 'object', required: 'city' }))).toThrow(
+        new TypeError('ToolRegistry: tool "s" has an inputSchema whose required is not an array of strings (got "city", a string)'),
+      );
+      expect(() => new ToolRegistry().register(withSchema({ type: 'object', required: ['city', 2] }))).toThrow(/tool "s" has an inputSchema whose required is not an array of strings/);
+      expect(new ToolRegistry().register(withSchema({ type: 'object', required: ['city'] })).getSpecs()[0]!.inputSchema!.required).toEqual(['city']);
+    });
+
+    it('R15: register refuses a schema that does not survive JSON.stringify (a cycle, a BigInt)', () => {
+      const cyclic: Record<string, unknown> = { type: 'object', properties: {} };
+      (cyclic.properties as Record<string, unknown>).self = cyclic;
+      const withSchema = (inputSchema: unknown) => ({ name: 's', description: 'd', inputSchema, handler: () => 'x' }) as never;
+      expect(() => new ToolRegistry().register(withSchema(cyclic))).toThrow(/^ToolRegistry: tool "s" has an inputSchema that does not survive JSON.stringify: Converting circular structure/);
+      expect(() => new ToolRegistry().register(withSchema({ type: 'object', properties: { n: { default: 1n } } }))).toThrow(
+        new TypeError('ToolRegistry: tool "s" has an inputSchema that does not survive JSON.stringify: Do not know how to serialize a BigInt'),
+      );
+    });
+
     it('returns the specs without handlers, in registration order, as copies', () => {
       const registry = new ToolRegistry()
         .register(tool('b', () => '', { path: 'file to read' }))
@@ -106,6 +143,31 @@ describe('ToolRegistry', () => {
         const results = await lastValueFrom(registry.run(callOf('c', name)).pipe(toArray()));
         expect(results).toHaveLength(1);
       }
+    });
+  });
+
+  describe('R15 run checks its arguments at call time', () => {
+    const registry = new ToolRegistry().register(tool('a', () => 'A'));
+    it.each([
+      ['undefined', undefined, 'undefined'],
+      ['a string', 'a', '"a", a string'],
+      ['an object without an id', { name: 'a', input: {} }, '{"name":"a","input":{}}, an object'],
+      ['an object whose name is not a string', { id: 'c1', name: 3, input: {} }, '{"id":"c1","name":3,"input":{}}, an object'],
+    ])('R15: run with a call that is %s throws a TypeError at once', (_label, value, got) => {
+      expect(() => registry.run(value as never)).toThrow(new TypeError(`ToolRegistry.run: call must be a ToolCall { id: string, name: string, input } (got ${got})`));
+    });
+
+    it.each([
+      ['a string', 'stop', '"stop", a string'],
+      ['a Map', new Map(), '{}, a Map'],
+      ['null', null, 'null'],
+    ])('R15: run with a signal that is %s throws a TypeError at once', (_label, signal, got) => {
+      expect(() => registry.run(callOf('c1', 'a'), signal as never)).toThrow(new TypeError(`ToolRegistry.run: signal must be an AbortSignal (got ${got})`));
+    });
+
+    it('R15: run with a real call and signal (or none) is fine', () => {
+      expect(collectSync(registry.run(callOf('c1', 'a'), new AbortController().signal)).values.map((m) => m.content)).toEqual(['A']);
+      expect(collectSync(registry.run(callOf('c1', 'a'))).values.map((m) => m.content)).toEqual(['A']);
     });
   });
 

@@ -30,7 +30,7 @@ export interface LoopViewModel {
   text: string;
   /** The current turn's calls, in the order the view first heard of them. */
   tools: readonly ToolView[];
-  /** The last history handed out: by `turn_end`, `loop_end` or `user_message`. */
+  /** The last history handed out: by `tool_result` (R29), `turn_end`, `loop_end` or `user_message`. */
   messages: readonly AgentMessage[];
   /** The conversation's token counts: every loop's totals summed (R27). */
   usage: Usage;
@@ -77,7 +77,7 @@ export const initialViewModel: LoopViewModel = Object.freeze({
  *   not listed adds it: a resumed call (turn 0) has a `tool_start` but no `tool_call`, a repeated id's result
  *   comes under `ID_dup2` (R28). At `turn_end`, a tool still queued or running takes its state from the
  *   turn's `toolResults`.
- * - `messages` is the last history handed out, by `turn_end`, `loop_end` or `user_message`.
+ * - `messages` is the last history handed out, by `tool_result` (R29), `turn_end`, `loop_end` or `user_message`.
  * - `usage` is the conversation's token counts: the totals of the loops that ended plus the running total
  *   of the current one (`loopUsage`, from its last `turn_end` or `loop_end`, R27). A loop begins at a
  *   `turn_start` after a `loop_end`, or whose number does not go up (a loop cut short without its
@@ -141,8 +141,8 @@ export function reduceViewModel(state: LoopViewModel, event: ConversationEvent):
       return withTool(state, event.call.id, event.call.name, () => ({ id: event.call.id, name: event.call.name, state: 'running' }));
     case 'tool_update':
       return withTool(state, event.toolCallId, event.toolName, (tool) => ({ id: tool.id, name: tool.name, state: 'running', progress: event.content }));
-    case 'tool_result':
-      return withTool(state, event.message.toolCallId, event.message.toolName, () => settled(event.message));
+    case 'tool_result': // R29: the history to save at this result
+      return { ...withTool(state, event.message.toolCallId, event.message.toolName, () => settled(event.message)), messages: event.messages };
     case 'message_end':
       return { ...state, status: busy(state.tools) ? 'tools' : state.status };
     case 'turn_end': {

@@ -1,5 +1,5 @@
 import { TOOL_NAME, isToolName } from '../tools/tool-name.js';
-import { shown } from '../util/values.js';
+import { errorText, shown } from '../util/values.js';
 
 /** A message before its shape is known: what the check reads of it. */
 interface Unchecked {
@@ -23,7 +23,8 @@ const NAME_RULE = `is a tool name that the APIs reject: it must match ${TOOL_NAM
  * R21: throws a `TypeError` naming `messages[N]` unless the history is one a model API accepts — or
  * one that only waits for the results of its last assistant message's calls (a saved run, to resume). Each
  * message is an object with a known role (`system`, `user`, `assistant`, `toolResult`) and a string
- * `content`; calls and results have string ids and names the APIs accept; each result answers an
+ * `content`; calls and results have string ids and names the APIs accept, and a call's input is an object
+ * that `JSON.stringify` can write (no cycle, no BigInt); each result answers an
  * unanswered call of the assistant message it follows, with only other results between them; and
  * every call has its result before the next non-result message. An empty history is fine.
  *
@@ -82,6 +83,14 @@ export function checkMessages(messages: readonly unknown[], who = 'runEventedToo
       // a JSON object: what both APIs take as a call's arguments
       if (!asSent && (typeof input !== 'object' || input === null || Array.isArray(input))) {
         fail(`messages[${index}].toolCalls[${position}].input must be an object`, input);
+      }
+      // every request writes it as JSON: a cycle or a BigInt would fail each of them, so refuse it now
+      if (!asSent) {
+        try {
+          JSON.stringify(input);
+        } catch (error) {
+          fail(`messages[${index}].toolCalls[${position}].input does not survive JSON.stringify: ${errorText(error)}`);
+        }
       }
       // two calls with one id: no result could say which one it answers
       if (open.has(id)) fail(`messages[${index}].toolCalls[${position}].id repeats the id of an earlier call of the same message`, id);

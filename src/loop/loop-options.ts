@@ -1,6 +1,8 @@
 import type { ToolLookup, ToolRegistry } from '../tools/tool-registry.js';
 import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider } from '../types.js';
+import { isAbortSignal } from '../util/abort-signal.js';
 import { shown } from '../util/values.js';
+import { inCallOrder } from './call-order.js';
 import { checkMessages } from './check-messages.js';
 
 /**
@@ -88,7 +90,8 @@ export function checkOptions(options: LoopOptions, who = 'runEventedToolLoop'): 
   return {
     provider,
     registry,
-    messages,
+    // R20: the history as it was at call time, whatever the caller does to its array later; R4: in call order
+    messages: inCallOrder(messages),
     maxTurns,
     concurrency: toolExecution === 'sequential' ? 1 : maxConcurrency,
     toolTimeoutMs,
@@ -106,16 +109,4 @@ function isInteger(value: unknown): value is number {
 
 function isCount(value: unknown): value is number {
   return value === Infinity || isInteger(value);
-}
-
-/** By shape, so that a signal from another realm (a vm context, an iframe, jsdom) counts. */
-function isAbortSignal(value: unknown): value is AbortSignal {
-  const signal = value as Partial<AbortSignal> | null;
-  return (
-    typeof signal === 'object' &&
-    signal !== null &&
-    typeof signal.aborted === 'boolean' &&
-    typeof signal.addEventListener === 'function' &&
-    typeof signal.removeEventListener === 'function'
-  );
 }

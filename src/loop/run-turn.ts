@@ -1,12 +1,12 @@
-import { Observable, Observer, Subscription, from } from 'rxjs';
+import { Observable, Observer, Subscription, isObservable } from 'rxjs';
 import { EventOrder, ProviderProtocolError } from '../providers/check-provider-events.js';
 import { type ToolSettled, settled } from '../tools/tool-outcome.js';
 import { ToolQueue } from '../tools/tool-queue.js';
 import { limitOutput, toolErrorMessage } from '../tools/tool-result.js';
-import type { AgentMessage, AssistantMessage, LoopEvent, ProviderEvent, ProviderInput, ToolResultMessage, Usage } from '../types.js';
+import type { AgentMessage, AssistantMessage, LoopEvent, ProviderEvent, ProviderInput, ToolResultMessage, ToolSpec, Usage } from '../types.js';
 import { firstAnswer } from '../util/first-answer.js';
 import { LazyAbort } from '../util/lazy-abort.js';
-import { isPlainObject, shown } from '../util/values.js';
+import { errorText, isPlainObject, shown } from '../util/values.js';
 import { onAbort } from '../util/abort-signal.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
 import { checkMessages } from './check-messages.js';
@@ -89,7 +89,7 @@ export function runTurn(
     const settle = (index: number, result: ToolSettled) => {
       const message = limitOutput(result.message, loop.maxToolOutputChars);
       draft.settle(index, message === result.message ? result : { ...result, message });
-      deliver({ type: 'tool_result', message });
+      deliver(draft.resultEvent(message)); // R29: it carries the history to save at this result
     };
 
     const { beforeToolCall: before, afterToolCall: after } = loop;
@@ -134,15 +134,19 @@ export function runTurn(
       next(event) {
         // a synchronous provider can go on emitting after we stopped it, or after the consumer left
         if (!streaming || subscriber.closed) return;
-        const problem = order.accept(event);
-        if (problem !== undefined) {
-          draft.fail(new ProviderProtocolError(problem));
+        let slot: CallSlot | undefined;
+        try {
+          const problem = order.accept(event);
+          if (problem !== undefined) throw new ProviderProtocolError(problem);
+          // the call takes its slot before anyone hears of it: an abort during its delivery still answers it
+          slot = event.type === 'tool_call' ? draft.addCall(event.call) : undefined;
+          draft.record(event);
+        } catch (error) {
+          // R20: an event whose fields throw when read (getters) is broken too, and nothing escapes
+          draft.fail(error instanceof ProviderProtocolError ? error : new ProviderProtocolError(`provider sent an event that could not be read: ${errorText(error)}`));
           stopStreaming();
           return end();
         }
-        // the call takes its slot before anyone hears of it: an abort during its delivery still answers it
-        const slot = event.type === 'tool_call' ? draft.addCall(event.call) : undefined;
-        draft.record(event);
         deliver(event);
         if (slot !== undefined && !ended && !subscriber.closed) startCall(slot);
       },
@@ -161,23 +165,33 @@ export function runTurn(
       },
     };
 
+    /** R10, R20: the provider (or, H6, prepareTurn: `what`) failed before or instead of streaming. */
+    const failTurn = (error: unknown, what?: string) => {
+      draft.fail(error, what);
+      stopStreaming();
+      end();
+    };
+
     /** One provider call on `input`, its events into the turn (R2). */
     const ask = (input: ProviderInput) => {
-      let events: Observable<ProviderEvent>;
+      let events: unknown;
       try {
-        events = from(loop.provider(input));
+        events = loop.provider(input);
       } catch (error) {
-        draft.fail(error);
-        stopStreaming();
-        end();
-        return;
+        return failTurn(error);
       }
+      // R20: a provider is a function returning an Observable; anything else ends the turn, named
+      if (!isObservable(events)) return failTurn(new ProviderProtocolError(`provider returned ${shown(events)}, not an Observable`));
       // cancelled while the provider function ran (it aborted the signal, say): do not subscribe
       if (!streaming || subscriber.closed) return;
       // held before it subscribes: a consumer that leaves on an event of a synchronous provider closes it at once (C3)
       const held = new HeldSubscriber<ProviderEvent>(providerEvents);
       provider = held;
-      events.subscribe(held);
+      try {
+        (events as Observable<ProviderEvent>).subscribe(held);
+      } catch (error) {
+        return failTurn(error); // an Observable of another kind, whose subscribe throws
+      }
       // ended during its synchronous start (a broken event, a consumer that left) after the teardown, which
       // found no subscription to close: close it now (D8; asked from prepareTurn's later answer)
       if (!streaming || subscriber.closed) provider.unsubscribe();
@@ -209,7 +223,18 @@ export function runTurn(
       return;
     }
 
-    const input: ProviderInput = { messages: history.slice(), tools: loop.registry.getSpecs() };
+    let specs: unknown;
+    try {
+      specs = loop.registry.getSpecs();
+    } catch (error) {
+      failTurn(error, 'registry.getSpecs failed: '); // R20: a broken registry ends the turn, named
+      return teardown;
+    }
+    if (!Array.isArray(specs)) {
+      failTurn(new ProviderProtocolError(`registry.getSpecs returned ${shown(specs)}, not an array`));
+      return teardown;
+    }
+    const input: ProviderInput = { messages: history.slice(), tools: specs as ToolSpec[] };
     const { prepareTurn } = loop;
     if (prepareTurn === undefined) {
       ask(input);
@@ -228,16 +253,12 @@ export function runTurn(
         // the loop's own messages, from its own array: the hook may have changed the copy it was given
         const problem = notProviderInput(prepared, history);
         if (problem === undefined) return ask(prepared);
-        draft.fail(problem, 'prepareTurn failed: ');
-        stopStreaming();
-        end();
+        failTurn(problem, 'prepareTurn failed: ');
       },
       error(error: unknown) {
         if (!streaming || subscriber.closed) return;
         unasked = false;
-        draft.fail(error, 'prepareTurn failed: ');
-        stopStreaming();
-        end();
+        failTurn(error, 'prepareTurn failed: ');
       },
     });
     preparing = held;
@@ -257,14 +278,14 @@ class TurnContext extends LazyAbort {
  * own messages (`own`), only their place is checked: they keep the model's calls as it sent them (R17, D7).
  */
 function notProviderInput(value: unknown, own: readonly AgentMessage[]): unknown {
-  const { messages, tools } = (isPlainObject(value) ? value : {}) as Partial<ProviderInput>;
-  if (!Array.isArray(messages) || !Array.isArray(tools)) {
-    return new TypeError(`expected { messages: AgentMessage[], tools: ToolSpec[] }, got ${shown(value)}`);
-  }
   try {
+    const { messages, tools } = (isPlainObject(value) ? value : {}) as Partial<ProviderInput>;
+    if (!Array.isArray(messages) || !Array.isArray(tools)) {
+      return new TypeError(`expected { messages: AgentMessage[], tools: ToolSpec[] }, got ${shown(value)}`);
+    }
     checkMessages(messages, '', new Set(own)); // the caller's words, about the messages prepareTurn gave
   } catch (error) {
-    return error;
+    return error; // a broken message, or a value whose fields throw when read (R20)
   }
   return undefined;
 }

@@ -8,7 +8,15 @@ export class TextBuffer {
   private readonly chunks: string[] = [];
   private pending: string[] = [];
 
+  /** The text as last read, until the next append: a message made twice from one text joins it once. */
+  private read: string | undefined;
+
+  /** The text's length so far (R29: a partial message is this long a prefix of it). */
+  length = 0;
+
   append(text: string): void {
+    this.read = undefined;
+    this.length += text.length;
     this.pending.push(text);
     if (this.pending.length === TextBuffer.CHUNK) {
       this.chunks.push(this.pending.join(''));
@@ -17,7 +25,8 @@ export class TextBuffer {
   }
 
   toString(): string {
+    if (this.read !== undefined) return this.read;
     const tail = this.pending.length === 1 ? this.pending[0]! : this.pending.join('');
-    return this.chunks.length === 0 ? tail : this.chunks.join('') + tail;
+    return (this.read = this.chunks.length === 0 ? tail : this.chunks.join('') + tail);
   }
 }

@@ -10,11 +10,11 @@ import {
   map,
   of,
   tap,
-  timer,
 } from 'rxjs';
+import { setLongTimeout } from '../util/long-timeout.js';
 import { ToolCallContext } from './tool-call-context.js';
 import { isPromiseLike } from '../util/values.js';
-import { type InputCheck, checkInput } from './check-input.js';
+import { type InputCheck, type PendingInputCheck, checkInput } from './check-input.js';
 import { toToolOutput, toolErrorMessage } from './tool-result.js';
 import { type ToolProgress, type ToolSettled, type ToolUpdate, ToolTimeout, failed, resultOf, settled } from './tool-outcome.js';
 import { type ToolHooks, hooked } from './tool-hooks.js';
@@ -46,7 +46,13 @@ export function executeTool(
 ): Observable<ToolProgress> {
   return new Observable<ToolProgress>((subscriber) => {
     if (tool === undefined) return finish(subscriber, settled(toolErrorMessage(call, `unknown tool: ${call.name}`)));
-    const checked = checkInput(tool, call.input);
+    let checked: InputCheck | PendingInputCheck;
+    try {
+      checked = checkInput(tool, call.input);
+    } catch (error) {
+      // R20: a tool (or an input) whose fields throw when read — a `schema` getter, say — fails as the tool would
+      return finish(subscriber, failed(call, error));
+    }
     // the common case, without hooks and with a synchronous check: straight to the handler
     if (hooks === undefined && checked.kind !== 'pending') return run(tool, call, checked, timeoutMs, subscriber, stopped);
     // H2: the hooks see only known, valid calls; an invalid one is answered as without hooks
@@ -137,17 +143,18 @@ function finish(subscriber: Subscriber<ToolProgress>, last: ToolSettled): void {
 }
 
 /**
- * R16: errors with `tool timed out after N ms` unless the source has finished by then. The source is
- * subscribed before the clock, so a tool that answers at the very deadline keeps its answer.
+ * R16: errors with `tool timed out after N ms` unless the source has finished by then — N as given, also
+ * past 2^31 ms. The source is subscribed before the clock, so a tool that answers at the very deadline keeps its answer.
  */
 function failAfter<T>(ms: number): OperatorFunction<T, T> {
   return (source) =>
     new Observable<T>((subscriber) => {
       const tool = source.subscribe(subscriber);
       if (subscriber.closed) return tool;
-      const clock = timer(ms).subscribe(() => subscriber.error(new ToolTimeout(`tool timed out after ${ms} ms`)));
+      // past 2^31 ms a plain timer would fire at once: the wait is chained (R16)
+      const cancelClock = setLongTimeout(() => subscriber.error(new ToolTimeout(`tool timed out after ${ms} ms`)), ms);
       return () => {
-        clock.unsubscribe();
+        cancelClock();
         tool.unsubscribe();
       };
     });

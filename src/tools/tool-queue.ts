@@ -1,9 +1,11 @@
-import { Subscription } from 'rxjs';
+import { Observable, Subscription, of } from 'rxjs';
 import { HeldSubscriber } from '../util/held-subscriber.js';
 import { ToolProgress, executeTool } from './execute-tool.js';
+import { settled } from './tool-outcome.js';
+import { failureResult } from './tool-result.js';
 import type { ToolHooks } from './tool-hooks.js';
 import type { ToolLookup } from './tool-registry.js';
-import type { ToolCall } from '../types.js';
+import type { Tool, ToolCall } from '../types.js';
 
 /** What a {@link ToolQueue} reports: progress of the call at `index` (its place in the turn's calls). */
 export interface ToolQueueEvents {
@@ -83,6 +85,17 @@ export class ToolQueue {
     this.draining = false;
   }
 
+  /** R9, R20: the call's run; a registry whose `get` throws answers the call with the error, named. */
+  private run(call: ToolCall): Observable<ToolProgress> {
+    let tool: Tool | undefined;
+    try {
+      tool = this.registry.get(call.name);
+    } catch (error) {
+      return of(settled(failureResult(call, error, 'registry.get failed: ')));
+    }
+    return executeTool(tool, call, this.timeoutMs, this.hooks, this.isStopped);
+  }
+
   private start({ call, index }: { call: ToolCall; index: number }): void {
     this.active++;
     // held before it subscribes, so that stop() closes a tool still inside its synchronous start at once
@@ -99,6 +112,6 @@ export class ToolQueue {
     });
     // once stopped, `running` is closed, and adding to it unsubscribes at once
     this.running.add(subscription);
-    executeTool(this.registry.get(call.name), call, this.timeoutMs, this.hooks, this.isStopped).subscribe(subscription);
+    this.run(call).subscribe(subscription);
   }
 }

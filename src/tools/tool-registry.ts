@@ -1,5 +1,6 @@
 import { Observable, defaultIfEmpty, defer, filter, map, takeUntil } from 'rxjs';
-import { fromAbortSignal } from '../util/abort-signal.js';
+import { fromAbortSignal, isAbortSignal } from '../util/abort-signal.js';
+import { shown } from '../util/values.js';
 import { ToolSettled, executeTool } from './execute-tool.js';
 import { abortedResult } from './tool-result.js';
 import { TOOL_NAME, isToolName } from './tool-name.js';
@@ -75,7 +76,8 @@ export class ToolRegistry {
   /**
    * Runs one call. Cold: the handler starts on subscribe. Emits exactly one `ToolResultMessage` and
    * completes; never errors (failures are results with `isError: true`). Unsubscribing, or aborting
-   * `signal` (result `error: aborted`), tears the tool down and aborts the handler's own signal.
+   * `signal` (result `error: aborted`), tears the tool down and aborts the handler's own signal. A `call`
+   * without a string `id` and `name`, or a `signal` that is not an `AbortSignal`, throws a `TypeError` at once (R15).
    *
    * ```text
    * handler:   ----x|
@@ -83,6 +85,12 @@ export class ToolRegistry {
    * ```
    */
   run(call: ToolCall, signal?: AbortSignal): Observable<ToolResultMessage> {
+    // R15: checked at call time, as the loop's options are (R20)
+    const { id, name } = (typeof call === 'object' && call !== null ? call : {}) as Partial<ToolCall>;
+    if (typeof id !== 'string' || typeof name !== 'string') {
+      throw new TypeError(`ToolRegistry.run: call must be a ToolCall { id: string, name: string, input } (got ${shown(call)})`);
+    }
+    if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(`ToolRegistry.run: signal must be an AbortSignal (got ${shown(signal)})`);
     return defer(() =>
       executeTool(this.get(call.name), call).pipe(
         filter((progress): progress is ToolSettled => progress.type === 'settled'),

@@ -6,8 +6,10 @@ import type { JsonSchemaObject, Tool, ToolSpec } from '../types.js';
  * R24: what the model is told about `tool`, checked once, at registration. A series-style tool (`input`)
  * keeps its version 1 spec `{ name, description, input }`; any other tool becomes `{ name, description,
  * inputSchema }`: its own `inputSchema`, else its validator's Standard JSON Schema. Throws an `Error` naming
- * the tool when its input is described in no way, in two ways, or in a way the model cannot be told.
- * The spec is a deep, frozen copy, so handing it out is safe.
+ * the tool when its input is described in no way, in two ways, or in a way the model cannot be told; a
+ * `TypeError` naming it for what every model API refuses: a `description` that is not a string, an `input`
+ * that is not a record of strings, a JSON Schema whose `required` is not an array of strings or that
+ * `JSON.stringify` cannot write (a cycle, a BigInt). The spec is a deep, frozen copy, so handing it out is safe.
  *
  * ```ts
  * specOf({ name: 'read', description: 'Reads a file', input: { path: 'The file' }, handler });
@@ -19,6 +21,9 @@ import type { JsonSchemaObject, Tool, ToolSpec } from '../types.js';
 export function specOf(tool: Tool): ToolSpec {
   const { name, description } = tool;
   const fail = (problem: string) => new Error(`ToolRegistry: tool "${name}" ${problem}`);
+  const wrong: Wrong = (problem, ...value) => new TypeError(`ToolRegistry: tool "${name}" ${problem}${value.length === 0 ? '' : ` (got ${shown(value[0])})`}`);
+  // what every model API refuses, refused here rather than in every request (left open in version 2, now decided)
+  if (typeof description !== 'string') throw wrong('needs a string description', description);
   const given = (['input', 'inputSchema', 'schema'] as const).filter((key) => tool[key] !== undefined);
   // `schema` may come with an `inputSchema` (what the model is told); any other pair is ambiguous
   if (given.includes('input') && given.length > 1) {
@@ -35,14 +40,20 @@ export function specOf(tool: Tool): ToolSpec {
         'has a schema without a JSON Schema for the model: give it an inputSchema, or use a validator that implements Standard JSON Schema',
       );
     }
-    return Object.freeze({ name, description, inputSchema: objectSchema(inputSchema, fail) });
+    return Object.freeze({ name, description, inputSchema: objectSchema(inputSchema, fail, wrong) });
   }
-  if (tool.inputSchema !== undefined) return Object.freeze({ name, description, inputSchema: objectSchema(tool.inputSchema, fail) });
-  if (typeof tool.input !== 'object' || tool.input === null) {
-    throw fail('needs an input object (parameter name -> description), an inputSchema or a schema');
+  if (tool.inputSchema !== undefined) return Object.freeze({ name, description, inputSchema: objectSchema(tool.inputSchema, fail, wrong) });
+  const { input } = tool;
+  if (input === undefined || input === null) throw fail('needs an input object (parameter name -> description), an inputSchema or a schema');
+  if (!isPlainObject(input)) throw wrong('needs input to be a record of strings (parameter name -> description)', input);
+  for (const key of Object.keys(input)) {
+    if (typeof input[key] !== 'string') throw wrong(`needs input to be a record of strings (parameter name -> description): input.${key} is not a string`, input[key]);
   }
-  return Object.freeze({ name, description, input: Object.freeze({ ...tool.input }) });
+  return Object.freeze({ name, description, input: Object.freeze({ ...input }) });
 }
+
+/** A `TypeError` naming the tool and the problem, and showing the wrong value when there is one. */
+type Wrong = (problem: string, ...value: [unknown?]) => TypeError;
 
 function isStandardSchema(value: unknown): value is StandardSchemaV1 {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
@@ -61,10 +72,23 @@ function jsonSchemaOf(schema: StandardSchemaV1, fail: (problem: string) => Error
   }
 }
 
-/** A deep copy of a JSON Schema object (`type: 'object'`), frozen; an `Error` for anything else. */
-function objectSchema(value: unknown, fail: (problem: string) => Error): JsonSchemaObject {
+/**
+ * A deep copy of a JSON Schema object (`type: 'object'`), frozen; an `Error` for anything else, and a
+ * `TypeError` for what every API refuses: a `required` that is not an array of strings, a schema that
+ * `JSON.stringify` (every request) cannot write — a cycle, a BigInt.
+ */
+function objectSchema(value: unknown, fail: (problem: string) => Error, wrong: Wrong): JsonSchemaObject {
   if (!isPlainObject(value) || value.type !== 'object') {
     throw fail(`needs a JSON Schema object with type 'object' to tell the model (got ${shown(value)})`);
+  }
+  const { required } = value;
+  if (required !== undefined && (!Array.isArray(required) || !required.every((key) => typeof key === 'string'))) {
+    throw wrong('has an inputSchema whose required is not an array of strings', required);
+  }
+  try {
+    JSON.stringify(value);
+  } catch (error) {
+    throw wrong(`has an inputSchema that does not survive JSON.stringify: ${errorText(error)}`);
   }
   let copy: JsonSchemaObject;
   try {

@@ -37,4 +37,16 @@ export function fromAbortSignal(signal: AbortSignal | undefined): Observable<voi
   });
 }
 
+/** By shape, so that a signal from another realm (a vm context, an iframe, jsdom) counts. */
+export function isAbortSignal(value: unknown): value is AbortSignal {
+  const signal = value as Partial<AbortSignal> | null;
+  return (
+    typeof signal === 'object' &&
+    signal !== null &&
+    typeof signal.aborted === 'boolean' &&
+    typeof signal.addEventListener === 'function' &&
+    typeof signal.removeEventListener === 'function'
+  );
+}
+
 function noop(): void {}
