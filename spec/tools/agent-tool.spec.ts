@@ -94,7 +94,7 @@ describe('agentTool (A1–A3)', () => {
     expect(contents).toEqual(['one', 'two']);
   });
 
-  it('A2: the inner loop_end is the result: its assistant content, details { reason, messages, usage } as JSON; the outer usage counts its own calls only, the view model's adds the inner loop's (C4)', () => {
+  it('A2: the inner loop_end is the result: its assistant content, details { reason, messages, usage } as JSON; the outer usage counts its own calls only, the view model adds the inner loop usage (C4)', () => {
     const { seen } = run(({ cold }) => {
       const inner = marbleProvider(cold('-s-t-e|', { s: start, t: text('42'), e: end('stop', { usage: usage(10, 5) }) }));
       const researcher = agentTool({ name: 'researcher', description: 'r', input: {}, agent: () => runEventedToolLoop({ provider: inner, registry: new ToolRegistry(), messages: ask('q') }) });
