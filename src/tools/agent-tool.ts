@@ -17,9 +17,15 @@ import type { JsonSchemaObject, LoopEvent, LoopEventOf, Tool, ToolContext, ToolO
  * `context.signal` on as the inner loop's `signal` so that its Promise tools hear of it too (A3).
  *
  * ```text
- * outer loop:  1s-(aα)-UUUU-U(UR)…   a = tool_call researcher, α = tool_start researcher,
- * inner loop:       1s-t-e(FL|)      U = tool_update researcher: <the inner event>, R = tool_result researcher
+ * turn1:      -s-a-----t----o-------u|                     the outer model: a = tool_call researcher
+ * research1:     -----s-c----u|                            the researcher's model, turn 1: c = tool_call search
+ * search:               ------(r|)                         its tool
+ * research2:                  -----s-t-e|                  the researcher's model, turn 2
+ * loop:       1s-(aαP)Mt(CS)oU(QGH)MuT-D(KNRE2)s-y-e(FL|)  α = tool_start researcher; P, M, C, S, … = tool_update
+ *                                                          researcher: turn_start 1, message_start, tool_call search,
+ *                                                          tool_start search, …; N = … loop_end stop; R = tool_result
  * ```
+ * (marbles/28-agent-tool.marble.ts, where the outer model's second turn follows.)
  *
  * ```ts
  * const researcher = agentTool({
