@@ -50,7 +50,7 @@ const loop = loopLegend(events, {
   L: 'loop_end stop',
 });
 
-scenario('28 an agent as a tool: the researcher works inside the main loop, shown as it goes', ({ cold, expectObservable, expectSubscriptions }) => {
+scenario('28 A1, A2, A5: an agent as a tool: the researcher works inside the main loop, shown as it goes', ({ cold, expectObservable, expectSubscriptions }) => {
   const turn1 = cold(diagram.turn1, events);
   const research1 = cold(diagram.research1, researchEvents);
   const search = cold(diagram.search, searchValues);

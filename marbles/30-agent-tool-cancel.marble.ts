@@ -28,7 +28,7 @@ const loop = loopLegend(events, {
   U: 'tool_update researcher: message_end toolUse',
 });
 
-scenario('30 cancel the main loop while its agent tool works: the inner loop goes with it', ({ cold, expectObservable, expectSubscriptions }) => {
+scenario('30 A3, A5: cancel the main loop while its agent tool works: the inner loop goes with it', ({ cold, expectObservable, expectSubscriptions }) => {
   const turn1 = cold(diagram.turn1, events);
   const research1 = cold(diagram.research1, researchEvents);
   const search = cold(diagram.search, searchValues);
