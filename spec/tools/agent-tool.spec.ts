@@ -1,5 +1,5 @@
 /** A1–A3: agentTool runs a whole inner loop as a tool's run, forwards its events, and ends with its loop_end. */
-import { NEVER, Observable, of, timer } from 'rxjs';
+import { NEVER, Observable, of, throwError, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import {
   AgentMessage,
@@ -265,13 +265,16 @@ describe('agentTool (A1–A3)', () => {
     expect(lines).toContain('tool_update middle: tool_result leaf: deep');
   });
 
-  it('A1: an agent that throws, returns something else, or errors is an error result (R9); one that ends without loop_end produced no result (R14)', () => {
+  it('A1, A2: an agent that throws, returns something else, or emits what is no event is an error result (R9); one that ends without loop_end produced no result (R14); an error end without a message says its reason alone', () => {
     const cases: [string, () => Observable<LoopEvent>][] = [
       ['error: nope', () => {
         throw new Error('nope');
       }],
       ['error: sub-agent researcher: agent returned a number, not an Observable of loop events', () => 3 as unknown as Observable<LoopEvent>],
       ['error: tool produced no result', () => of<LoopEvent>({ type: 'turn_start', turn: 1 })],
+      ['error: inner broke', () => throwError(() => new Error('inner broke'))],
+      ['error: sub-agent researcher emitted null, not a loop event', () => of(null as unknown as LoopEvent)],
+      ['error: sub-agent researcher ended with error', () => of<LoopEvent>({ type: 'loop_end', reason: 'error', assistant: { role: 'assistant', content: '', stopReason: 'error' }, messages: [], usage: { inputTokens: 0, outputTokens: 0 } })],
     ];
     for (const [content, agent] of cases) {
       const { seen } = run(({ cold }) => {

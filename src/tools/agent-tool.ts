@@ -77,9 +77,18 @@ function forwarded(name: string, inner: Observable<LoopEvent>): Observable<ToolP
     let text = '';
     return inner.subscribe({
       next(event) {
-        if (event.type === 'turn_start') text = '';
-        if (event.type === 'text_delta') text += event.text;
-        subscriber.next(forwardedProgress(event.type === 'text_delta' ? text : eventLine(event), event));
+        // a value that is not a loop event fails the call (R9), never as an error thrown from a callback
+        let content: string;
+        try {
+          if (typeof event !== 'object' || event === null) throw new TypeError(`sub-agent ${name} emitted ${kindOf(event)}, not a loop event`);
+          if (event.type === 'turn_start') text = '';
+          if (event.type === 'text_delta') text += event.text;
+          content = event.type === 'text_delta' ? text : eventLine(event);
+        } catch (error) {
+          subscriber.error(error);
+          return;
+        }
+        subscriber.next(forwardedProgress(content, event));
         if (event.type === 'loop_end') {
           subscriber.next(resultOf(name, event));
           subscriber.complete();
