@@ -13,5 +13,6 @@ module.exports = {
     '^rx-tool-loop/sessions$': '<rootDir>/src/sessions/index.ts',
     '^rx-tool-loop/sessions/testing$': '<rootDir>/src/sessions/testing/index.ts',
     '^rx-tool-loop/mcp$': '<rootDir>/src/mcp/index.ts',
+    '^rx-tool-loop/otel$': '<rootDir>/src/otel/index.ts',
   },
 };

@@ -45,13 +45,14 @@ const OPENAI_CONTENDERS = 'openai-agents-run,openai-agents-stream';
 // W1's fast contenders run in this many processes in all, their repetitions pooled: the per-turn
 // median of one process moves by up to ±30% from one process to the next (JIT and GC timing)
 const W1_PROCESSES = QUICK ? 1 : 3;
-const W1_FAST = 'floor,rx-expand,rx-tool-loop,pi-runAgentLoop,pi-agentLoop,ai-generateText';
+const W1_FAST = 'floor,rx-expand,rx-tool-loop,rx-tool-loop+otel,pi-runAgentLoop,pi-agentLoop,ai-generateText';
 const PEERS = ['@mariozechner/pi-agent-core', '@mariozechner/pi-ai', 'ai', '@ai-sdk/openai', '@ai-sdk/anthropic', '@openai/agents'];
 
 const LABELS = {
   floor: 'hand-written async-generator loop (floor)',
   'rx-expand': 'minimal RxJS expand loop (reference)',
   'rx-tool-loop': '**rx-tool-loop** (runEventedToolLoop + ToolRegistry)',
+  'rx-tool-loop+otel': 'rx-tool-loop + traceLoop on a no-op tracer (O4)',
   'pi-runAgentLoop': 'Pi agent core runAgentLoop (callback)',
   'pi-agentLoop': 'Pi agent core agentLoop (EventStream)',
   'ai-generateText': 'AI SDK generateText',
@@ -150,8 +151,9 @@ function statsOf(samples) {
 /** Pools the repetitions of W1's extra timing processes into the main one's. */
 function pool(main, extra) {
   if (!extra || extra.error) return;
-  if (main.paired && !main.paired.error && extra.paired && !extra.paired.error) {
-    main.paired = { ...statsOf(main.paired.samples.concat(extra.paired.samples)), perProcess: (main.paired.perProcess ?? [main.paired.median]).concat(extra.paired.median) };
+  for (const key of ['paired', 'otel']) {
+    const [m, x] = [main[key], extra[key]];
+    if (m && !m.error && x && !x.error) main[key] = { ...statsOf(m.samples.concat(x.samples)), perProcess: (m.perProcess ?? [m.median]).concat(x.median) };
   }
   for (const [name, t] of Object.entries(extra.timing)) {
     const m = main.timing[name];
@@ -525,6 +527,12 @@ function targets(results) {
       const paused = W1.bigHeap?.['rx-tool-loop'] ? int(W1.bigHeapSpec.conversations) : '100';
       add('W1', 'live heap per in-flight conversation ≤ Pi’s (the smaller of its two entry points)', `${kib(heapOf('rx-tool-loop'))} vs ${kib(heapOf(pi))} (${pi}; ${paused} paused)`, heapOf('rx-tool-loop') <= heapOf(pi), ['heap', 'W1']);
     }
+    // O4: tracing costs nothing much when nothing records: judged on the paired repetitions
+    const traced = t['rx-tool-loop+otel'];
+    if (traced !== undefined && ours !== undefined) {
+      if (!ok(traced)) add('W1', 'rx-tool-loop + traceLoop (no-op tracer) runs', failed(traced), false, undefined);
+      else add('W1', 'with traceLoop on a no-op tracer ≤ 1.10× without it (O4; paired)', ok(W1.otel) ? pairedText(W1.otel) : `paired repetitions: ${W1.otel ? failed(W1.otel) : 'missing'}`, ok(W1.otel) ? W1.otel.median <= 1.1 : undefined, ['cpu', 'W1']);
+    }
   }
   const W1b = results.W1b;
   if (W1b && !W1b.error) {
@@ -696,6 +704,10 @@ function methodText(env) {
   conversations (not for streamText, too slow): V8's heap moves by a few hundred KB from one
   measurement to the next (bytecode, feedback vectors, code), which is a few KiB per conversation
   at 100 and a few hundred bytes at 1,000; the target uses the 1,000 figure.
+  O4: W1 also runs rx-tool-loop with each conversation's events through \`traceLoop\` (rx-tool-loop/otel)
+  on a no-op tracer (\`trace.getTracer()\` of @opentelemetry/api with no SDK registered), right after
+  rx-tool-loop in every process, and the two in 20 pairs of repetitions a process (as against the
+  baseline, below); target: the median ratio ≤ 1.10.
 - **W1b** the same at 10 and at 40 turns, in one block per contender (20 conversations for the AI
   SDK's streamText and the OpenAI Agents SDK, whose turns take milliseconds).
 - **W2** one turn of 1,000,000 text deltas (the AI SDK's streamText: 10,000, see below). Heap growth:

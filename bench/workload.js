@@ -142,9 +142,20 @@ async function timeAll(names, spec, options) {
  * 0.95–1.11 per process against 0.51–1.50).
  */
 async function pairedWithBaseline(timing, spec, pairs) {
+  if (!baseline) return undefined;
+  return pairedRuns(timing, spec, pairs, 'rx-tool-loop', baseline.name);
+}
+
+/** O4: rx-tool-loop with traceLoop on a no-op tracer against rx-tool-loop without it, paired the same way. */
+function pairedWithOtel(timing, spec, pairs) {
+  return pairedRuns(timing, spec, pairs, 'rx-tool-loop+otel', 'rx-tool-loop');
+}
+
+/** `ours` against `theirs` in pairs of repetitions (above): the median of ours ÷ theirs. */
+async function pairedRuns(timing, spec, pairs, ours, theirs) {
   const ran = (name) => timing[name] && !timing[name].error;
-  if (!baseline || !ran('rx-tool-loop') || !ran(baseline.name)) return undefined;
-  const [current, base] = [contender('rx-tool-loop'), contender(baseline.name)];
+  if (!ran(ours) || !ran(theirs)) return undefined;
+  const [current, base] = [contender(ours), contender(theirs)];
   const ratios = [];
   try {
     // each run from a collected heap: otherwise the second of a pair pays for the garbage of the first,
@@ -166,7 +177,7 @@ async function pairedWithBaseline(timing, spec, pairs) {
     return { error: String(error?.message ?? error) };
   }
   const paired = stats(ratios);
-  log(`  rx-tool-loop ÷ ${baseline.name}, ${pairs} paired repetitions: ${describe(paired)}`);
+  log(`  ${ours} ÷ ${theirs}, ${pairs} paired repetitions: ${describe(paired)}`);
   return paired;
 }
 
@@ -210,7 +221,8 @@ async function inFlightHeap(who, spec) {
 async function w1() {
   const spec = { conversations: QUICK ? 20 : 200, turns: 10, deltas: 5, calls: 1, sequential: true };
   const turns = spec.conversations * spec.turns;
-  const contenders = names(W1_CONTENDERS);
+  // O4: W1 alone also runs rx-tool-loop traced on a no-op tracer, right after it
+  const contenders = names(W1_CONTENDERS.flatMap((name) => (name === 'rx-tool-loop' ? [name, 'rx-tool-loop+otel'] : [name])));
   log(`W1: ${spec.conversations} conversations x ${spec.turns} turns (one after the other), µs per turn`);
   // a repetition of the fast contenders takes 10-50 ms: many of them, for a median that other
   // processes on the machine do not move much
@@ -222,7 +234,8 @@ async function w1() {
   const heapSpec = { conversations: 100, turns: 10, deltas: 5, calls: 1, pauseAtTurn: 5 };
   const bigHeapSpec = { ...heapSpec, conversations: QUICK ? 200 : 1000 };
   const paired = await pairedWithBaseline(timing, spec, 20);
-  if (TIMING_ONLY) return { spec, heapSpec, bigHeapSpec, timing, paired, heap: {}, bigHeap: {} };
+  const otel = await pairedWithOtel(timing, spec, 20);
+  if (TIMING_ONLY) return { spec, heapSpec, bigHeapSpec, timing, paired, otel, heap: {}, bigHeap: {} };
   log(`W1 heap: ${heapSpec.conversations} and ${bigHeapSpec.conversations} conversations paused at the tool call of turn ${heapSpec.pauseAtTurn}, bytes per conversation`);
   const heap = {};
   const bigHeap = {};
@@ -245,7 +258,7 @@ async function w1() {
       log(`  ${name}, ${spec1.conversations} paused: ${describe(into[name])}`);
     }
   }
-  return { spec, heapSpec, bigHeapSpec, timing, paired, heap, bigHeap };
+  return { spec, heapSpec, bigHeapSpec, timing, paired, otel, heap, bigHeap };
 }
 
 // ---------------------------------------------------------------------------------------------

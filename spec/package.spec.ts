@@ -4,7 +4,7 @@
  * `skipLibCheck: false`). Needs `npm run build` first (`npm test` does it).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -141,8 +141,11 @@ describe('the installed package', () => {
     const installed = join(project, 'node_modules/rx-tool-loop');
     expect(readFileSync(join(installed, 'CONTRACT.md'), 'utf8')).toBe(readFileSync(join(root, 'CONTRACT.md'), 'utf8'));
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules/rx-tool-loop/package.json'), 'utf8')) as Record<string, unknown>;
-    expect(manifest.peerDependencies).toEqual({ rxjs: expect.stringMatching(/^\^7\.8/), '@modelcontextprotocol/sdk': expect.stringMatching(/^\^1\./) });
-    expect(manifest.peerDependenciesMeta).toEqual({ '@modelcontextprotocol/sdk': { optional: true } });
+    const peers = manifest.peerDependencies as Record<string, string>;
+    expect(peers.rxjs).toMatch(/^\^7\.8/);
+    // every other peer is an integration's (a subpath entry), optional: who never imports it never installs it
+    const meta = (manifest.peerDependenciesMeta ?? {}) as Record<string, { optional?: boolean }>;
+    expect(Object.keys(peers).filter((name) => name !== 'rxjs' && meta[name]?.optional !== true)).toEqual([]);
     expect(manifest.dependencies).toBeUndefined();
     expect(existsSync(join(project, 'node_modules/rx-tool-loop/node_modules'))).toBe(false);
     expect(existsSync(join(project, 'node_modules/rx-tool-loop/src'))).toBe(false);
@@ -274,6 +277,87 @@ describe('rx-tool-loop/mcp and its optional peer', () => {
       writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(config));
       const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
       expect(() => execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project, encoding: 'utf8', stdio: 'pipe' })).not.toThrow();
+    });
+  });
+});
+
+// O1: rx-tool-loop/otel, whose @opentelemetry/api is an optional peer: the main entry never needs it
+const tracedS04 = (load: string) => `${load}
+const exporter = new InMemorySpanExporter();
+const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('consumer');
+const registry = new ToolRegistry().register({ name: 'current_time', description: 'the time', input: {}, handler: () => 'noon' });
+const provider = scriptedProvider([
+  [{ type: 'message_start' }, { type: 'tool_call', call: { id: 'c1', name: 'current_time', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }],
+  [{ type: 'message_start' }, { type: 'text_delta', text: 'noon' }, { type: 'message_end', stopReason: 'stop' }],
+]);
+runEventedToolLoop({ provider, registry, messages: [] }).pipe(traceLoop({ tracer, agentName: 'clock' })).subscribe({
+  complete: () => console.log(exporter.getFinishedSpans().map((span) => span.name).join(' | ')),
+});
+`;
+const tracedExpected = 'execute_tool current_time | chat | chat | invoke_agent clock\n';
+
+const consumerOtelTs = `import { trace } from '@opentelemetry/api';
+import { runEventedToolLoop, ToolRegistry, type LoopEvent, type Provider } from 'rx-tool-loop';
+import { toolSpanContext, traceLoop, type TraceLoopOptions } from 'rx-tool-loop/otel';
+import type { Observable } from 'rxjs';
+
+const options: TraceLoopOptions = { tracer: trace.getTracer('consumer'), agentName: 'a', model: 'm', recordContent: true };
+declare const provider: Provider;
+const traced: Observable<LoopEvent> = runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: [] }).pipe(traceLoop(options));
+toolSpanContext({ id: 'c1', name: 'x', input: {} });
+traced.subscribe();
+`;
+
+describe('rx-tool-loop/otel, with @opentelemetry/api an optional peer', () => {
+  it('O1: the main entry runs without @opentelemetry/api installed, and the subpath then says what is missing', () => {
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/rx-tool-loop/package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+    expect(manifest.peerDependenciesMeta).toMatchObject({ '@opentelemetry/api': { optional: true } });
+    expect(existsSync(join(project, 'node_modules/@opentelemetry/api'))).toBe(false);
+    // only the subpath's own files name it
+    const dist = join(project, 'node_modules/rx-tool-loop/dist');
+    const naming = (readdirSync(dist, { recursive: true }) as string[]).filter((file) => file.endsWith('.js') && readFileSync(join(dist, file), 'utf8').includes('@opentelemetry'));
+    expect(naming.length).toBeGreaterThan(0);
+    expect(naming.filter((file) => !file.split(/[\\/]/).includes('otel'))).toEqual([]);
+    writeFileSync(join(project, 'main-only.cjs'), s04("const { Observable } = require('rxjs');\nconst { ToolRegistry, runEventedToolLoop, scriptedProvider } = require('rx-tool-loop');"));
+    writeFileSync(join(project, 'main-only.mjs'), s04("import { Observable } from 'rxjs';\nimport { ToolRegistry, runEventedToolLoop, scriptedProvider } from 'rx-tool-loop';"));
+    expect(execFileSync(process.execPath, ['main-only.cjs'], { cwd: project, encoding: 'utf8' })).toBe(expected);
+    expect(execFileSync(process.execPath, ['main-only.mjs'], { cwd: project, encoding: 'utf8' })).toBe(expected);
+    writeFileSync(join(project, 'otel-missing.cjs'), "require('rx-tool-loop/otel');");
+    expect(() => execFileSync(process.execPath, ['otel-missing.cjs'], { cwd: project, encoding: 'utf8', stdio: 'pipe' })).toThrow(/Cannot find module '@opentelemetry\/api'/);
+  });
+
+  describe('installed beside it', () => {
+    beforeAll(() => {
+      const version = (name: string) => (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+      const packages = ['@opentelemetry/api', '@opentelemetry/sdk-trace-base'].map((name) => `${name}@${version(name)}`);
+      execFileSync(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', ...packages], { cwd: project, stdio: 'pipe' });
+    });
+
+    it('O1: traces the s04 run from CommonJS (require)', () => {
+      const load = "const { ToolRegistry, runEventedToolLoop, scriptedProvider } = require('rx-tool-loop');\nconst { traceLoop } = require('rx-tool-loop/otel');\nconst { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base');";
+      writeFileSync(join(project, 'otel.cjs'), tracedS04(load));
+      expect(execFileSync(process.execPath, ['otel.cjs'], { cwd: project, encoding: 'utf8' })).toBe(tracedExpected);
+    });
+
+    it('O1: traces the s04 run from ES modules (import)', () => {
+      const load = "import { ToolRegistry, runEventedToolLoop, scriptedProvider } from 'rx-tool-loop';\nimport { traceLoop } from 'rx-tool-loop/otel';\nimport { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';";
+      writeFileSync(join(project, 'otel.mjs'), tracedS04(load));
+      expect(execFileSync(process.execPath, ['otel.mjs'], { cwd: project, encoding: 'utf8' })).toBe(tracedExpected);
+    });
+
+    it.each([
+      ['nodenext (CommonJS consumer)', 'nodenext', 'nodenext', 'otel-consumer.cts'],
+      ['nodenext (ESM consumer)', 'nodenext', 'nodenext', 'otel-consumer.mts'],
+      ['node10 (typesVersions)', 'commonjs', 'node10', 'otel-consumer-node10.ts'],
+    ])('O1: type-checks a TypeScript consumer of rx-tool-loop/otel, %s, with skipLibCheck false', (_label, module, resolution, file) => {
+      writeFileSync(join(project, file), consumerOtelTs);
+      const config = {
+        compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, module, moduleResolution: resolution, target: 'ES2022', lib: ['ES2022', 'DOM'], types: [], ignoreDeprecations: '6.0' },
+        files: [file],
+      };
+      writeFileSync(join(project, 'tsconfig.otel.json'), JSON.stringify(config));
+      const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
+      expect(() => execFileSync(process.execPath, [tsc, '-p', 'tsconfig.otel.json'], { cwd: project, encoding: 'utf8', stdio: 'pipe' })).not.toThrow();
     });
   });
 });

@@ -1,7 +1,8 @@
 'use strict';
 // rx-tool-loop as its users call it: one ToolRegistry, `runEventedToolLoop` per conversation, every
 // event consumed by a subscriber. `forLibrary` makes the same contender over another build of the
-// library (the baseline, lib/baseline.js); the default export runs the build under test (lib/env.js).
+// library (the baseline, lib/baseline.js), or with an operator after the loop (`through`: O4's traceLoop,
+// contenders/rx-tool-loop-otel.js); the default export runs the build under test (lib/env.js).
 const { lib: current, rxjs } = require('../lib/env.js');
 const { fakeProvider } = require('../lib/rx-provider.js');
 const S = require('../lib/script.js');
@@ -15,11 +16,11 @@ function registryFor(lib, echo) {
   });
 }
 
-function conversation(lib, spec, counters, registry, provider = fakeProvider(spec, counters)) {
+function conversation(lib, spec, counters, registry, provider = fakeProvider(spec, counters), through = undefined) {
   return new Promise((resolve, reject) => {
     let final;
-    lib
-      .runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns })
+    const loop = lib.runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns });
+    (through === undefined ? loop : loop.pipe(through))
       .subscribe({
         next(event) {
           if (event.type === 'text_delta') {
@@ -36,15 +37,20 @@ function conversation(lib, spec, counters, registry, provider = fakeProvider(spe
   });
 }
 
-/** The contender over the library `loadLibrary()` returns (loaded at the first use, then kept). */
-function forLibrary({ name, label, loadLibrary }) {
+/**
+ * The contender over the library `loadLibrary()` returns (loaded at the first use, then kept); `loadThrough()`,
+ * when given, makes the operator every conversation's events go through.
+ */
+function forLibrary({ name, label, loadLibrary, loadThrough }) {
   let lib;
+  let through;
   const library = () => {
     if (lib) return lib;
     const loaded = loadLibrary();
     // the fake provider's Observables come from the bench's rxjs: the build must use the same one
     const probe = loaded.runEventedToolLoop({ provider: () => rxjs.EMPTY, registry: new loaded.ToolRegistry(), messages: [] });
     if (!(probe instanceof rxjs.Observable)) throw new Error(`${label} uses another rxjs instance than the bench`);
+    through = loadThrough?.();
     return (lib = loaded);
   };
   return {
@@ -56,7 +62,7 @@ function forLibrary({ name, label, loadLibrary }) {
     },
     run(spec, counters, echo) {
       const registry = registryFor(library(), echo);
-      return S.many(spec, () => conversation(lib, spec, counters, registry));
+      return S.many(spec, () => conversation(lib, spec, counters, registry, undefined, through));
     },
   };
 }

@@ -218,7 +218,8 @@ export function runTurn(
     // H6: the model's view of this turn, which may take its time; an abort meanwhile means no model call
     const context = new TurnContext(turn);
     unasked = true;
-    preparing = firstAnswer(() => prepareTurn(input, context), () => context.abort()).subscribe({
+    // held before it subscribes: a consumer that leaves while prepareTurn runs closes it, and its signal aborts (C3, H5)
+    const held = new HeldSubscriber<ProviderInput>({
       next(prepared) {
         // the turn ended while the hook ran (it aborted the signal, the consumer left), before this
         // subscription was in place to be closed: no model call (D10)
@@ -239,6 +240,8 @@ export function runTurn(
         end();
       },
     });
+    preparing = held;
+    firstAnswer(() => prepareTurn(input, context), () => context.abort()).subscribe(held);
   });
 }
 

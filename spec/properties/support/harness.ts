@@ -14,7 +14,7 @@
  * - no rxjs timer may be left: rxjs async timers all go through `intervalProvider`, which we wrap;
  * - no listener may be left on the caller's `signal`.
  */
-import { Observable, Subscriber, Subscription, asyncScheduler, config, finalize } from 'rxjs';
+import { type MonoTypeOperatorFunction, Observable, Subscriber, Subscription, asyncScheduler, config, finalize, identity } from 'rxjs';
 import { intervalProvider } from 'rxjs/internal/scheduler/intervalProvider';
 import { TestScheduler } from 'rxjs/testing';
 import {
@@ -736,7 +736,12 @@ interface Session {
   onEnd?: () => void;
 }
 
-function session(scenario: Scenario, loopOptions: (options: LoopOptions) => LoopOptions, timers: TimerTracker | undefined): Session {
+function session(
+  scenario: Scenario,
+  loopOptions: (options: LoopOptions) => LoopOptions,
+  timers: TimerTracker | undefined,
+  through: MonoTypeOperatorFunction<LoopEvent> = identity,
+): Session {
   const record = newRecord(scenario);
   const cancel = scenario.cancel;
   const controller = new AbortController();
@@ -835,15 +840,19 @@ function session(scenario: Scenario, loopOptions: (options: LoopOptions) => Loop
       }
       if (deadline !== undefined) deadlineTimer = scheduleCancel(() => doCancel(deadline.how), deadline.time);
       let subscribing = true;
-      runEventedToolLoop(loopOptions(options)).pipe(finalize(endCheck)).subscribe(subscriber);
+      runEventedToolLoop(loopOptions(options)).pipe(through, finalize(endCheck)).subscribe(subscriber);
       subscribing = false;
     },
   };
   return self;
 }
 
-/** Plays a virtual-time scenario: synchronous, inside `TestScheduler.run`. */
-export function runVirtual(scenario: Scenario, loopOptions: (options: LoopOptions) => LoopOptions = (o) => o): RunRecord {
+/** Plays a virtual-time scenario: synchronous, inside `TestScheduler.run`; `through` sits between the loop and the consumer (O3). */
+export function runVirtual(
+  scenario: Scenario,
+  loopOptions: (options: LoopOptions) => LoopOptions = (o) => o,
+  through: MonoTypeOperatorFunction<LoopEvent> = identity,
+): RunRecord {
   const scheduler = new TestScheduler(() => undefined);
   const notesBefore = rxjsNotes.length;
   const restoreHooks = installRxjsHooks();
@@ -853,7 +862,7 @@ export function runVirtual(scenario: Scenario, loopOptions: (options: LoopOption
     scheduler.run(() => {
       timers.install(); // run() resets the delegate when it ends
       scheduler.maxFrames = 100_000; // a runaway timer ends the flush instead of the test
-      s = session(scenario, loopOptions, timers);
+      s = session(scenario, loopOptions, timers, through);
       s.start(
         () => scheduler.now(),
         (run, time) => {

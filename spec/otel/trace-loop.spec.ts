@@ -1,0 +1,399 @@
+/** O1–O3: traceLoop's spans, read back from sdk-trace-base's in-memory exporter. */
+import { type Span, type Tracer, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { NEVER, Observable, Subject, from, last, lastValueFrom, map, of, takeWhile, toArray } from 'rxjs';
+import { ToolRegistry, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type ProviderEvent, type ProviderInput, type Tool } from 'rx-tool-loop';
+import { toolSpanContext, traceLoop } from 'rx-tool-loop/otel';
+import { answerTurn, call, end, only, start, text, tool, toolTurn } from '../support/events.js';
+import { StackContextManager, memoryTracer, parentOf, spanNamed } from './memory-tracer.js';
+
+const clock = tool('current_time', () => '2026-01-01T00:00:00Z');
+const s04Script = () =>
+  scriptedProvider([
+    toolTurn(call('current_time', {}, 'call_1')),
+    (input: ProviderInput) => [start, text(`It is ${String(input.messages[2]?.content)}`), end('stop')],
+  ]);
+const question = [{ role: 'user' as const, content: 'What time is it?' }];
+
+function s04(through: (events: Observable<LoopEvent>) => Observable<LoopEvent> = (events) => events): Promise<LoopEvent[]> {
+  const loop = runEventedToolLoop({ provider: s04Script(), registry: new ToolRegistry().register(clock), messages: question });
+  return lastValueFrom(through(loop).pipe(toArray()));
+}
+
+describe('traceLoop (rx-tool-loop/otel)', () => {
+  it('O1: passes every event of an s04 run through unchanged, and records invoke_agent with a chat span per provider call and an execute_tool span per call, children of it', async () => {
+    const memory = memoryTracer();
+    const traced = await s04((events) => events.pipe(traceLoop({ tracer: memory.tracer, agentName: 's04', model: 'scripted' })));
+    expect(traced).toEqual(await s04());
+    expect(memory.tree()).toEqual([
+      'invoke_agent s04 (INTERNAL)',
+      '  chat scripted (CLIENT)',
+      '  execute_tool current_time (INTERNAL)',
+      '  chat scripted (CLIENT)',
+    ]);
+    expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
+    const spans = memory.finished();
+    // ended as their events went by: the tool within the first reply, the agent last
+    expect(spans.map((span) => span.name)).toEqual(['execute_tool current_time', 'chat scripted', 'chat scripted', 'invoke_agent s04']);
+    const agent = spanNamed(spans, 'invoke_agent s04');
+    expect(agent.parentSpanContext).toBeUndefined();
+    for (const span of spans.filter((s) => s !== agent)) {
+      expect(parentOf(spans, span)).toBe(agent);
+      expect(span.spanContext().traceId).toBe(agent.spanContext().traceId);
+    }
+  });
+
+  it('O2: the s04 spans carry the GenAI attributes: operation, agent, model, finish reasons, usage, tool name and call id; statuses unset', async () => {
+    const memory = memoryTracer();
+    await s04((events) => events.pipe(traceLoop({ tracer: memory.tracer, agentName: 's04', model: 'scripted' })));
+    const spans = memory.finished();
+    expect(spanNamed(spans, 'invoke_agent s04').attributes).toEqual({
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.name': 's04',
+      'gen_ai.request.model': 'scripted',
+      'rx_tool_loop.reason': 'stop',
+      'gen_ai.usage.input_tokens': 0,
+      'gen_ai.usage.output_tokens': 0,
+    });
+    expect(spanNamed(spans, 'chat scripted', 0).attributes).toEqual({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.request.model': 'scripted',
+      'rx_tool_loop.turn': 1,
+      'gen_ai.response.finish_reasons': ['toolUse'],
+    });
+    expect(spanNamed(spans, 'chat scripted', 1).attributes).toMatchObject({ 'rx_tool_loop.turn': 2, 'gen_ai.response.finish_reasons': ['stop'] });
+    expect(spanNamed(spans, 'execute_tool current_time').attributes).toEqual({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'current_time',
+      'gen_ai.tool.call.id': 'call_1',
+      'gen_ai.tool.type': 'function',
+    });
+    expect(spans.map((span) => span.kind)).toEqual([SpanKind.INTERNAL, SpanKind.CLIENT, SpanKind.CLIENT, SpanKind.INTERNAL]);
+    expect(spans.every((span) => span.status.code === SpanStatusCode.UNSET)).toBe(true);
+    expect(spans.every((span) => span.events.length === 0)).toBe(true); // recordContent is off by default
+  });
+
+  it('O1: without agentName and model the spans are named invoke_agent and chat, without those attributes', async () => {
+    const memory = memoryTracer();
+    await s04((events) => events.pipe(traceLoop({ tracer: memory.tracer })));
+    expect(memory.tree()).toEqual(['invoke_agent (INTERNAL)', '  chat (CLIENT)', '  execute_tool current_time (INTERNAL)', '  chat (CLIENT)']);
+    for (const span of memory.finished()) {
+      expect(span.attributes['gen_ai.agent.name']).toBeUndefined();
+      expect(span.attributes['gen_ai.request.model']).toBeUndefined();
+    }
+  });
+
+  it("O2, R27: a chat span carries its message_end's usage; invoke_agent the loop's totals", async () => {
+    const memory = memoryTracer();
+    const provider = scriptedProvider([
+      [start, call('current_time', {}, 'c1'), end('toolUse', { usage: { inputTokens: 10, outputTokens: 3, cacheReadTokens: 4 } })],
+      [start, text('noon'), end('stop', { usage: { inputTokens: 20, outputTokens: 5 } })],
+    ]);
+    await lastValueFrom(runEventedToolLoop({ provider, registry: new ToolRegistry().register(clock), messages: question }).pipe(traceLoop({ tracer: memory.tracer })));
+    const spans = memory.finished();
+    expect(spanNamed(spans, 'chat', 0).attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 3, 'gen_ai.usage.cache_read.input_tokens': 4 });
+    expect(spanNamed(spans, 'chat', 1).attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 20, 'gen_ai.usage.output_tokens': 5 });
+    expect(spanNamed(spans, 'invoke_agent').attributes).toMatchObject({ 'gen_ai.usage.input_tokens': 30, 'gen_ai.usage.output_tokens': 8 });
+  });
+
+  it('O2: a failing tool sets its execute_tool span to ERROR with the result text; the loop and the replies stay unset', async () => {
+    const memory = memoryTracer();
+    const failing = tool('current_time', () => {
+      throw new Error('clock is broken');
+    });
+    const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('I cannot tell.')]);
+    await lastValueFrom(runEventedToolLoop({ provider, registry: new ToolRegistry().register(failing), messages: question }).pipe(traceLoop({ tracer: memory.tracer, agentName: 'clock' })));
+    expect(memory.tree()).toEqual([
+      'invoke_agent clock (INTERNAL)',
+      '  chat (CLIENT)',
+      '  execute_tool current_time (INTERNAL) [ERROR: error: clock is broken]',
+      '  chat (CLIENT)',
+    ]);
+  });
+
+  it('O2: a provider that errors sets its chat span and the loop\'s invoke_agent span to ERROR with the message (no message_end: the turn_end ends the chat span)', async () => {
+    const memory = memoryTracer();
+    const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1'))]); // no second turn: the provider errors
+    const events = await lastValueFrom(
+      runEventedToolLoop({ provider, registry: new ToolRegistry().register(clock), messages: question }).pipe(traceLoop({ tracer: memory.tracer }), toArray()),
+    );
+    expect(only(events, 'message_end')).toHaveLength(1);
+    const message = 'provider error: scripted provider: no turn 2 (the script has 1)';
+    expect(memory.tree()).toEqual([
+      `invoke_agent (INTERNAL) [ERROR: ${message}]`,
+      '  chat (CLIENT)',
+      '  execute_tool current_time (INTERNAL)',
+      `  chat (CLIENT) [ERROR: ${message}]`,
+    ]);
+    expect(spanNamed(memory.finished(), 'chat', 1).attributes['gen_ai.response.finish_reasons']).toEqual(['error']);
+    expect(spanNamed(memory.finished(), 'invoke_agent').attributes['rx_tool_loop.reason']).toBe('error');
+  });
+
+  it('O2: a reply that ends with stop reason error (P7) sets its chat span to ERROR with the errorMessage', async () => {
+    const memory = memoryTracer();
+    const provider = scriptedProvider([[start, end('error', { errorMessage: 'overloaded' })]]);
+    await lastValueFrom(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: question }).pipe(traceLoop({ tracer: memory.tracer })));
+    expect(memory.tree()).toEqual(['invoke_agent (INTERNAL) [ERROR: overloaded]', '  chat (CLIENT) [ERROR: overloaded]']);
+  });
+
+  it('O1, R23: a call answered without running (unknown tool, invalid input, duplicate id) gets an execute_tool span of zero length at its tool_result, marked not started', async () => {
+    const memory = memoryTracer();
+    const needs = tool('needs', (input: Record<string, string>) => input.city ?? '', { city: 'the city' });
+    const provider = scriptedProvider([
+      toolTurn(call('nope', {}, 'c1'), call('needs', {}, 'c2'), call('needs', { city: 'Paris' }, 'c3'), call('needs', { city: 'Rome' }, 'c3')),
+      answerTurn('done'),
+    ]);
+    await lastValueFrom(runEventedToolLoop({ provider, registry: new ToolRegistry().register(needs), messages: question }).pipe(traceLoop({ tracer: memory.tracer })));
+    const tools = memory.finished().filter((span) => span.name.startsWith('execute_tool'));
+    expect(tools.map((span) => [span.name, span.attributes['gen_ai.tool.call.id'], span.attributes['rx_tool_loop.tool.started'], span.status.message])).toEqual([
+      ['execute_tool nope', 'c1', false, 'unknown tool: nope'],
+      ['execute_tool needs', 'c2', false, 'error: missing input: city'],
+      ['execute_tool needs', 'c3', undefined, undefined],
+      ['execute_tool needs', 'c3_dup2', false, 'error: duplicate tool call id: c3'],
+    ]);
+    const unstarted = tools.filter((span) => span.attributes['rx_tool_loop.tool.started'] === false);
+    for (const span of unstarted) expect(span.endTime).toEqual(span.startTime);
+    expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
+  });
+
+  it('O1, H2: a denied call gets the zero-length span with the denial; one let run gets the span from its tool_start', async () => {
+    const memory = memoryTracer();
+    const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1'), call('current_time', {}, 'c2')), answerTurn('done')]);
+    const loop = runEventedToolLoop({
+      provider,
+      registry: new ToolRegistry().register(clock),
+      messages: question,
+      beforeToolCall: (c) => (c.id === 'c1' ? { action: 'deny', reason: 'not now' } : undefined),
+    });
+    await lastValueFrom(loop.pipe(traceLoop({ tracer: memory.tracer })));
+    const tools = memory.finished().filter((span) => span.name.startsWith('execute_tool'));
+    expect(tools.map((span) => [span.attributes['gen_ai.tool.call.id'], span.attributes['rx_tool_loop.tool.started'], span.status.message])).toEqual([
+      ['c1', false, 'denied: not now'],
+      ['c2', undefined, undefined],
+    ]);
+  });
+
+  it('O2: recordContent adds the user prompt, each reply, each call\'s arguments and result, and the history as span events', async () => {
+    const memory = memoryTracer();
+    const prompts = of('What time is it?');
+    await lastValueFrom(prompts.pipe(conversation({ provider: s04Script(), registry: new ToolRegistry().register(clock) }), traceLoop({ tracer: memory.tracer, recordContent: true })));
+    const spans = memory.finished();
+    const agent = spanNamed(spans, 'invoke_agent');
+    expect(agent.events.map((event) => event.name)).toEqual(['gen_ai.user.message', 'rx_tool_loop.messages']);
+    expect(agent.events[0]!.attributes).toEqual({ content: 'What time is it?' });
+    expect(JSON.parse(String(agent.events[1]!.attributes!.messages)).map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
+    const [first, second] = [spanNamed(spans, 'chat', 0), spanNamed(spans, 'chat', 1)];
+    expect(first.events.map((event) => [event.name, event.attributes])).toEqual([
+      ['gen_ai.assistant.message', { content: '', finish_reason: 'toolUse', tool_calls: JSON.stringify([{ id: 'call_1', name: 'current_time', input: {} }]) }],
+    ]);
+    expect(second.events[0]!.attributes).toEqual({ content: 'It is 2026-01-01T00:00:00Z', finish_reason: 'stop' });
+    expect(spanNamed(spans, 'execute_tool current_time').events.map((event) => [event.name, event.attributes])).toEqual([
+      ['gen_ai.tool.call.arguments', { arguments: '{}' }],
+      ['gen_ai.tool.message', { id: 'call_1', content: '2026-01-01T00:00:00Z', is_error: false }],
+    ]);
+  });
+
+  it('O3, C1: a conversation of two loops gives one invoke_agent span per loop, each with its own chat and tool spans', async () => {
+    const memory = memoryTracer();
+    const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('It is noon.'), answerTurn('You are welcome.')]);
+    const events = await lastValueFrom(
+      of('What time is it?', 'Thanks!').pipe(conversation({ provider, registry: new ToolRegistry().register(clock) }), traceLoop<ConversationEvent>({ tracer: memory.tracer, agentName: 'clock' }), toArray()),
+    );
+    expect(only(events, 'loop_end')).toHaveLength(2);
+    expect(memory.tree()).toEqual([
+      'invoke_agent clock (INTERNAL)',
+      '  chat (CLIENT)',
+      '  execute_tool current_time (INTERNAL)',
+      '  chat (CLIENT)',
+      'invoke_agent clock (INTERNAL)',
+      '  chat (CLIENT)',
+    ]);
+    const agents = memory.finished().filter((span) => span.name === 'invoke_agent clock');
+    expect(agents[0]!.spanContext().traceId).not.toBe(agents[1]!.spanContext().spanId);
+    expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
+  });
+
+  it('O3: unsubscribing mid-tool ends the open execute_tool and invoke_agent spans with rx_tool_loop.cancelled: true; the ended reply is left as it was', () => {
+    const memory = memoryTracer();
+    const hanging = tool('current_time', () => NEVER);
+    const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1'))]);
+    const seen: string[] = [];
+    const subscription = runEventedToolLoop({ provider, registry: new ToolRegistry().register(hanging), messages: question })
+      .pipe(traceLoop({ tracer: memory.tracer }))
+      .subscribe((event) => seen.push(event.type));
+    expect(seen).toEqual(['turn_start', 'message_start', 'tool_call', 'tool_start', 'message_end']);
+    expect(memory.finished().map((span) => span.name)).toEqual(['chat']);
+    subscription.unsubscribe();
+    const spans = memory.finished();
+    expect(spans.map((span) => [span.name, span.attributes['rx_tool_loop.cancelled']])).toEqual([
+      ['chat', undefined],
+      ['execute_tool current_time', true],
+      ['invoke_agent', true],
+    ]);
+    expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
+  });
+
+  it('O3: unsubscribing while the provider streams ends the chat span too, marked cancelled', () => {
+    const memory = memoryTracer();
+    const provider = () => new Observable<ProviderEvent>((subscriber) => subscriber.next(start));
+    const subscription = runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: question }).pipe(traceLoop({ tracer: memory.tracer })).subscribe();
+    subscription.unsubscribe();
+    expect(memory.finished().map((span) => [span.name, span.attributes['rx_tool_loop.cancelled']])).toEqual([
+      ['chat', true],
+      ['invoke_agent', true],
+    ]);
+  });
+
+  it('O3: a consumer that unsubscribes on hearing loop_end sees every span ended as it should, none marked cancelled', () => {
+    const memory = memoryTracer();
+    const loop = runEventedToolLoop({ provider: s04Script(), registry: new ToolRegistry().register(clock), messages: question }).pipe(traceLoop({ tracer: memory.tracer }));
+    loop.pipe(takeWhile((event) => event.type !== 'loop_end', true)).subscribe();
+    expect(memory.finished()).toHaveLength(4);
+    expect(memory.finished().some((span) => span.attributes['rx_tool_loop.cancelled'] !== undefined)).toBe(false);
+  });
+
+  it("O3, C3: an error of the conversation's prompts$ ends the open spans with ERROR before it is passed on", () => {
+    const memory = memoryTracer();
+    const prompts = new Subject<string>();
+    const slow = tool('current_time', () => NEVER);
+    const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1'))]);
+    let failed: unknown;
+    prompts.pipe(conversation({ provider, registry: new ToolRegistry().register(slow) }), traceLoop({ tracer: memory.tracer })).subscribe({ error: (error: unknown) => (failed = error) });
+    prompts.next('What time is it?');
+    prompts.error(new Error('input closed'));
+    expect(failed).toEqual(new Error('input closed'));
+    // C3: the running loop is aborted first, so its spans end as a loop's do; none is left open
+    expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
+    expect(spanNamed(memory.finished(), 'invoke_agent').attributes['rx_tool_loop.reason']).toBe('aborted');
+  });
+
+  it('O3: a source that errors mid-loop ends every open span with ERROR and the message', () => {
+    const memory = memoryTracer();
+    const source = new Subject<LoopEvent>();
+    let failed = false;
+    source.pipe(traceLoop({ tracer: memory.tracer })).subscribe({ error: () => (failed = true) });
+    source.next({ type: 'turn_start', turn: 1 });
+    source.next({ type: 'tool_start', call: { id: 'c1', name: 'x', input: {} } });
+    source.error(new Error('lost'));
+    expect(failed).toBe(true);
+    expect(memory.tree()).toEqual(['invoke_agent (INTERNAL) [ERROR: lost]', '  chat (CLIENT) [ERROR: lost]', '  execute_tool x (INTERNAL) [ERROR: lost]']);
+  });
+
+  it('O3: a source that completes without loop_end leaves no span open', () => {
+    const memory = memoryTracer();
+    const events: LoopEvent[] = [{ type: 'turn_start', turn: 1 }, { type: 'message_start' }];
+    from(events).pipe(traceLoop({ tracer: memory.tracer })).subscribe();
+    expect(memory.ends().map((span) => [span.name, span.ends])).toEqual([
+      ['invoke_agent', 1],
+      ['chat', 1],
+    ]);
+  });
+
+  it('O1, R22: a resumed history\'s turn 0 makes no provider call, so it has no chat span; its tools are under invoke_agent', async () => {
+    const memory = memoryTracer();
+    const saved = [...question, { role: 'assistant' as const, content: '', stopReason: 'toolUse' as const, toolCalls: [{ id: 'c1', name: 'current_time', input: {} }] }];
+    const provider = scriptedProvider([answerTurn('noon')]);
+    await lastValueFrom(runEventedToolLoop({ provider, registry: new ToolRegistry().register(clock), messages: saved }).pipe(traceLoop({ tracer: memory.tracer })));
+    expect(memory.tree()).toEqual(['invoke_agent (INTERNAL)', '  execute_tool current_time (INTERNAL)', '  chat (CLIENT)']);
+  });
+
+  it('O1, R7: a loop aborted at subscribe is one invoke_agent span, with reason aborted and no chat', async () => {
+    const memory = memoryTracer();
+    const controller = new AbortController();
+    controller.abort();
+    await lastValueFrom(runEventedToolLoop({ provider: s04Script(), registry: new ToolRegistry(), messages: question, signal: controller.signal }).pipe(traceLoop({ tracer: memory.tracer })));
+    expect(memory.tree()).toEqual(['invoke_agent (INTERNAL)']);
+    expect(memory.finished()[0]!.attributes['rx_tool_loop.reason']).toBe('aborted');
+  });
+
+  it('O4: a tracer that records nothing (the API without an SDK) gets the invoke_agent span alone, ended once; the events pass unchanged', async () => {
+    const noSdk = trace.getTracer('no-sdk');
+    const started: string[] = [];
+    let ends = 0;
+    const tracer: Tracer = {
+      startSpan: (name, options, parent) => {
+        const span = noSdk.startSpan(name, options, parent);
+        started.push(name);
+        const end = span.end.bind(span);
+        span.end = (time) => {
+          ends++;
+          end(time);
+        };
+        return span;
+      },
+      startActiveSpan: noSdk.startActiveSpan.bind(noSdk) as Tracer['startActiveSpan'],
+    };
+    const traced = await s04((events) => events.pipe(traceLoop({ tracer, agentName: 's04', recordContent: true })));
+    expect(traced).toEqual(await s04());
+    expect(started).toEqual(['invoke_agent s04']);
+    expect(ends).toBe(1);
+  });
+
+  describe('with a context manager', () => {
+    beforeAll(() => context.setGlobalContextManager(new StackContextManager()));
+    afterAll(() => context.disable());
+
+    it('O1: the invoke_agent span is the child of the span active when the traced loop is subscribed', async () => {
+      const memory = memoryTracer();
+      const request = memory.tracer.startSpan('POST /chat');
+      const loop = runEventedToolLoop({ provider: s04Script(), registry: new ToolRegistry().register(clock), messages: question }).pipe(traceLoop({ tracer: memory.tracer, agentName: 's04' }));
+      const done = context.with(trace.setSpan(context.active(), request), () => lastValueFrom(loop));
+      await done;
+      request.end();
+      expect(memory.tree()).toEqual([
+        'POST /chat (INTERNAL)',
+        '  invoke_agent s04 (INTERNAL)',
+        '    chat (CLIENT)',
+        '    execute_tool current_time (INTERNAL)',
+        '    chat (CLIENT)',
+      ]);
+    });
+
+    it("O1: a tool that runs a traced loop of its own inside toolSpanContext(call) nests the inner loop's spans under its execute_tool span", async () => {
+      const memory = memoryTracer();
+      let during: Span | undefined;
+      const researcher: Tool = {
+        name: 'research',
+        description: 'asks a researcher agent',
+        input: { question: 'what to find out' },
+        handler: (input: Record<string, string>, { call: own, signal }) => {
+          during = trace.getSpan(toolSpanContext(own)!);
+          const inner = runEventedToolLoop({ provider: scriptedProvider([answerTurn('found it')]), registry: new ToolRegistry(), messages: [{ role: 'user', content: input.question ?? '' }], signal });
+          const answer = inner.pipe(traceLoop({ tracer: memory.tracer, agentName: 'researcher' }), last(), map((end) => (end.type === 'loop_end' ? end.assistant.content : '')));
+          return context.with(toolSpanContext(own) ?? context.active(), () => lastValueFrom(answer));
+        },
+      };
+      const provider = scriptedProvider([toolTurn(call('research', { question: 'why?' }, 'c1')), answerTurn('because')]);
+      const loop = runEventedToolLoop({ provider, registry: new ToolRegistry().register(researcher), messages: question }).pipe(traceLoop({ tracer: memory.tracer, agentName: 'main' }));
+      const events = await lastValueFrom(loop.pipe(toArray()));
+      expect(only(events, 'tool_result')[0]!.message.content).toBe('found it');
+      expect(during).toBeDefined();
+      expect(toolSpanContext(only(events, 'tool_start')[0]!.call)).toBeUndefined(); // only while its span is open
+      expect(memory.tree()).toEqual([
+        'invoke_agent main (INTERNAL)',
+        '  chat (CLIENT)',
+        '  execute_tool research (INTERNAL)',
+        '    invoke_agent researcher (INTERNAL)',
+        '      chat (CLIENT)',
+        '  chat (CLIENT)',
+      ]);
+    });
+  });
+
+  it('O1: options are checked at call time: a TypeError names what is wrong', () => {
+    const { tracer } = memoryTracer();
+    expect(() => traceLoop(undefined as never)).toThrow(new TypeError('traceLoop: options must be an object, got undefined'));
+    expect(() => traceLoop({} as never)).toThrow(new TypeError('traceLoop: tracer must be an OpenTelemetry Tracer (with startSpan), got undefined'));
+    expect(() => traceLoop({ tracer, agentName: 3 as never })).toThrow(new TypeError('traceLoop: agentName must be a string, got 3, a number'));
+    expect(() => traceLoop({ tracer, model: null as never })).toThrow(new TypeError('traceLoop: model must be a string, got null'));
+    expect(() => traceLoop({ tracer, recordContent: 'yes' as never })).toThrow(new TypeError('traceLoop: recordContent must be a boolean, got "yes", a string'));
+  });
+
+  it('O1: the options are copied at call time (R20): changing them afterwards changes nothing', async () => {
+    const memory = memoryTracer();
+    const options = { tracer: memory.tracer, agentName: 'first' };
+    const operator = traceLoop<LoopEvent>(options);
+    options.agentName = 'second';
+    await s04((events) => events.pipe(operator));
+    expect(memory.finished().at(-1)!.name).toBe('invoke_agent first');
+  });
+});
