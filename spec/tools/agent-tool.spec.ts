@@ -291,14 +291,16 @@ describe('agentTool (A1–A3)', () => {
     expect(() => agentTool(null as never)).toThrow(TypeError);
   });
 
-  it('A1: the spec is the one given (input, inputSchema or schema), as the registry tells the model (R24)', () => {
+  it('A1: the spec is the one given (input, inputSchema or schema), as the registry tells the model (R24); given none, no input', () => {
     const agent = () => NEVER as Observable<LoopEvent>;
     const registry = new ToolRegistry()
       .register(agentTool({ name: 'a', description: 'A', input: { question: 'what' }, agent }))
-      .register(agentTool({ name: 'b', description: 'B', inputSchema: { type: 'object', required: ['q'] }, agent }));
+      .register(agentTool({ name: 'b', description: 'B', inputSchema: { type: 'object', required: ['q'] }, agent }))
+      .register(agentTool({ name: 'c', description: 'C', agent }));
     expect(registry.getSpecs()).toEqual([
       { name: 'a', description: 'A', input: { question: 'what' } },
       { name: 'b', description: 'B', inputSchema: { type: 'object', required: ['q'] } },
+      { name: 'c', description: 'C', input: {} }, // given none: no input
     ]);
   });
 });

@@ -64,8 +64,8 @@ export function agentTool<S extends StandardSchemaV1 = never>(definition: {
       return forwarded(name, inner);
     },
   };
-  // the spec as given: the registry decides (R24), as for any tool
-  if (input !== undefined) tool.input = input;
+  // the spec as given: the registry decides (R24), as for any tool; given none, the sub-agent takes no input
+  if (input !== undefined || (schema === undefined && inputSchema === undefined)) tool.input = input ?? {};
   if (schema !== undefined) tool.schema = schema;
   if (inputSchema !== undefined) tool.inputSchema = inputSchema;
   return tool;
