@@ -39,7 +39,7 @@ let BASELINE_NOTE = 'none (--baseline=none)';
 // (on the paired ratio, see pairedWithBaseline in workload.js)
 const NOISE = 0.05;
 
-const WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7'].filter((w) => !only || only.includes(w));
+const WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9'].filter((w) => !only || only.includes(w));
 const OPENAI_WORKLOADS = ['W1', 'W1b', 'W3'].filter((w) => WORKLOADS.includes(w));
 const OPENAI_CONTENDERS = 'openai-agents-run,openai-agents-stream';
 // W1's fast contenders run in this many processes in all, their repetitions pooled: the per-turn
@@ -379,6 +379,34 @@ function w7Table(r) {
   ].join('\n');
 }
 
+/** W9: an outer turn of W1's loop, and what an agent tool's one-turn inner loop adds per inner turn (over the plain echo). */
+function w9Costs(r, name = 'agent tools') {
+  const loop = r.timing['rx-tool-loop'];
+  const agents = r.timing[name];
+  if (!ok(loop) || !ok(agents)) return {};
+  const outerTurn = loop.median / r.spec.turns;
+  const innerTurn = ((agents.median - loop.median) * r.spec.conversations) / r.innerTurns;
+  return { outerTurn, innerTurn, ratio: innerTurn / outerTurn };
+}
+
+function w9Table(r) {
+  const c = w9Costs(r);
+  const bare = w9Costs(r, 'agent tools, no signal');
+  const labels = {
+    'rx-tool-loop': 'W1’s loop: **rx-tool-loop**, `echo` a plain tool',
+    'agent tools': 'the same, `echo` an `agentTool` of one inner turn (its events forwarded, `signal: context.signal` as the README wires it)',
+    'agent tools, no signal': 'the same without the signal (unsubscription alone tears the inner loop down, A3)',
+  };
+  const rows = Object.entries(r.timing).map(([name, t]) => (t.error ? [labels[name] ?? name, failed(t)] : [labels[name] ?? name, spread(t, (v) => fmt(v, 0))]));
+  return [
+    table(['contender', `µs per ${r.spec.turns}-turn conversation (min – max)`], rows),
+    '',
+    c.ratio === undefined
+      ? 'An inner turn: –.'
+      : `An outer turn costs ${fmt(c.outerTurn, 2)} µs; an inner turn (what the agent tool adds over the plain echo, per inner turn: ${int(r.innerTurns)} of them) ${fmt(c.innerTurn, 2)} µs: ${fmt(c.ratio)}× an outer turn${bare.ratio === undefined ? '' : `; without the signal ${fmt(bare.innerTurn, 2)} µs, ${fmt(bare.ratio)}× (the difference: an \`AbortController\` per call and the inner loop's listening to it)`}.`,
+  ].join('\n');
+}
+
 // W6's contenders are the loops over their own HTTP providers (contenders/http.js)
 const W6_LABELS = {
   'sse-floor': 'fetch + SSE split + JSON.parse of one reply (floor)',
@@ -594,6 +622,12 @@ function targets(results) {
     }
     if (c.growth !== undefined) add('W7', `loading ${int(W7.counts[1])} entries is linear (time per entry ≤ 1.5× that at ${int(W7.counts[0])})`, `${fmt(c.growth)}× (${fmt(c.perEntry[0], 2)} → ${fmt(c.perEntry[1], 2)} µs per entry)`, c.growth <= 1.5, undefined);
   }
+  const W9 = results.W9;
+  if (W9 && !W9.error) {
+    const c = w9Costs(W9);
+    if (c.ratio === undefined) add('W9', 'agent tools run', failed(W9.timing['agent tools'] ?? { error: 'missing' }), false, undefined);
+    else add('W9', 'an agent tool’s inner turn ≤ 1.2× an outer turn (W1’s workload, each call an agent tool of one turn)', `${fmt(c.ratio)}× (${fmt(c.innerTurn, 2)} µs per inner turn, ${fmt(c.outerTurn, 2)} µs per outer turn)`, c.ratio <= 1.2, undefined);
+  }
   for (const w of WORKLOADS) if (results[w]?.error) add(w, 'the workload runs', results[w].error, false, undefined);
   return list.sort((a, b) => WORKLOADS.indexOf(a.workload) - WORKLOADS.indexOf(b.workload)); // stable: by workload, then as added
 }
@@ -703,6 +737,12 @@ function methodText(env) {
   with no disk behind it). 1 warm-up + 7 repetitions each. Then a session file of 10,000 and one of
   100,000 message entries: \`SessionTree.load\` and \`context()\`, 1 + 5 each; linear when the time per
   entry at 100,000 is at most 1.5× that at 10,000.
+- **W9** agents as tools (A1–A5). W1's conversation (200 of them, 10 turns, 5 deltas a turn, one \`echo\` call a
+  turn but the last) with \`echo\` an \`agentTool\` whose inner loop is one turn of the same fake model (5
+  deltas, then \`stop\`), given the call's \`context.signal\`, every inner event forwarded to the outer
+  subscriber; against W1's loop in the same process, 5 warm-ups + 21 repetitions each, in blocks. An inner
+  turn's cost is what the agent tool adds over the plain echo, divided by the inner turns (1,800); the target:
+  at most 1.2× an outer turn of W1's loop.
 - **W6** over HTTP. A loopback server (\`lib/w6-server.js\`, on 127.0.0.1, started and stopped by the
   workload) runs in a child process of its own and writes replies the bench composes itself
   (\`lib/w6-wire.js\`) in three wire formats: OpenAI Chat Completions SSE (a first chunk with the role,
@@ -846,6 +886,7 @@ function report(env, results, list, profiles) {
   section('W5', 'many loops (1,000 concurrent loops, asynchronous providers and tools)', w5Table);
   section('W6', 'over HTTP (a loopback server streaming to each loop’s own providers, three APIs)', w6Table);
   section('W7', 'sessions (a 10-turn conversation appended to a JSONL session; loading 10,000 and 100,000 entries)', w7Table);
+  section('W9', 'agents as tools (W1’s conversation, each call an agent tool of one turn)', w9Table);
   const findings = findingsText();
   if (findings) out.push(findings, '');
   const prof = profileText(profiles);

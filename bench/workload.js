@@ -927,8 +927,98 @@ async function w7() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// W9: agents as tools (A1–A5). W1's conversation with its `echo` tool an `agentTool` whose inner loop is
+// one turn of the same fake model (5 deltas, then stop, its answer the echoed text), wired as the README
+// shows (the call's context.signal passed on), every inner event forwarded to the outer subscriber as a
+// tool_update. Against W1's loop at the same size in the same process: the cost of an inner turn is what
+// the agent tool adds over the plain echo, per inner turn.
 
-const WORKLOADS = { W1: w1, W1b: w1b, W2: w2, W3: w3, W4: w4, W5: w5, W6: w6, W7: w7 };
+function agentToolContender(name, withSignal) {
+  const { fakeProvider } = require('./lib/rx-provider.js');
+  const lib = contender('rx-tool-loop').library();
+  if (typeof lib.agentTool !== 'function') throw new Error('bench: this build has no agentTool');
+  return {
+    name,
+    async load() {},
+    run(spec, counters, echo) {
+      const inner = { conversations: 1, turns: 1, deltas: spec.deltas, calls: 0 };
+      const innerCounters = S.newCounters();
+      const none = new lib.ToolRegistry();
+      const registry = new lib.ToolRegistry().register(
+        lib.agentTool({
+          name: 'echo',
+          description: S.ECHO_DESCRIPTION,
+          input: { text: 'the text to return', turn: 'the turn number' },
+          agent: (input, context) => {
+            echo(input); // counts the call, as W1's echo does
+            const messages = [{ role: 'user', content: input.text }];
+            const provider = fakeProvider(inner, innerCounters);
+            return lib.runEventedToolLoop(withSignal ? { provider, registry: none, messages, signal: context.signal } : { provider, registry: none, messages });
+          },
+        }),
+      );
+      const want = spec.conversations * (spec.turns - 1) * spec.calls;
+      return S.many(spec, () =>
+        new Promise((resolve, reject) => {
+          let final;
+          lib.runEventedToolLoop({ provider: fakeProvider(spec, counters), registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns }).subscribe({
+            next(event) {
+              if (event.type === 'text_delta') {
+                counters.deltas++;
+                counters.chars += event.text.length;
+              } else if (event.type === 'tool_update' && event.event?.type === 'text_delta') {
+                innerCounters.deltas++;
+              } else if (event.type === 'loop_end') {
+                counters.ends++;
+                final = event.messages;
+              }
+            },
+            error: reject,
+            complete: () => resolve(final),
+          });
+        }),
+      ).then((finals) => {
+        if (innerCounters.model !== want || innerCounters.deltas !== want * spec.deltas) {
+          throw new Error(`W9 inner counts: ${innerCounters.model} inner model calls and ${innerCounters.deltas} forwarded deltas (expected ${want} and ${want * spec.deltas})`);
+        }
+        return finals;
+      });
+    },
+  };
+}
+
+async function w9() {
+  const spec = { conversations: QUICK ? 20 : 200, turns: 10, deltas: 5, calls: 1, sequential: true };
+  const turns = spec.conversations * spec.turns;
+  const innerTurns = spec.conversations * (spec.turns - 1) * spec.calls;
+  log(`W9: W1's ${spec.conversations} conversations x ${spec.turns} turns, each call an agent tool of one turn, µs per conversation`);
+  // as the README wires it (the call's signal passed on), and without the signal: unsubscription alone tears the inner loop down (A3)
+  const contenders = [contender('rx-tool-loop'), agentToolContender('agent tools', true), agentToolContender('agent tools, no signal', false)];
+  const timing = {};
+  for (const who of contenders) {
+    log(`  ${who.name}…`);
+    try {
+      await who.load();
+      timing[who.name] = await block(who, spec, { warmup: 5, reps: QUICK ? 7 : 21, perRep: (ms) => (ms * 1000) / spec.conversations });
+    } catch (error) {
+      timing[who.name] = { error: String(error?.message ?? error) };
+    }
+    log(`  ${who.name}: ${describe(timing[who.name])}`);
+  }
+  const loop = timing['rx-tool-loop'];
+  for (const name of ['agent tools', 'agent tools, no signal']) {
+    const agents = timing[name];
+    if (loop.error || agents.error) continue;
+    const outerTurn = (loop.median * spec.conversations) / turns;
+    const innerTurn = ((agents.median - loop.median) * spec.conversations) / innerTurns;
+    log(`  ${name}: an outer turn ${outerTurn.toFixed(2)} µs, an inner turn ${innerTurn.toFixed(2)} µs: ${(innerTurn / outerTurn).toFixed(2)}×`);
+  }
+  return { spec, innerTurns, timing };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const WORKLOADS = { W1: w1, W1b: w1b, W2: w2, W3: w3, W4: w4, W5: w5, W6: w6, W7: w7, W9: w9 };
 
 async function main() {
   checkOneRxjs();

@@ -39,6 +39,7 @@ export { ToolRegistry } from './tools/tool-registry.js';
 export { toolProgress } from './tools/tool-progress.js';
 export type { ToolProgressValue } from './tools/tool-progress.js';
 export { defineTool } from './tools/define-tool.js';
+export { agentTool } from './tools/agent-tool.js';
 export type { ToolDefinition } from './tools/define-tool.js';
 export type { StandardJSONSchemaV1, StandardSchemaV1 } from './tools/standard-schema.js';
 export { scriptedProvider } from './providers/scripted-provider.js';

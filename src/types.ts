@@ -211,7 +211,15 @@ export type LoopEvent =
   | ProviderEvent
   /** R23: the call's handler is about to run (it has its slot and its input passed the checks). */
   | { type: 'tool_start'; call: ToolCall }
-  | { type: 'tool_update'; toolCallId: string; toolName: string; content: string; details?: unknown }
+  | {
+      type: 'tool_update';
+      toolCallId: string;
+      toolName: string;
+      content: string;
+      details?: unknown;
+      /** A1: the inner loop's event that this update of an agent tool forwards (`agentTool`). */
+      event?: LoopEvent;
+    }
   /**
    * R29: `messages` is the history to save at this moment (a new array, which R22 resumes): the history before
    * the turn, the turn's assistant message as known now, then the turn's results so far, in call order.

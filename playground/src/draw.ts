@@ -4,6 +4,8 @@
  * unsubscription (`!`) — the operator in a box, the loop's output below, all on one time axis of frames.
  * Events of one frame sit side by side in a pill, as a group `(abc)` does in marble syntax, at their frame
  * (the lane's marble line, in `data-line`, counts a group's characters as frames as marble syntax does).
+ * An agent tool's inner loop is drawn right under its call, indented, with its provider calls and tool runs
+ * under it (V5, RxViz-style nesting): `data-depth` says how deep.
  */
 import { laneLine, runsLine } from './recorder';
 import type { Lane, Mark } from './recorder';
@@ -37,7 +39,7 @@ export function render(svg: SVGSVGElement, view: View, available: number): Drawn
   const r = Math.min(w >= 32 ? R + 1 : R, w / 2 + 3);
   const x = (frame: number) => LABEL + 12 + frame * w + w / 2;
   const right = x(frames) - w / 2;
-  const inputs = view.inputs.filter((lane) => lane.subscribed <= view.upTo).sort((a, b) => a.subscribed - b.subscribed || a.id - b.id);
+  const inputs = nestedOrder(view.inputs.filter((lane) => lane.subscribed <= view.upTo));
   const height = AXIS + inputs.length * LANE + BOX + LANE + 16;
   const width = right + 16;
   svg.replaceChildren();
@@ -72,10 +74,32 @@ export function render(svg: SVGSVGElement, view: View, available: number): Drawn
   return drawn;
 }
 
+/** The lanes by subscription, each lane's nested lanes (V5) right under it, in their own order. */
+export function nestedOrder(lanes: readonly Lane[]): Lane[] {
+  const bySubscription = (a: Lane, b: Lane) => a.subscribed - b.subscribed || a.id - b.id;
+  const ids = new Set(lanes.map((lane) => lane.id));
+  const children = new Map<number, Lane[]>();
+  const roots: Lane[] = [];
+  for (const lane of lanes) {
+    if (lane.parent !== undefined && ids.has(lane.parent)) children.set(lane.parent, [...(children.get(lane.parent) ?? []), lane]);
+    else roots.push(lane);
+  }
+  const out: Lane[] = [];
+  const visit = (lane: Lane) => {
+    out.push(lane);
+    for (const child of (children.get(lane.id) ?? []).sort(bySubscription)) visit(child);
+  };
+  for (const root of roots.sort(bySubscription)) visit(root);
+  return out;
+}
+
 function drawLane(svg: SVGSVGElement, lane: Lane, y: number, upTo: number, x: (f: number) => number, right: number, r: number, drawn: Drawn): void {
   const ended = lane.unsubscribed !== undefined && lane.unsubscribed <= upTo;
-  const g = el(svg, 'g', { class: `lane lane-${lane.kind}`, 'data-kind': lane.kind, 'data-label': lane.label, 'data-line': laneLine(lane), 'data-runs': runsLine(lane) });
-  text(g, LABEL - 10, y - 2, lane.label, 'lane-label');
+  const depth = lane.depth ?? 0;
+  const g = el(svg, 'g', { class: `lane lane-${lane.kind}${depth > 0 ? ' lane-nested' : ''}`, 'data-kind': lane.kind, 'data-label': lane.label, 'data-line': laneLine(lane), 'data-runs': runsLine(lane), 'data-depth': depth });
+  // V5: a nested lane sits on a band that starts further right the deeper it is, under its call
+  if (depth > 0) el(g, 'rect', { x: 4 + depth * 10, y: y - LANE / 2 + 2, width: right - 4 - depth * 10, height: LANE - 4, rx: 4, class: 'nest' });
+  text(g, LABEL - 10, y - 2, depth > 0 ? `${'↳'.padStart(depth, ' ')} ${lane.label}` : lane.label, 'lane-label');
   text(g, LABEL - 10, y + 13, lane.caption, 'lane-caption');
   el(g, 'line', { x1: x(0) - 8, x2: right, y1: y, y2: y, class: 'rail' });
   const from = x(lane.subscribed);

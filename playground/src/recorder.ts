@@ -2,16 +2,18 @@
  * The model of a run the page draws (V2): the loop's output lane, a lane per provider call (its
  * subscription, from `^` to `!`) and per tool run (`tool_start` to its result or teardown), and a lane per
  * other cold line a scenario feeds in (prompts, an approval). Each event a mark with its letter, its
- * `describeEvent` line and the whole event. The loop is also recorded by `recordMarbles` (T3), exactly as
+ * `describeEvent` line and the whole event. An agent tool's inner loop (A4, V5) is drawn from the events it forwards
+ * as lanes nested under its call: the inner loop's own output, its provider calls and its tool runs (and theirs, at
+ * any depth). The loop is also recorded by `recordMarbles` (T3), exactly as
  * spec/testing/round-trip.spec.ts does it: a tap into a Subject the recorder listens to.
  */
 import { Observable, Subject } from 'rxjs';
-import type { ConversationEvent, Provider, ProviderEvent } from 'rx-tool-loop';
+import type { ConversationEvent, LoopEvent, Provider, ProviderEvent } from 'rx-tool-loop';
 import { describeEvent, recordMarbles } from 'rx-tool-loop/testing';
 import type { MarbleRecording } from 'rx-tool-loop/testing';
 import { LetterMap } from './letters';
 
-export type LaneKind = 'provider' | 'tool' | 'input' | 'loop';
+export type LaneKind = 'provider' | 'tool' | 'input' | 'loop' | 'inner';
 
 export interface Mark {
   frame: number;
@@ -33,7 +35,25 @@ export interface Lane {
   subscribed: number;
   unsubscribed?: number;
   marks: Mark[];
+  /** V5: how deep it is nested (an agent tool's inner loop and its lanes: 1, theirs 2, …); absent at the top. */
+  depth?: number;
+  /** V5: the lane it is drawn under: an inner loop under its agent tool's call, its calls and tools under it. */
+  parent?: number;
 }
+
+/** V5: what the page knows of one agent tool's inner loop, from the events the call forwards. */
+interface Nest {
+  name: string;
+  depth: number;
+  loop: Lane;
+  call?: Lane;
+  calls: number;
+  tools: Map<string, Lane>;
+  nests: Map<string, Nest>;
+  lanes: Lane[];
+}
+
+const PROVIDER_EVENTS = new Set(['message_start', 'text_delta', 'reasoning_delta', 'tool_call_delta', 'tool_call', 'message_end']);
 
 export interface RecorderOptions {
   /** Letters given by a scenario's legend (letter → description). */
@@ -61,6 +81,8 @@ export class Recorder {
   private ids = 0;
   private calls = 0;
   private readonly toolLanes = new Map<string, Lane>();
+  /** V5: the inner loops of the running agent tool calls, by call id. */
+  private readonly nests = new Map<string, Nest>();
 
   constructor(
     readonly now: () => number,
@@ -134,6 +156,8 @@ export class Recorder {
         this.close(lane);
         for (const tool of this.toolLanes.values()) this.close(tool); // torn down with the loop (R11)
         this.toolLanes.clear();
+        for (const nest of this.nests.values()) this.closeNest(nest); // and the agent tools' inner loops with them (A3)
+        this.nests.clear();
       };
     });
   }
@@ -179,6 +203,69 @@ export class Recorder {
       : { frame, kind, letter: '#', description: `error: ${error instanceof Error ? error.message : String(error)}`, detail: error instanceof Error ? { name: error.name, message: error.message } : error, tone: 'failed' };
   }
 
+  /** V5: the inner loop of the agent call `id` (drawn under `under`), opened at its first forwarded event. */
+  private nestOf(nests: Map<string, Nest>, id: string, name: string, under: Lane, depth: number): Nest {
+    let nest = nests.get(id);
+    if (nest === undefined) {
+      const loop = this.nestedLane('inner', `${name} loop`, 'inner loop', depth, under.id);
+      nest = { name, depth, loop, calls: 0, tools: new Map(), nests: new Map(), lanes: [loop] };
+      nests.set(id, nest);
+    }
+    return nest;
+  }
+
+  /** V5: one inner event: on the inner loop's lane, and on its provider call's or tool run's lane, as the outer loop's are drawn. */
+  private nested(nest: Nest, event: LoopEvent): void {
+    const mark = this.eventMark(event);
+    this.add(nest.loop, mark);
+    if (event.type === 'turn_start' && event.turn > 0) {
+      nest.call = this.nestedLane('provider', `${nest.name} call ${++nest.calls}`, 'inner provider call', nest.depth, nest.loop.id);
+      nest.lanes.push(nest.call);
+    } else if (PROVIDER_EVENTS.has(event.type) && nest.call !== undefined) {
+      this.add(nest.call, { ...mark });
+    } else if (event.type === 'turn_end' && nest.call !== undefined) {
+      // R5: the turn ends once its provider call has completed — the events' nearest sign of it (an aborted one was torn down)
+      if (event.assistant.stopReason !== 'aborted') this.add(nest.call, this.endMark('C'));
+      this.close(nest.call);
+      nest.call = undefined;
+    } else if (event.type === 'tool_start') {
+      const tool = this.nestedLane('tool', event.call.name, 'inner tool run', nest.depth, nest.loop.id);
+      nest.tools.set(event.call.id, tool);
+      nest.lanes.push(tool);
+    } else if (event.type === 'tool_update') {
+      const tool = nest.tools.get(event.toolCallId);
+      if (tool === undefined) return;
+      this.add(tool, { ...mark });
+      if (event.event !== undefined) this.nested(this.nestOf(nest.nests, event.toolCallId, event.toolName, tool, nest.depth + 1), event.event);
+    } else if (event.type === 'tool_result') {
+      const tool = nest.tools.get(event.message.toolCallId);
+      if (tool === undefined) return;
+      nest.tools.delete(event.message.toolCallId);
+      this.add(tool, { ...mark });
+      if (!event.message.isError) this.add(tool, this.endMark('C'));
+      this.close(tool);
+      const inner = nest.nests.get(event.message.toolCallId);
+      if (inner !== undefined) this.closeNest(inner);
+      nest.nests.delete(event.message.toolCallId);
+    } else if (event.type === 'loop_end') {
+      this.add(nest.loop, this.endMark('C'));
+      this.closeNest(nest);
+    }
+  }
+
+  private nestedLane(kind: LaneKind, label: string, caption: string, depth: number, parent: number): Lane {
+    const lane = this.open(kind, label, caption);
+    lane.depth = depth;
+    lane.parent = parent;
+    return lane;
+  }
+
+  /** Closes every lane of an inner loop, and of the loops nested in it, that is still open. */
+  private closeNest(nest: Nest): void {
+    for (const lane of nest.lanes) this.close(lane);
+    for (const inner of nest.nests.values()) this.closeNest(inner);
+  }
+
   private loopEvent(lane: Lane, event: ConversationEvent): void {
     const mark = this.eventMark(event);
     this.add(lane, mark);
@@ -187,10 +274,14 @@ export class Recorder {
     } else if (event.type === 'tool_update') {
       const tool = this.toolLanes.get(event.toolCallId);
       if (tool !== undefined) this.add(tool, { ...mark });
+      if (tool !== undefined && event.event !== undefined) this.nested(this.nestOf(this.nests, event.toolCallId, event.toolName, tool, 1), event.event);
     } else if (event.type === 'tool_result') {
       const tool = this.toolLanes.get(event.message.toolCallId);
       if (tool === undefined) return; // never ran (unknown tool, bad input, denied): no run to draw
       this.toolLanes.delete(event.message.toolCallId);
+      const nest = this.nests.get(event.message.toolCallId);
+      if (nest !== undefined) this.closeNest(nest); // the call is over: whatever of its inner loop still ran was torn down
+      this.nests.delete(event.message.toolCallId);
       this.add(tool, { ...mark });
       // a result the tool gave completes it; a failure (thrown, timed out, aborted) ends the run without `|`
       if (!event.message.isError) this.add(tool, this.endMark('C'));
@@ -200,6 +291,7 @@ export class Recorder {
 }
 
 /** The colour of an event: its kind. */
+
 export function tone(event: ConversationEvent): string {
   switch (event.type) {
     case 'turn_start':

@@ -526,6 +526,24 @@ describe('reduceViewModel (C4)', () => {
   const usage = (inputTokens: number, outputTokens: number): Usage => ({ inputTokens, outputTokens });
   const reduce = (...events: ConversationEvent[]) => events.reduce(reduceViewModel, initialViewModel);
 
+  it('C4, A2: usage adds each agent tool\'s inner loop (its forwarded loop_end, at any depth) to the loop\'s own, once, and keeps it across the turns', () => {
+    const innerEnd = (u: Usage): LoopEvent => ({ type: 'loop_end', reason: 'stop', assistant: { role: 'assistant', content: 'x', stopReason: 'stop' }, messages: [], usage: u });
+    const forwarded = (event: LoopEvent, name = 'researcher'): LoopEvent => ({ type: 'tool_update', toolCallId: name, toolName: name, content: 'loop_end stop', event });
+    const state = reduce(
+      { type: 'turn_start', turn: 1 },
+      { type: 'tool_call', call: { id: 'researcher', name: 'researcher', input: {} } },
+      { type: 'tool_start', call: { id: 'researcher', name: 'researcher', input: {} } },
+      forwarded({ type: 'turn_end', turn: 1, assistant, toolResults: [], messages: history, usage: usage(50, 50) }), // a running total, not counted
+      forwarded(forwarded(innerEnd(usage(1, 2)), 'leaf')), // two deep
+      forwarded(innerEnd(usage(10, 20))),
+      { type: 'turn_end', turn: 1, assistant, toolResults: [], messages: history, usage: usage(100, 200) },
+    );
+    expect(state.usage).toEqual(usage(111, 222));
+    expect(state.loopUsage).toEqual(usage(100, 200));
+    const later = reduceViewModel(state, { type: 'loop_end', reason: 'stop', assistant, messages: history, usage: usage(300, 400) });
+    expect(later.usage).toEqual(usage(311, 422));
+  });
+
   it('starts from initialViewModel, frozen: idle, turn 0, nothing yet', () => {
     expect(initialViewModel).toEqual({ status: 'idle', turn: 0, text: '', tools: [], messages: [], usage: usage(0, 0), loopUsage: usage(0, 0) });
     expect(Object.isFrozen(initialViewModel) && Object.isFrozen(initialViewModel.tools) && Object.isFrozen(initialViewModel.messages)).toBe(true);

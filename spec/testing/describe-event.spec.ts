@@ -83,6 +83,16 @@ describe('describeEvent (T2)', () => {
     expect(describeEvent({ type: 'custom' } as never)).toBe('unknown event "custom"');
   });
 
+  it('A4: an agent tool\'s forwarded update names the inner event, at every depth; one without event shows its content', () => {
+    const inner: LoopEvent = { type: 'tool_call', call: { id: 's1', name: 'search', input: { q: 'x' } } };
+    const update: LoopEvent = { type: 'tool_update', toolCallId: 'r1', toolName: 'researcher', content: 'tool_call search', event: inner };
+    expect(describeEvent(update)).toBe('tool_update researcher: tool_call search');
+    const text: LoopEvent = { type: 'tool_update', toolCallId: 'r1', toolName: 'researcher', content: 'hello', event: { type: 'text_delta', text: 'lo' } };
+    expect(describeEvent(text)).toBe('tool_update researcher: text_delta lo');
+    expect(describeEvent({ type: 'tool_update', toolCallId: 'p1', toolName: 'planner', content: '…', event: update })).toBe('tool_update planner: tool_update researcher: tool_call search');
+    expect(describeEvent({ type: 'tool_update', toolCallId: 'd', toolName: 'download', content: '50%' })).toBe('tool_update download: 50%');
+  });
+
   it('described maps a run to its lines', async () => {
     const lines = await new Promise<string[]>((resolve) => of(start, text("a")).pipe(described, toArray()).subscribe(resolve));
     expect(lines).toEqual(['message_start', 'text_delta a']);

@@ -6,7 +6,7 @@
 import { Observable, OperatorFunction, delay, map, of, take, takeUntil, throwError, timer } from 'rxjs';
 import type { RunHelpers } from 'rxjs/testing';
 import { z } from 'zod';
-import { ToolRegistry, conversation, defineTool, runEventedToolLoop, type AgentMessage, type LoopEvent, type ProviderEvent } from 'rx-tool-loop';
+import { ToolRegistry, agentTool, conversation, defineTool, runEventedToolLoop, type AgentMessage, type LoopEvent, type ProviderEvent } from 'rx-tool-loop';
 import { call, end, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -193,6 +193,69 @@ describe('recorded tests pass as generated (T9)', () => {
       ),
     );
     expect(test).toMatch(/run\.pipe\((takeUntil\(timer\(7\)\)|take\(4\)), described\)/);
+    replay(test);
+  });
+
+  /** A researcher agent tool over `inner` turns, with a search tool; nested under `name`. */
+  const researcher = (helpers: RunHelpers, turns: string[], name = 'researcher', registry = marbleTools({ search: helpers.cold('---(r|)', { r: '3 papers' }) })) => {
+    const inner = { s: start, c: call('search', { q: 'coffee' }), u: end('toolUse'), t: text('Mostly yes.'), e: end('stop') };
+    const model = marbleProvider(...turns.map((turn) => helpers.cold(turn, inner)));
+    return agentTool({
+      name,
+      description: 'researches',
+      input: {},
+      agent: (_input, context) => runEventedToolLoop({ provider: model, registry, messages: [{ role: 'user', content: 'coffee?' }], signal: context.signal }),
+    });
+  };
+  const outer = { s: start, a: call('researcher', {}, 'r1'), m: call('middle', {}, 'm1'), t: text('On it.'), u: end('toolUse'), e: end('stop') };
+
+  it('A4: an agent tool\'s inner loop is recorded as the tool\'s own line, and the generated test replays it through agentTool', () => {
+    const { test, diagram } = recorded((helpers) =>
+      runEventedToolLoop({
+        provider: marbleProvider(helpers.cold('-s-a--t----u|', outer), helpers.cold('-s-t-e|', outer)),
+        registry: new ToolRegistry().register(researcher(helpers, ['-----s-c-u|', '-s-t-e|'])),
+        messages: user,
+      }),
+    );
+    expect(diagram).toMatch(/^1s-\(...\)/); // tool_call, tool_start and the inner turn_start: one frame
+    expect(test).toContain('.register(agentTool({ name: "researcher"');
+    expect(test).toMatch(/researcher1: +'   /); // the inner loop's line, drawn from the call's tool_start at frame 3
+    replay(test);
+  });
+
+  it('A4: agent tools nested two deep, and an inner loop that runs in one go, replay as recorded', () => {
+    const { test } = recorded((helpers) => {
+      const leaf = researcher(helpers, ['(ste|)'], 'researcher', marbleTools({}));
+      const middle = agentTool({
+        name: 'middle',
+        description: 'delegates',
+        input: {},
+        agent: () =>
+          runEventedToolLoop({
+            provider: marbleProvider(helpers.cold('-s-a-u|', outer), helpers.cold('-s-t-e|', outer)),
+            registry: new ToolRegistry().register(leaf),
+            messages: user,
+          }),
+      });
+      return runEventedToolLoop({ provider: marbleProvider(helpers.cold('-s-m-u|', outer), helpers.cold('-s-e|', outer)), registry: new ToolRegistry().register(middle), messages: user });
+    });
+    expect(test).toContain('.register(agentTool({ name: "middle"');
+    expect(test).toContain('tool_update middle: tool_update researcher: text_delta Mostly yes.');
+    replay(test);
+  });
+
+  it('A4: an agent tool torn down by the outer signal replays: its inner line never completes', () => {
+    const { test } = recorded((helpers) => {
+      const controller = new AbortController();
+      timer(9).subscribe(() => controller.abort());
+      return runEventedToolLoop({
+        provider: marbleProvider(helpers.cold('-s-a-u|', outer), helpers.cold('-s-e|', outer)),
+        registry: new ToolRegistry().register(researcher(helpers, ['-----s-c-u|'], 'researcher', marbleTools({ search: helpers.cold('------(r|)', { r: 'late' }) }))),
+        messages: user,
+        signal: controller.signal,
+      });
+    });
+    expect(test).toContain('tool_result researcher: error: aborted (isError)');
     replay(test);
   });
 

@@ -32,7 +32,7 @@ export interface LoopViewModel {
   tools: readonly ToolView[];
   /** The last history handed out: by `tool_result` (R29), `turn_end`, `loop_end` or `user_message`. */
   messages: readonly AgentMessage[];
-  /** The conversation's token counts: every loop's totals summed (R27). */
+  /** The conversation's token counts: every loop's totals summed (R27), agent tools' inner loops included (A2). */
   usage: Usage;
   /**
    * The current loop's own token counts, as its last `turn_end` or `loop_end` reported them (the last
@@ -79,7 +79,8 @@ export const initialViewModel: LoopViewModel = Object.freeze({
  *   turn's `toolResults`.
  * - `messages` is the last history handed out, by `tool_result` (R29), `turn_end`, `loop_end` or `user_message`.
  * - `usage` is the conversation's token counts: the totals of the loops that ended plus the running total
- *   of the current one (`loopUsage`, from its last `turn_end` or `loop_end`, R27). A loop begins at a
+ *   of the current one (`loopUsage`, from its last `turn_end` or `loop_end`, R27), plus what each agent
+ *   tool's inner loop cost (A2: its `loop_end`'s usage, forwarded as a `tool_update`, at any depth). A loop begins at a
  *   `turn_start` after a `loop_end`, or whose number does not go up (a loop cut short without its
  *   `loop_end`); a `loop_end` right after another (a loop aborted at subscribe) is a loop of its own.
  * - An event of a type it does not know gives the state before, as it is.
@@ -139,8 +140,12 @@ export function reduceViewModel(state: LoopViewModel, event: ConversationEvent):
     }
     case 'tool_start':
       return withTool(state, event.call.id, event.call.name, () => ({ id: event.call.id, name: event.call.name, state: 'running' }));
-    case 'tool_update':
-      return withTool(state, event.toolCallId, event.toolName, (tool) => ({ id: tool.id, name: tool.name, state: 'running', progress: event.content }));
+    case 'tool_update': {
+      const next = withTool(state, event.toolCallId, event.toolName, (tool) => ({ id: tool.id, name: tool.name, state: 'running', progress: event.content }));
+      // A2: an agent tool's inner loop ended (at any depth): what it cost counts, though its loop does not
+      const inner = innerLoopEnd(event);
+      return inner === undefined ? next : { ...next, usage: addUsage(next.usage, inner.usage) };
+    }
     case 'tool_result': // R29: the history to save at this result
       return { ...withTool(state, event.message.toolCallId, event.message.toolName, () => settled(event.message)), messages: event.messages };
     case 'message_end':
@@ -202,6 +207,13 @@ function settleAll(tools: readonly ToolView[], results: readonly ToolResultMessa
     const result = results.find((r) => r.toolCallId === tool.id);
     return result === undefined ? tool : settled(result);
   });
+}
+
+/** The inner `loop_end` an agent tool's update forwards, through every level of nesting (A4). */
+function innerLoopEnd(update: LoopEventOf<'tool_update'>): LoopEventOf<'loop_end'> | undefined {
+  let inner = update.event;
+  while (inner?.type === 'tool_update') inner = inner.event;
+  return inner?.type === 'loop_end' ? inner : undefined;
 }
 
 /** `usage` and `loopUsage` after an event that carries the current loop's running total. */

@@ -1,5 +1,6 @@
 import { OperatorFunction, map } from 'rxjs';
-import type { AgentMessage, AssistantMessage, ConversationEvent, ProviderEvent } from '../types.js';
+import type { ConversationEvent, ProviderEvent } from '../types.js';
+import { eventLine } from '../util/event-line.js';
 import { argumentError, checkRecord } from './arguments.js';
 
 /**
@@ -14,7 +15,7 @@ import { argumentError, checkRecord } from './arguments.js';
  * | `tool_start` | `tool_start slow` |
  * | `tool_call_delta` | `tool_call_delta slow: {"pa` (the call's name when the event has it, else `#INDEX`) |
  * | `reasoning_delta` | `reasoning_delta TEXT` |
- * | `tool_update` | `tool_update slow: 50%` |
+ * | `tool_update` | `tool_update slow: 50%`; one an agent tool forwards (A4): `tool_update researcher: tool_call search`, the inner event's line |
  * | `tool_result` | `tool_result slow: S`, `tool_result slow: error: boom (isError)` |
  * | `turn_end` | `turn_end 1 (toolUse): user, assistant "hm"[slow,fast], toolResult slow, toolResult fast` |
  * | `loop_end` | `loop_end stop` |
@@ -29,49 +30,10 @@ export function describeEvent(event: ConversationEvent): string {
     throw argumentError('describeEvent', 'event must be a loop or conversation event', event);
   }
   try {
-    return line(event);
+    return eventLine(event);
   } catch {
     // a known type without its fields (a tool_call without its call, …)
     throw argumentError('describeEvent', `event is not a well-formed ${event.type} event`, event);
-  }
-}
-
-function line(event: ConversationEvent): string {
-  // a prompt a conversation's abort$ dropped (version 2, left open a): the text, so a test can see it is not lost
-  const loose = event as { type: string; message?: { content?: unknown } };
-  if (loose.type === 'prompt_dropped' && typeof loose.message?.content === 'string') return `prompt_dropped ${loose.message.content}`;
-  switch (event.type) {
-    case 'turn_start':
-      return `turn_start ${event.turn}`;
-    case 'message_start':
-      return 'message_start';
-    case 'text_delta':
-      return `text_delta ${event.text}`;
-    case 'tool_call':
-      return `tool_call ${event.call.name}`;
-    case 'tool_start':
-      return `tool_start ${event.call.name}`;
-    case 'tool_call_delta':
-      return `tool_call_delta ${event.name ?? `#${event.index}`}: ${event.argumentsDelta}`;
-    case 'reasoning_delta':
-      return `reasoning_delta ${event.text}`;
-    case 'message_end':
-      return `message_end ${event.stopReason}`;
-    case 'tool_update':
-      return `tool_update ${event.toolName}: ${event.content}`;
-    case 'tool_result':
-      return `tool_result ${event.message.toolName}: ${event.message.content}${event.message.isError ? ' (isError)' : ''}`;
-    case 'turn_end':
-      return `turn_end ${event.turn} (${why(event.assistant)}): ${event.messages.map(brief).join(', ')}`;
-    case 'loop_end':
-      return `loop_end ${event.reason}`;
-    case 'user_message':
-      return `user_message ${event.message.content}`;
-    case 'prompt_dropped':
-      return `prompt_dropped ${event.message.content}`;
-    default:
-      // `as never`: an event type added to ConversationEvent later still compiles here, and reads as unknown
-      return unknownEvent(event as never);
   }
 }
 
@@ -108,29 +70,4 @@ export function loopLegend(providerValues: Record<string, ProviderEvent>, loopVa
     legend[letter] = describeEvent(event);
   }
   return Object.assign(legend, loopValues);
-}
-
-function why({ stopReason, errorMessage }: AssistantMessage): string {
-  return errorMessage === undefined ? stopReason : `${stopReason}: ${errorMessage}`;
-}
-
-/** `system`, `user`, `assistant "text"[tool,tool]`, `toolResult tool`: the shape of the history. */
-function brief(message: AgentMessage): string {
-  switch (message.role) {
-    case 'system':
-      return 'system';
-    case 'user':
-      return 'user';
-    case 'assistant': {
-      const content = message.content === '' ? '' : ` "${message.content}"`;
-      const calls = message.toolCalls === undefined ? '' : `[${message.toolCalls.map((c) => c.name).join(',')}]`;
-      return `assistant${content}${calls}`;
-    }
-    case 'toolResult':
-      return `toolResult ${message.toolName}`;
-  }
-}
-
-function unknownEvent(event: never): string {
-  return `unknown event ${JSON.stringify((event as { type?: unknown }).type)}`;
 }

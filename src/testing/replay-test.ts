@@ -1,5 +1,5 @@
 import type { ConversationOptions } from '../conversation/conversation.js';
-import type { AgentMessage, AssistantMessage, ConversationEvent, ProviderEvent, ToolCall, ToolDecision, ToolResultMessage } from '../types.js';
+import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, ProviderEvent, ToolCall, ToolDecision, ToolResultMessage } from '../types.js';
 import { isPlainObject } from '../util/values.js';
 import { describeEvent } from './describe-event.js';
 import { Letters, MARBLE_ALPHABET, Mark, drawLine } from './marble-line.js';
@@ -19,7 +19,8 @@ interface ToolRun {
   from: number;
   /** Place in the recording, to tell a synchronous tool (its result right after its start) from a later one. */
   index: number;
-  updates: { frame: number; content: string; letter: string; index: number }[];
+  /** `event`: the inner event an agent tool's update forwards (A1). */
+  updates: { frame: number; content: string; letter: string; index: number; event?: LoopEvent }[];
   result?: { frame: number; message: ToolResultMessage; letter: string; index: number };
 }
 
@@ -57,7 +58,8 @@ const PROVIDER_EVENTS = new Set(['message_start', 'text_delta', 'tool_call', 'to
  * The jest test file that replays a recorded run (T3, T9): the provider's turns and the tools rebuilt as cold
  * marbles from the recorded events, each drawn at the frame the recording drew it at; a `beforeToolCall` that
  * answers each call as recorded, at the recorded frame, when the run shows a hook (a denied or answered call,
- * an edited input, a call that started after its `tool_call`); a conversation's prompts as a marble; an abort
+ * an edited input, a call that started after its `tool_call`); an agent tool's inner loop as the tool's own line
+ * of inner events, replayed through `agentTool` (A4, nested ones inside it); a conversation's prompts as a marble; an abort
  * at its frame; `options` passed on; and the run's own line as the expectation. What a replay cannot rebuild is
  * said in a comment.
  */
@@ -107,7 +109,7 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
         turn?.runs.push({ call: event.call, from: frame, index: i, updates: [] });
         return;
       case 'tool_update':
-        turn?.runs.find((run) => run.call.id === event.toolCallId && run.result === undefined)?.updates.push({ frame, content: event.content, letter, index: i });
+        turn?.runs.find((run) => run.call.id === event.toolCallId && run.result === undefined)?.updates.push({ frame, content: event.content, letter, index: i, ...(event.event !== undefined ? { event: event.event } : {}) });
         return;
       case 'tool_result': {
         const run = turn?.runs.find((r) => r.call.id === event.message.toolCallId && r.result === undefined);
@@ -166,6 +168,41 @@ interface TestParts {
 function writeTest(parts: TestParts): string {
   const { loops, prompts, notes, initial, diagram, values, letters, isConversation, policy, options, ended, count, lastFrame } = parts;
   const lines: [string, string][] = []; // diagram entries: name, marble
+  /** A4: each agent tool's runs, by name: its inner loop's events as the tool's own line, replayed through agentTool. */
+  const agentRuns = new Map<string, string[]>();
+  const innerValues: [string, Record<string, LoopEvent>][] = [];
+  const agentRun = (run: ToolRun): void => {
+    const { updates, result } = run;
+    const runs = agentRuns.get(run.call.name) ?? [];
+    agentRuns.set(run.call.name, runs);
+    const key = `${identifier(run.call.name)}${runs.length + 1}`;
+    // a letter per distinct inner event (by JSON: two events that read the same may differ)
+    const own = new Map<string, string>();
+    const values: Record<string, LoopEvent> = {};
+    const letterOf = (event: LoopEvent): string => {
+      const json = JSON.stringify(event);
+      let letter = own.get(json);
+      if (letter === undefined) {
+        letter = MARBLE_ALPHABET[own.size]!;
+        own.set(json, letter);
+        values[letter] = event;
+      }
+      return letter;
+    };
+    const inner = updates.filter((u) => u.event !== undefined).map((u) => ({ ...u, letter: letterOf(u.event!) }));
+    innerValues.push([key, values]);
+    // the inner loop ended (its loop_end forwarded): its line completes there; torn down, it never does
+    const ended = inner.some((u) => u.event!.type === 'loop_end') && result !== undefined;
+    const synchronous = ended && result.frame === run.from && result.index === run.index + 1 + updates.length && updates.every((u, k) => u.frame === run.from && u.index === run.index + 1 + k);
+    if (synchronous) {
+      runs.push(`of(${inner.map((u) => `${key}[${JSON.stringify(u.letter)}]!`).join(', ')})`);
+      return;
+    }
+    const marks: Mark[] = inner.map((u) => ({ frame: u.frame - run.from, kind: 'N', value: u.letter }));
+    if (ended) marks.push({ frame: result.frame - run.from, kind: 'C' });
+    runs.push(`cold(diagram.${key}, ${key})`);
+    lines.push([key, indent(run.from, drawLine(marks, (letter) => letter))]);
+  };
   const events = new Map<string, { letter: string; event: ProviderEvent }>(); // by JSON
   const usedByEvents = new Set<string>();
   const providerLetter = (event: ProviderEvent): string => {
@@ -265,6 +302,10 @@ function writeTest(parts: TestParts): string {
       for (const run of turn.runs) {
         const { result, updates } = run;
         if (result?.message.content === 'error: aborted' && loop.abortAt === undefined) notes.push(`the ${run.call.name} call ${run.call.id} was aborted; the replay never answers it`);
+        if (updates.some((u) => u.event !== undefined)) {
+          agentRun(run);
+          continue;
+        }
         const valueOf = (letter: string): unknown => {
           if (result === undefined || letter !== result.letter) return updates.find((u) => u.letter === letter)?.content;
           const { content, isError } = result.message;
@@ -334,9 +375,10 @@ function writeTest(parts: TestParts): string {
   const pad = (key: string) => `${key}:`.padEnd(width);
   const providerLetters = new Set([...events.values()].map((e) => e.letter));
   const own = Object.fromEntries(Object.entries(values).filter(([letter]) => !providerLetters.has(letter)));
-  const tools = [...toolRuns].map(([name, runs]) => `      ${JSON.stringify(name)}: nthRun([${runs.join(', ')}]),`);
-  const synchronousRuns = [...toolRuns.values()].some((runs) => runs.some((run) => run.startsWith('of(')));
-  const rxjs = [...(toolRuns.size > 0 || hooked || preparedFails ? ['Observable'] : []), ...(hooked || preparedFails ? ['NEVER', 'map', 'of', 'timer'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : [])];
+  const tools = [...toolRuns].filter(([name]) => !agentRuns.has(name)).map(([name, runs]) => `      ${JSON.stringify(name)}: nthRun([${runs.join(', ')}]),`);
+  const agents = [...agentRuns].map(([name, runs]) => `      .register(agentTool({ name: ${JSON.stringify(name)}, description: ${JSON.stringify(`the ${name} tool`)}, input: {}, agent: nthRun([${runs.join(', ')}]) }))`);
+  const synchronousRuns = [...toolRuns.values(), ...agentRuns.values()].some((runs) => runs.some((run) => run.startsWith('of(')));
+  const rxjs = [...(toolRuns.size > 0 || agentRuns.size > 0 || hooked || preparedFails ? ['Observable'] : []), ...(hooked || preparedFails ? ['NEVER', 'map', 'of', 'timer'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : [])];
   const run = isConversation
     ? `cold(diagram.prompts, prompts).pipe(conversation({ ${['provider', 'registry', ...(initial.length > 0 ? ['messages'] : []), ...hookOptions(), ...(abortLine !== undefined ? ['abort$: cold(diagram.aborts)'] : []), ...passed].join(', ')} }))`
     : `runEventedToolLoop({ ${['provider', 'registry', 'messages', ...hookOptions(), ...(signal !== undefined ? ['signal: controller.signal'] : []), ...passed].join(', ')} })`;
@@ -348,7 +390,7 @@ function writeTest(parts: TestParts): string {
     ...notes.map((note) => `// Note: ${note}.`),
     `import { ${[...new Set(rxjs)].sort().join(', ')} } from 'rxjs';`,
     "import { TestScheduler } from 'rxjs/testing';",
-    `import { ${[isConversation ? 'conversation' : 'runEventedToolLoop', ...(isConversation && initial.length === 0 ? [] : ['type AgentMessage']), ...(hooked ? ['type ToolDecision'] : []), ...(protocolErrors ? ['ProviderProtocolError'] : [])].join(', ')} } from 'rx-tool-loop';`,
+    `import { ${[...(agentRuns.size > 0 ? ['agentTool'] : []), isConversation ? 'conversation' : 'runEventedToolLoop', ...(isConversation && initial.length === 0 ? [] : ['type AgentMessage']), ...(agentRuns.size > 0 ? ['type LoopEvent'] : []), ...(hooked ? ['type ToolDecision'] : []), ...(protocolErrors ? ['ProviderProtocolError'] : [])].join(', ')} } from 'rx-tool-loop';`,
     "import { described, loopLegend, marbleProvider, marbleTools } from 'rx-tool-loop/testing';",
     '',
     'const diagram = {',
@@ -360,6 +402,7 @@ function writeTest(parts: TestParts): string {
     ...[...events.values()].map(({ letter, event }) => `  ${key(letter)}: ${JSON.stringify(event)},`),
     '} as const;',
     ...(isConversation ? [`const prompts = ${objectLiteral(Object.fromEntries([...promptLetters].map(([content, letter]) => [letter, content])))};`] : []),
+    ...innerValues.map(([key, values]) => `/** The inner loop of ${key}: each event of it, as the agent tool forwarded it (A4). */\nconst ${key}: Record<string, LoopEvent> = ${objectLiteral(values)};`),
     `const loop = loopLegend(events, ${JSON.stringify(own)});`,
     ...(hooked
       ? [
@@ -374,7 +417,7 @@ function writeTest(parts: TestParts): string {
       ? ['', '/** H6: each provider turn\'s prepareTurn: where it failed, at which frame and with which message (at -1: it passed). */', `const prepared = ${JSON.stringify(failures)};`]
       : []),
     '',
-    ...(toolRuns.size === 0
+    ...(toolRuns.size === 0 && agentRuns.size === 0
       ? []
       : ['/** The n-th call of a tool plays its n-th run. */', 'function nthRun<T>(runs: Observable<T>[]): () => Observable<T> {', '  let calls = 0;', '  return () => runs[calls++]!;', '}', '']),
     "test('the recorded run', () => {",
@@ -414,7 +457,8 @@ function writeTest(parts: TestParts): string {
     `    const provider = marbleProvider(${providerTurns.join(', ')});`,
     '    const registry = marbleTools({',
     ...tools,
-    '    });',
+    agents.length === 0 ? '    });' : '    })',
+    ...agents.map((line, i) => (i === agents.length - 1 ? `${line};` : line)),
     ...(isConversation && initial.length === 0 ? [] : [`    const messages: AgentMessage[] = ${JSON.stringify(initial)};`]),
     `    const run = ${run};`,
     `    expectObservable(run.pipe(${cut}described)).toBe(diagram.loop, loop);`,

@@ -18,8 +18,8 @@ import { type InputCheck, type PendingInputCheck, checkInput } from './check-inp
 import { toToolOutput, toolErrorMessage } from './tool-result.js';
 import { type ToolProgress, type ToolSettled, type ToolUpdate, ToolTimeout, failed, resultOf, settled } from './tool-outcome.js';
 import { type ToolHooks, hooked } from './tool-hooks.js';
-import type { Tool, ToolCall, ToolOutput, ToolReturn } from '../types.js';
-import { ToolProgressValue, isToolProgress } from './tool-progress.js';
+import type { LoopEvent, Tool, ToolCall, ToolOutput, ToolReturn } from '../types.js';
+import { ToolProgressValue, forwardedEvent, isToolProgress } from './tool-progress.js';
 
 export type { ToolProgress, ToolSettled, ToolStart, ToolUpdate } from './tool-outcome.js';
 
@@ -175,7 +175,7 @@ function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput | ToolP
       };
       return source.subscribe({
         next(value) {
-          if (isToolProgress(value)) return subscriber.next(update(call, value.content, value.details));
+          if (isToolProgress(value)) return subscriber.next(update(call, value.content, value.details, forwardedEvent(value) as LoopEvent | undefined));
           flush();
           last = value;
         },
@@ -191,8 +191,9 @@ function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput | ToolP
     });
 }
 
-function update(call: ToolCall, content: string, details: unknown): ToolUpdate {
+function update(call: ToolCall, content: string, details: unknown, forwarded?: LoopEvent): ToolUpdate {
   const event: ToolUpdate = { type: 'tool_update', toolCallId: call.id, toolName: call.name, content };
   if (details !== undefined) event.details = details;
+  if (forwarded !== undefined) event.event = forwarded; // A1: an agent tool's inner event
   return event;
 }

@@ -29,6 +29,19 @@ export function toolProgress(content: string, details?: unknown): ToolProgressVa
   return details === undefined ? { [PROGRESS]: true, content } : { [PROGRESS]: true, content, details };
 }
 
+/** A1: the inner event an agent tool's progress forwards, under a symbol of its own (the public value stays as it is). */
+const FORWARDS: unique symbol = Symbol.for('rx-tool-loop.forwards') as never;
+
+/** An agent tool's progress (A1): `content` shown, and `event`, the inner loop's event, carried on the `tool_update`. */
+export function forwardedProgress(content: string, event: unknown): ToolProgressValue {
+  return { [PROGRESS]: true, content, [FORWARDS]: event } as ToolProgressValue;
+}
+
+/** The inner event a progress value forwards, if an agent tool made it. */
+export function forwardedEvent(value: ToolProgressValue): unknown {
+  return (value as { [FORWARDS]?: unknown })[FORWARDS];
+}
+
 /** Whether `value` was made by {@link toolProgress}. */
 export function isToolProgress(value: unknown): value is ToolProgressValue {
   return typeof value === 'object' && value !== null && (value as { [PROGRESS]?: unknown })[PROGRESS] === true;

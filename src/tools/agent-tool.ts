@@ -1,0 +1,112 @@
+import { Observable, isObservable } from 'rxjs';
+import { eventLine } from '../util/event-line.js';
+import { kindOf, shown } from '../util/values.js';
+import { type ToolProgressValue, forwardedProgress } from './tool-progress.js';
+import type { StandardSchemaV1 } from './standard-schema.js';
+import type { JsonSchemaObject, LoopEvent, LoopEventOf, Tool, ToolContext, ToolOutput } from '../types.js';
+
+/**
+ * A sub-agent as a tool (A1–A3): a tool whose run is a whole loop of its own. The inner loop's Observable
+ * is subscribed at the call's `tool_start`; each of its events comes up at once as a `tool_update` whose
+ * `event` is the inner event and whose `content` is the inner turn's text so far (its `text_delta`s
+ * joined) or, for any other event, its `describeEvent` line. The inner `loop_end` is the result: the
+ * inner assistant's content when the reason is `stop` or `terminated`, else the error result
+ * `error: sub-agent NAME ended with REASON: MESSAGE`; `details` is `{ reason, messages, usage }` (the inner
+ * history and token counts, JSON). Cancelling the call — the outer loop unsubscribed or aborted, a
+ * `toolTimeoutMs` — unsubscribes the inner loop, its provider call and its tools with it; pass the call's
+ * `context.signal` on as the inner loop's `signal` so that its Promise tools hear of it too (A3).
+ *
+ * ```text
+ * turn1:      -s-a-----t----o-------u|                     the outer model: a = tool_call researcher
+ * research1:     -----s-c----u|                            the researcher's model, turn 1: c = tool_call search
+ * search:               ------(r|)                         its tool
+ * research2:                  -----s-t-e|                  the researcher's model, turn 2
+ * loop:       1s-(aαP)Mt(CS)oU(QGH)MuT-D(KNRE2)s-y-e(FL|)  α = tool_start researcher; P, M, C, S, … = tool_update
+ *                                                          researcher: turn_start 1, message_start, tool_call search,
+ *                                                          tool_start search, …; N = … loop_end stop; R = tool_result
+ * ```
+ * (marbles/28-agent-tool.marble.ts, where the outer model's second turn follows.)
+ *
+ * ```ts
+ * const researcher = agentTool({
+ *   name: 'researcher',
+ *   description: 'Researches a question on the web and answers it',
+ *   input: { question: 'What to find out' },
+ *   agent: (input, context) =>
+ *     runEventedToolLoop({
+ *       provider: smallModel,
+ *       registry: new ToolRegistry().register(search),
+ *       messages: [{ role: 'user', content: String(input.question) }],
+ *       signal: context.signal, // A3: the call's cancellation is the inner loop's
+ *     }),
+ * });
+ * runEventedToolLoop({ provider: planner, registry: new ToolRegistry().register(researcher), messages });
+ * ```
+ */
+export function agentTool<S extends StandardSchemaV1 = never>(definition: {
+  name: string;
+  description: string;
+  input?: Record<string, string>;
+  schema?: S;
+  inputSchema?: JsonSchemaObject;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  agent: (input: Record<string, any>, context: ToolContext) => Observable<LoopEvent>;
+}): Tool {
+  if (typeof definition !== 'object' || definition === null) throw new TypeError(`agentTool: the definition must be an object (got ${shown(definition)})`);
+  const { name, description, input, schema, inputSchema, agent } = definition;
+  if (typeof agent !== 'function') throw new TypeError(`agentTool: agent must be a function that returns the inner loop (got ${shown(agent)})`);
+  const tool: Tool = {
+    name,
+    description,
+    handler: (given, context) => {
+      const inner = agent(given, context);
+      if (!isObservable(inner)) throw new TypeError(`sub-agent ${name}: agent returned ${kindOf(inner)}, not an Observable of loop events`);
+      return forwarded(name, inner);
+    },
+  };
+  // the spec as given: the registry decides (R24), as for any tool; given none, the sub-agent takes no input
+  if (input !== undefined || (schema === undefined && inputSchema === undefined)) tool.input = input ?? {};
+  if (schema !== undefined) tool.schema = schema;
+  if (inputSchema !== undefined) tool.inputSchema = inputSchema;
+  return tool;
+}
+
+/** A1, A2: the inner loop's events as progress, its `loop_end` as the result; nothing after it is read. */
+function forwarded(name: string, inner: Observable<LoopEvent>): Observable<ToolProgressValue | ToolOutput> {
+  return new Observable<ToolProgressValue | ToolOutput>((subscriber) => {
+    let text = '';
+    return inner.subscribe({
+      next(event) {
+        // a value that is not a loop event fails the call (R9), never as an error thrown from a callback
+        let content: string;
+        try {
+          if (typeof event !== 'object' || event === null) throw new TypeError(`sub-agent ${name} emitted ${kindOf(event)}, not a loop event`);
+          if (event.type === 'turn_start') text = '';
+          if (event.type === 'text_delta') text += event.text;
+          content = event.type === 'text_delta' ? text : eventLine(event);
+        } catch (error) {
+          subscriber.error(error);
+          return;
+        }
+        subscriber.next(forwardedProgress(content, event));
+        if (event.type === 'loop_end') {
+          subscriber.next(resultOf(name, event));
+          subscriber.complete();
+        }
+      },
+      error: (error: unknown) => subscriber.error(error),
+      // without a loop_end only progress came: R14's `error: tool produced no result`
+      complete: () => subscriber.complete(),
+    });
+  });
+}
+
+/** A2: the inner `loop_end` as the call's result. */
+function resultOf(name: string, end: LoopEventOf<'loop_end'>): ToolOutput {
+  const { reason, assistant, messages, usage } = end;
+  const details = { reason, messages, usage };
+  if (reason === 'stop' || reason === 'terminated') return { content: assistant.content, details };
+  // a reason without a message of its own (maxTurns, length) says what the inner assistant said, if anything
+  const message = assistant.errorMessage ?? assistant.content;
+  return { content: `error: sub-agent ${name} ended with ${reason}${message === '' ? '' : `: ${message}`}`, isError: true, details };
+}

@@ -1,0 +1,72 @@
+import type { AgentMessage, AssistantMessage, ConversationEvent } from '../types.js';
+
+/**
+ * The one short, stable line of an event (T2): what `describeEvent` of rx-tool-loop/testing prints, and
+ * what an agent tool's update says of an inner event without text (A1). Here, not in the testing entry,
+ * so that the main entry shares the one implementation without importing the kit. It expects an event
+ * (describeEvent checks its argument first) and throws on one without its fields.
+ */
+export function eventLine(event: ConversationEvent): string {
+  // a prompt a conversation's abort$ dropped (version 2, left open a): the text, so a test can see it is not lost
+  const loose = event as { type: string; message?: { content?: unknown } };
+  if (loose.type === 'prompt_dropped' && typeof loose.message?.content === 'string') return `prompt_dropped ${loose.message.content}`;
+  switch (event.type) {
+    case 'turn_start':
+      return `turn_start ${event.turn}`;
+    case 'message_start':
+      return 'message_start';
+    case 'text_delta':
+      return `text_delta ${event.text}`;
+    case 'tool_call':
+      return `tool_call ${event.call.name}`;
+    case 'tool_start':
+      return `tool_start ${event.call.name}`;
+    case 'tool_call_delta':
+      return `tool_call_delta ${event.name ?? `#${event.index}`}: ${event.argumentsDelta}`;
+    case 'reasoning_delta':
+      return `reasoning_delta ${event.text}`;
+    case 'message_end':
+      return `message_end ${event.stopReason}`;
+    case 'tool_update':
+      // A4: an agent tool's update names the inner event it forwards, at any depth
+      return `tool_update ${event.toolName}: ${event.event === undefined ? event.content : eventLine(event.event)}`;
+    case 'tool_result':
+      return `tool_result ${event.message.toolName}: ${event.message.content}${event.message.isError ? ' (isError)' : ''}`;
+    case 'turn_end':
+      return `turn_end ${event.turn} (${why(event.assistant)}): ${event.messages.map(brief).join(', ')}`;
+    case 'loop_end':
+      return `loop_end ${event.reason}`;
+    case 'user_message':
+      return `user_message ${event.message.content}`;
+    case 'prompt_dropped':
+      return `prompt_dropped ${event.message.content}`;
+    default:
+      // `as never`: an event type added to ConversationEvent later still compiles here, and reads as unknown
+      return unknownEvent(event as never);
+  }
+}
+
+function why({ stopReason, errorMessage }: AssistantMessage): string {
+  return errorMessage === undefined ? stopReason : `${stopReason}: ${errorMessage}`;
+}
+
+/** `system`, `user`, `assistant "text"[tool,tool]`, `toolResult tool`: the shape of the history. */
+function brief(message: AgentMessage): string {
+  switch (message.role) {
+    case 'system':
+      return 'system';
+    case 'user':
+      return 'user';
+    case 'assistant': {
+      const content = message.content === '' ? '' : ` "${message.content}"`;
+      const calls = message.toolCalls === undefined ? '' : `[${message.toolCalls.map((c) => c.name).join(',')}]`;
+      return `assistant${content}${calls}`;
+    }
+    case 'toolResult':
+      return `toolResult ${message.toolName}`;
+  }
+}
+
+function unknownEvent(event: never): string {
+  return `unknown event ${JSON.stringify((event as { type?: unknown }).type)}`;
+}
