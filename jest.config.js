@@ -12,5 +12,6 @@ module.exports = {
     '^rx-tool-loop/testing$': '<rootDir>/src/testing/index.ts',
     '^rx-tool-loop/sessions$': '<rootDir>/src/sessions/index.ts',
     '^rx-tool-loop/sessions/testing$': '<rootDir>/src/sessions/testing/index.ts',
+    '^rx-tool-loop/restate$': '<rootDir>/src/restate/index.ts',
   },
 };
