@@ -36,13 +36,12 @@ export function approvalHook(ctx: Journal & Awakeables, options: ApprovalOptions
     if (needsApproval?.(call) !== true) return otherwise?.(call, context);
     const { id, promise } = ctx.awakeable<ApprovalDecision>();
     const waiting: ApprovalWaiting = { type: 'approval_waiting', call, awakeableId: id };
-    if (announce !== undefined) {
-      void ctx.run(`announce approval ${call.id}`, async () => {
-        await announce(waiting);
-        return null;
-      });
-    }
-    return from(promise).pipe(map(toDecision));
+    // Restate runs a step only once something awaits it: the wait begins with the announcement
+    const announced = announce === undefined ? Promise.resolve(null) : ctx.run(`announce approval ${call.id}`, async () => {
+      await announce(waiting);
+      return null;
+    });
+    return from(Promise.resolve(announced).then(() => promise)).pipe(map(toDecision));
   };
 }
 
