@@ -1,99 +1,50 @@
 /**
- * D1–D4 with the real engine: a Restate server (the `@restatedev/restate-server` binary, 127.0.0.1 only, data
+ * D1–D6 with the real engine: a Restate server (the `@restatedev/restate-server` binary, 127.0.0.1 only, data
  * in a temporary folder), the service endpoint in a child process (spec/restate/support/endpoint.ts, bundled
  * with esbuild) and the spec's own model server, which counts model calls; the tools log their runs to a file.
  * The server starts once for the file; every process is stopped by the spec, by its process group.
  */
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildSync } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import type { AgentMessage } from '../../src/index.js';
 import type { AskResult } from '../../src/restate/index.js';
-import { closedPort } from '../providers/loopback-server.js';
-import { ModelServer } from './support/model-server.js';
-import { kill, restatePorts, startProcess, startRestate, stopAll } from './support/processes.js';
+import { measure } from './support/measure.js';
+import { restateBinary } from './support/processes.js';
+import { Stack } from './support/stack.js';
 
 jest.setTimeout(120_000);
 const SLOW_MS = 2000;
 
-let dir = '';
-let model: ModelServer;
-let ports: { ingress: number; admin: number; node: number };
-let endpointPort = 0;
-let server: ChildProcess;
-let endpoint: ChildProcess;
-
-const ingress = (path: string) => `http://127.0.0.1:${ports.ingress}${path}`;
-const toolLog = () => join(dir, 'tools.jsonl');
-const approvalsFile = () => join(dir, 'approvals.jsonl');
+let stack: Stack;
 
 function lines<T>(file: string): T[] {
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as T) : [];
 }
 interface ToolRun { key: string; tool: string; n: string; phase: 'start' | 'end' }
-const runsOf = (key: string) => lines<ToolRun>(toolLog()).filter((run) => run.key === key).map((run) => `${run.tool} ${run.n} ${run.phase}`);
+const runsOf = (key: string) => lines<ToolRun>(stack.toolLog).filter((run) => run.key === key).map((run) => `${run.tool} ${run.n} ${run.phase}`);
+const waitingOf = (key: string) => lines<{ key: string; type: string; call: unknown; awakeableId: string }>(stack.approvals).filter((line) => line.key === key);
 
-async function waitFor(what: string, holds: () => boolean | Promise<boolean>): Promise<void> {
+async function waitFor(what: string, holds: () => boolean): Promise<void> {
   const deadline = Date.now() + 60_000;
-  while (!(await holds())) {
+  while (!holds()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
-}
-
-function startEndpoint(): Promise<ChildProcess> {
-  const env = { PORT: String(endpointPort), MODEL_URL: model.baseURL, TOOL_LOG: toolLog(), APPROVALS: approvalsFile(), SLOW_MS: String(SLOW_MS) };
-  return startProcess(process.execPath, [join(dir, 'endpoint.js')], env, join(dir, 'endpoint.log'), () => listening(endpointPort));
-}
-
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<unknown> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}: ${text}`);
-  return text === '' ? undefined : JSON.parse(text);
-}
-
-/** Sends an `ask` (it runs on its own); its answer is `answer(id)`'s. */
-async function send(key: string, prompt: string): Promise<string> {
-  const sent = (await post(ingress(`/chat/${key}/ask/send`), prompt, { 'idempotency-key': `${key} ${prompt}` })) as { invocationId: string };
-  return sent.invocationId;
-}
-/** The answer of a sent `ask`, once it has one (attach again after a server restart). */
-async function answer(id: string): Promise<AskResult> {
-  const response = await fetch(ingress(`/restate/invocation/${id}/attach`));
-  if (!response.ok) throw new Error(`attach ${id}: HTTP ${response.status}: ${await response.text()}`);
-  return (await response.json()) as AskResult;
-}
+const send = (key: string, prompt: string) => stack.send(key, prompt);
+const answer = (id: string) => stack.answer<AskResult>(id);
 const ask = async (key: string, prompt: string) => answer(await send(key, prompt));
-const history = async (key: string) => (await post(ingress(`/chat/${key}/history`), null)) as AgentMessage[];
+const history = (key: string) => stack.call<AgentMessage[]>('chat', key, 'history', null);
+const approve = (key: string, id: string, decision: unknown) => stack.call('chat', key, 'approve', { id, decision });
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'rx-tool-loop-restate-'));
-  buildSync({ entryPoints: [join(__dirname, 'support/endpoint.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: join(dir, 'endpoint.js'), logLevel: 'error' });
-  model = await ModelServer.start();
-  ports = await restatePorts();
-  endpointPort = await closedPort();
-  server = await startRestate(join(dir, 'restate'), ports);
-  endpoint = await startEndpoint();
-  await post(`http://127.0.0.1:${ports.admin}/deployments`, { uri: `http://127.0.0.1:${endpointPort}` });
+  stack = await Stack.start(SLOW_MS);
 });
 
 afterAll(async () => {
-  await stopAll();
-  await model?.stop();
-  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  await stack?.stop();
 });
 
 describe('conversationObject on a real Restate server', () => {
@@ -111,7 +62,7 @@ describe('conversationObject on a real Restate server', () => {
       'user a2:',
       'assistant done a2: ',
     ]);
-    expect(model.turnsOf('a')).toEqual([0, 1, 0]);
+    expect(stack.model.turnsOf('a')).toEqual([0, 1, 0]);
     expect(runsOf('a')).toEqual(['fast 0 start', 'fast 0 end']);
   });
 
@@ -120,18 +71,17 @@ describe('conversationObject on a real Restate server', () => {
   it('D4 (b), D1: the endpoint SIGKILLed mid-tool and restarted: the conversation completes, no finished model call or tool runs again, the history is an uninterrupted run\'s', async () => {
     await ask('base', 'x: fast,slow');
     uninterrupted = await history('base');
-    expect(model.turnsOf('base')).toEqual([0, 1, 2]);
+    expect(stack.model.turnsOf('base')).toEqual([0, 1, 2]);
 
     const id = await send('b', 'x: fast,slow');
     await waitFor('the slow tool to start', () => runsOf('b').includes('slow 1 start'));
     await sleep(SLOW_MS / 3); // the model call that asked for it has been journaled
-    await kill(endpoint);
-    expect(runsOf('b')).toEqual(['fast 0 start', 'fast 0 end', 'slow 1 start']);
-    endpoint = await startEndpoint();
+    await stack.restartEndpoint();
+    expect(runsOf('b').slice(0, 3)).toEqual(['fast 0 start', 'fast 0 end', 'slow 1 start']);
     const done = await answer(id);
 
     expect(done.assistant.content).toBe('done x: fast 0 + slow 1');
-    expect(model.turnsOf('b')).toEqual([0, 1, 2]);
+    expect(stack.model.turnsOf('b')).toEqual([0, 1, 2]);
     // the unfinished slow run runs again; the finished fast one does not
     expect(runsOf('b')).toEqual(['fast 0 start', 'fast 0 end', 'slow 1 start', 'slow 1 start', 'slow 1 end']);
     expect(await history('b')).toEqual(uninterrupted);
@@ -141,12 +91,11 @@ describe('conversationObject on a real Restate server', () => {
     const id = await send('c', 'x: fast,slow');
     await waitFor('the slow tool to start', () => runsOf('c').includes('slow 1 start'));
     await sleep(SLOW_MS / 3);
-    await kill(server);
-    server = await startRestate(join(dir, 'restate'), ports);
+    await stack.restartServer();
     const done = await answer(id);
 
     expect(done.assistant.content).toBe('done x: fast 0 + slow 1');
-    expect(model.turnsOf('c')).toEqual([0, 1, 2]);
+    expect(stack.model.turnsOf('c')).toEqual([0, 1, 2]);
     const runs = runsOf('c');
     expect(runs.filter((run) => run.startsWith('fast'))).toEqual(['fast 0 start', 'fast 0 end']);
     expect(runs.filter((run) => run === 'slow 1 start')).toHaveLength(2);
@@ -155,27 +104,25 @@ describe('conversationObject on a real Restate server', () => {
 
   it('D3, D4 (d): an approval waits on an awakeable whose id is in the waiting event, across an endpoint restart, and approve resolves it', async () => {
     const id = await send('d', 'd: transfer');
-    await waitFor('the waiting event', () => lines<{ key: string }>(approvalsFile()).some((line) => line.key === 'd'));
-    const [waiting] = lines<{ key: string; type: string; call: unknown; awakeableId: string }>(approvalsFile()).filter((line) => line.key === 'd');
+    await waitFor('the waiting event', () => waitingOf('d').length > 0);
+    const [waiting] = waitingOf('d');
     expect(waiting).toEqual({ key: 'd', type: 'approval_waiting', call: { id: 'd-0', name: 'transfer', input: { n: '0' } }, awakeableId: expect.any(String) });
-    await kill(endpoint);
-    endpoint = await startEndpoint();
+    await stack.restartEndpoint();
     await sleep(300);
     expect(runsOf('d')).toEqual([]); // nothing ran while it waited
 
-    await post(ingress('/chat/d/approve'), { id: waiting!.awakeableId, decision: true });
+    await approve('d', waiting!.awakeableId, true);
     const done = await answer(id);
     expect(done.assistant.content).toBe('done d: transferred 0');
     expect(runsOf('d')).toEqual(['transfer 0 start', 'transfer 0 end']);
-    expect(model.turnsOf('d')).toEqual([0, 1]);
-    expect(lines<{ key: string }>(approvalsFile()).filter((line) => line.key === 'd')).toHaveLength(1); // announced once
+    expect(stack.model.turnsOf('d')).toEqual([0, 1]);
+    expect(waitingOf('d')).toHaveLength(1); // announced once
   });
 
   it('D3: approve with false denies the call: the model sees `denied: not approved` and the tool never runs', async () => {
     const id = await send('deny', 'n: transfer');
-    await waitFor('the waiting event', () => lines<{ key: string }>(approvalsFile()).some((line) => line.key === 'deny'));
-    const [waiting] = lines<{ key: string; awakeableId: string }>(approvalsFile()).filter((line) => line.key === 'deny');
-    await post(ingress('/chat/deny/approve'), { id: waiting!.awakeableId, decision: false });
+    await waitFor('the waiting event', () => waitingOf('deny').length > 0);
+    await approve('deny', waitingOf('deny')[0]!.awakeableId, false);
     expect((await answer(id)).assistant.content).toBe('done n: denied: not approved');
     expect(runsOf('deny')).toEqual([]);
     expect((await history('deny'))[2]).toMatchObject({ role: 'toolResult', content: 'denied: not approved', isError: true });
@@ -191,9 +138,38 @@ describe('conversationObject on a real Restate server', () => {
       expect(messages.filter((m) => m.role === 'user').map((m) => m.content)).toEqual([`${key}p: fast,fast`, `${key}q: fast`]);
       expect(messages.every((m) => !m.content.includes(key === 'e1' ? 'e2' : 'e1'))).toBe(true);
       // the second prompt's first model call came after the first prompt's last
-      expect(model.calls.filter((call) => call.conversation === key).map((call) => `${call.prompt.slice(0, 3)} ${call.turn}`)).toEqual([
+      expect(stack.model.calls.filter((call) => call.conversation === key).map((call) => `${call.prompt.slice(0, 3)} ${call.turn}`)).toEqual([
         `${key}p 0`, `${key}p 1`, `${key}p 2`, `${key}q 0`, `${key}q 1`,
       ]);
     }
   });
+
+  it('D4, D6: the server is the binary of the pinned @restatedev/restate-server, and its ingress, admin and node ports listen on 127.0.0.1 only', () => {
+    expect(execFileSync(restateBinary(), ['--version'], { encoding: 'utf8' })).toContain('restate-server 1.7.12');
+    const listening = ['/proc/net/tcp', '/proc/net/tcp6']
+      .flatMap((file) => readFileSync(file, 'utf8').split('\n').slice(1))
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields[3] === '0A') // LISTEN
+      .map((fields) => fields[1]!.split(':'))
+      .map(([address, port]) => ({ address: address!, port: parseInt(port!, 16) }));
+    for (const port of Object.values(stack.ports)) {
+      expect(listening.filter((socket) => socket.port === port).map((socket) => socket.address)).toEqual(['0100007F']);
+    }
+  });
+
+  it('D6: the SDK is the pinned 1.12.0, which Restate lists for server 1.7 and which runs on this Node (no Promise.withResolvers needed)', () => {
+    const sdk = JSON.parse(readFileSync(require.resolve('@restatedev/restate-sdk/package.json'), 'utf8')) as { version: string };
+    const manifest = JSON.parse(readFileSync(`${__dirname}/../../package.json`, 'utf8')) as Record<string, Record<string, unknown>>;
+    expect(sdk.version).toBe('1.12.0');
+    expect(manifest.devDependencies!['@restatedev/restate-sdk']).toBe('1.12.0');
+    expect(manifest.peerDependenciesMeta!['@restatedev/restate-sdk']).toEqual({ optional: true });
+  });
+
+  it('D5: the scale-out measurement runs through this node: every conversation completes, and it reports conversations per second and the journaling cost per turn', async () => {
+    const figures = await measure(stack, { conversations: 20, concurrency: 4, samples: 2, turns: 4, tag: 'd5' });
+    expect(figures.conversationsPerSecond).toBeGreaterThan(0);
+    expect(Number.isFinite(figures.journalingMsPerTurn)).toBe(true);
+    for (const n of [0, 19]) expect((await history(`d5-tp-${n}`)).map((m) => m.content)).toEqual([`t${n}: fast`, '', 'fast 0', `done t${n}: fast 0`]);
+  });
 });
+
