@@ -141,7 +141,10 @@ describe('the installed package', () => {
     const installed = join(project, 'node_modules/rx-tool-loop');
     expect(readFileSync(join(installed, 'CONTRACT.md'), 'utf8')).toBe(readFileSync(join(root, 'CONTRACT.md'), 'utf8'));
     const manifest = JSON.parse(readFileSync(join(project, 'node_modules/rx-tool-loop/package.json'), 'utf8')) as Record<string, unknown>;
-    expect(manifest.peerDependencies).toEqual({ rxjs: expect.stringMatching(/^\^7\.8/) });
+    // D6: the Restate SDK is a peer only for rx-tool-loop/restate, and optional: nobody else installs it
+    expect(manifest.peerDependencies).toEqual({ rxjs: expect.stringMatching(/^\^7\.8/), '@restatedev/restate-sdk': expect.stringMatching(/^\^1\./) });
+    expect(manifest.peerDependenciesMeta).toEqual({ '@restatedev/restate-sdk': { optional: true } });
+    expect(existsSync(join(project, 'node_modules/@restatedev'))).toBe(false);
     expect(manifest.dependencies).toBeUndefined();
     expect(existsSync(join(project, 'node_modules/rx-tool-loop/node_modules'))).toBe(false);
     expect(existsSync(join(project, 'node_modules/rx-tool-loop/src'))).toBe(false);
@@ -181,6 +184,13 @@ describe('the installed package', () => {
     const load = "import { last, of, switchMap } from 'rxjs';\nimport { ToolRegistry, conversation, scriptedProvider } from 'rx-tool-loop';\nimport { SessionTree, jsonlStore, memoryStore, persist } from 'rx-tool-loop/sessions';\nimport { storeConformance } from 'rx-tool-loop/sessions/testing';";
     writeFileSync(join(project, 'sessions.mjs'), sessions(load, 'session-esm.jsonl'));
     expect(execFileSync(process.execPath, ['sessions.mjs'], { cwd: project, encoding: 'utf8' })).toBe(sessionsExpected);
+  });
+
+  it('loads the main entry and every other subpath without @restatedev/restate-sdk installed; rx-tool-loop/restate names the missing package', () => {
+    const script = "for (const entry of ['rx-tool-loop', 'rx-tool-loop/testing', 'rx-tool-loop/sessions', 'rx-tool-loop/sessions/testing']) require(entry);\n" +
+      "try { require('rx-tool-loop/restate'); } catch (error) { console.log(error.code + ' ' + /@restatedev\\/restate-sdk/.test(error.message)); }";
+    writeFileSync(join(project, 'restate-missing.cjs'), script);
+    expect(execFileSync(process.execPath, ['restate-missing.cjs'], { cwd: project, encoding: 'utf8' })).toBe('MODULE_NOT_FOUND true\n');
   });
 
   it.each([
