@@ -1,5 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
-import type { AgentMessage } from '../types.js';
+import type { AgentMessage, UserMessage } from '../types.js';
 import { isPlainObject, shown } from '../util/values.js';
 import type { ApprovalDecision } from './approval.js';
 import { type AskResult, BadPrompt, type ConversationSetup, HISTORY, askConversation } from './ask.js';
@@ -19,7 +19,7 @@ export interface ApproveRequest {
  *
  * ```ts
  * const chat = conversationObject('chat', () => ({ provider, registry, needsApproval: (call) => call.name === 'pay' }));
- * restate.endpoint().bind(chat).listen(9080);
+ * http2.createServer(restate.createEndpointHandler({ services: [chat] })).listen(9080, '127.0.0.1');
  * // POST {ingress}/chat/{conversationId}/ask  "hello"
  * ```
  */
@@ -29,7 +29,7 @@ export function conversationObject<N extends string>(name: N, setup: (key: strin
   return restate.object({
     name,
     handlers: {
-      ask: async (ctx: restate.ObjectContext, prompt: unknown): Promise<AskResult> => {
+      ask: async (ctx: restate.ObjectContext, prompt: string | UserMessage): Promise<AskResult> => {
         try {
           return await askConversation(ctx, setup, prompt);
         } catch (error) {
