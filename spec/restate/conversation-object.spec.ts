@@ -68,6 +68,26 @@ describe('conversationObject on a real Restate server', () => {
 
   let uninterrupted: AgentMessage[] = [];
 
+  it('D1, D2 (the journal itself): an ask of four turns journals one step per model call and per tool call, each reply with its text deltas joined, and writes the state once, at the end', async () => {
+    const id = await send('j', 'j: fast,fast,fast');
+    expect((await answer(id)).assistant.content).toBe('done j: fast 0 + fast 1 + fast 2');
+    const query = `SELECT index, entry_type, name, entry_json FROM sys_journal WHERE id = '${id}' ORDER BY index`;
+    const { rows } = (await stack.post(`http://127.0.0.1:${stack.ports.admin}/query`, { query }, { accept: 'application/json' })) as {
+      rows: { entry_type: string; name: string | null; entry_json: string }[];
+    };
+    const steps = rows.filter((row) => row.entry_type === 'Command: Run' || row.entry_type === 'Command: SetState').map((row) => row.name || row.entry_type);
+    expect(steps).toEqual(['model call 1', 'tool fast j-0', 'model call 2', 'tool fast j-1', 'model call 3', 'tool fast j-2', 'model call 4', 'Command: SetState']);
+    // what the model calls journaled: the Run completions whose value has events
+    const replies = rows
+      .filter((row) => row.entry_type === 'Notification: Run')
+      .map((row) => (JSON.parse(row.entry_json) as { Notification: { Completion: { Run: { result: { Success?: number[] } } } } }).Notification.Completion.Run.result.Success)
+      .map((bytes) => JSON.parse(Buffer.from(bytes ?? []).toString('utf8')) as { events?: { type: string; text?: string }[] })
+      .filter((value) => value.events !== undefined);
+    expect(replies).toHaveLength(4);
+    expect(replies[3]!.events!.filter((event) => event.type === 'text_delta')).toEqual([{ type: 'text_delta', text: 'done j: fast 0 + fast 1 + fast 2' }]);
+    expect(stack.model.turnsOf('j')).toEqual([0, 1, 2, 3]);
+  });
+
   it('D4 (b), D1: the endpoint SIGKILLed mid-tool and restarted: the conversation completes, no finished model call or tool runs again, the history is an uninterrupted run\'s', async () => {
     await ask('base', 'x: fast,slow');
     uninterrupted = await history('base');
@@ -157,7 +177,7 @@ describe('conversationObject on a real Restate server', () => {
     }
   });
 
-  it('D6: the SDK is the pinned 1.12.0, which Restate lists for server 1.7 and which runs on this Node (no Promise.withResolvers needed)', () => {
+  it('D6: the SDK is the pinned 1.12.0 (Restate lists 1.11–1.14 for server 1.7), an optional peer, and the endpoints above ran it on this Node', () => {
     const sdk = JSON.parse(readFileSync(require.resolve('@restatedev/restate-sdk/package.json'), 'utf8')) as { version: string };
     const manifest = JSON.parse(readFileSync(`${__dirname}/../../package.json`, 'utf8')) as Record<string, Record<string, unknown>>;
     expect(sdk.version).toBe('1.12.0');
