@@ -183,6 +183,7 @@ describe('conversationObject on a real Restate server', () => {
     expect(sdk.version).toBe('1.12.0');
     expect(manifest.devDependencies!['@restatedev/restate-sdk']).toBe('1.12.0');
     expect(manifest.peerDependenciesMeta!['@restatedev/restate-sdk']).toEqual({ optional: true });
+    expect(stack.endpoint.spawnfile).toBe(process.execPath); // no other Node: the one that runs the specs
   });
 
   it('D5: the scale-out measurement runs through this node: every conversation completes, and it reports conversations per second and the journaling cost per turn', async () => {
