@@ -37,9 +37,14 @@ export class Stack {
     const dir = mkdtempSync(join(tmpdir(), 'rx-tool-loop-restate-'));
     buildSync({ entryPoints: [join(__dirname, 'endpoint.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: join(dir, 'endpoint.js'), logLevel: 'error' });
     const stack = new Stack(dir, await ModelServer.start(), await restatePorts(), await closedPort(), slowMs);
-    await stack.startServer();
-    await stack.startEndpoint();
-    await stack.post(`http://127.0.0.1:${stack.ports.admin}/deployments`, { uri: `http://127.0.0.1:${stack.endpointPort}` });
+    try {
+      await stack.startServer();
+      await stack.startEndpoint();
+      await stack.post(`http://127.0.0.1:${stack.ports.admin}/deployments`, { uri: `http://127.0.0.1:${stack.endpointPort}` });
+    } catch (error) {
+      await stack.stop(); // a start that failed halfway leaves nothing running either
+      throw error;
+    }
     return stack;
   }
 
