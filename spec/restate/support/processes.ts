@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { closedPort } from '../../providers/loopback-server.js';
 
@@ -19,8 +19,10 @@ export async function startProcess(command: string, args: string[], env: Record<
   child.stderr!.pipe(out, { end: false });
   const deadline = Date.now() + 30_000;
   while (!(await ready())) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${command} exited (${child.exitCode ?? child.signalCode}) before it was ready: see ${log}`);
-    if (Date.now() > deadline) throw new Error(`${command} was not ready after 30 s: see ${log}`);
+    // the log's end goes into the message: the folder that holds it is removed when the spec stops
+    const tail = () => (existsSync(log) ? readFileSync(log, 'utf8').slice(-2000) : '(no output)');
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${command} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${tail()}`);
+    if (Date.now() > deadline) throw new Error(`${command} was not ready after 30 s:\n${tail()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return child;
