@@ -90,9 +90,14 @@ export class Stack {
   }
   /** The answer of a sent `ask`, once it has one (attach again after a server restart). */
   async answer<T>(id: string): Promise<T> {
-    const response = await fetch(this.ingress(`/restate/invocation/${id}/attach`));
-    if (!response.ok) throw new Error(`attach ${id}: HTTP ${response.status}: ${await response.text()}`);
-    return (await response.json()) as T;
+    // a node that just started may refuse or not yet lead the partition: ask again for a while
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(this.ingress(`/restate/invocation/${id}/attach`)).catch((error: unknown) => error as Error);
+      if (!(response instanceof Error) && response.ok) return (await response.json()) as T;
+      const why = response instanceof Error ? response.message : `HTTP ${response.status}: ${await response.text()}`;
+      if (attempt === 60 || (!(response instanceof Error) && response.status < 500)) throw new Error(`attach ${id}: ${why}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
   }
   /** A call through the ingress that waits for its answer. */
   call<T>(object: string, key: string, handler: string, body: unknown): Promise<T> {
