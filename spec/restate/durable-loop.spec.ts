@@ -169,4 +169,36 @@ describe('durableLoop', () => {
     expect(loopEndOf(await done).messages[1]).toMatchObject({ content: 'error: beforeToolCall failed: approval decision must be true, false or a ToolDecision (got "yes", a string)', isError: true });
     expect(runs).toBe(0);
   });
+
+  it('D1, R22: a history saved with calls unanswered resumes in turn 0, whose calls are journaled steps too: a replay runs none of them', async () => {
+    const messages = [
+      { role: 'user' as const, content: 'hi' },
+      { role: 'assistant' as const, content: '', stopReason: 'toolUse' as const, toolCalls: [{ id: 'c0', name: 'lookup', input: { q: 'saved' } }] },
+    ];
+    const resume = (journal: MemoryJournal) => lastValueFrom(durableLoop(journal, { provider: counted([answerTurn('resumed')]), registry: registry(), messages }).pipe(toArray()));
+    const journal = new MemoryJournal();
+    const first = await resume(journal);
+    expect(journal.names).toEqual(['tool lookup c0', 'model call 1']);
+    const again = await resume(journal.afterCrash());
+    expect(runs).toBe(1);
+    expect(again.filter((event) => event.type === 'turn_start').map((event) => event.type === 'turn_start' && event.turn)).toEqual([0, 1]);
+    expect(loopEndOf(again).messages).toEqual(loopEndOf(first).messages);
+  });
+
+  it('D3, H2: calls that needsApproval leaves out go to the options\' own beforeToolCall', async () => {
+    const journal = new MemoryJournal();
+    const events = await lastValueFrom(
+      durableLoop(journal, {
+        provider: counted([[start, call('lookup', { q: 'a' }, 'c1'), end('toolUse')]]),
+        registry: registry(),
+        messages: [],
+        needsApproval: () => false,
+        beforeToolCall: () => ({ action: 'deny', reason: 'policy' }),
+      }).pipe(toArray()),
+    );
+    expect(loopEndOf(events).messages[1]).toMatchObject({ content: 'denied: policy', isError: true });
+    expect(journal.awakeables.size).toBe(0);
+    expect(runs).toBe(0);
+  });
 });
+
