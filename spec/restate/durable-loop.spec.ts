@@ -200,5 +200,16 @@ describe('durableLoop', () => {
     expect(journal.awakeables.size).toBe(0);
     expect(runs).toBe(0);
   });
+
+  it('D1, R10, R9: a step the engine itself fails (a journal mismatch) fails that turn or that call, as a provider or a tool failure would', async () => {
+    const journal = new MemoryJournal();
+    await run(journal, counted(turns()), registry());
+    const renamed = new MemoryJournal(journal.entries.map((entry) => entry && { ...entry, name: `${entry.name} (other code)` }));
+    const end = loopEndOf(await run(renamed, counted(turns()), registry()));
+    expect(end).toMatchObject({ reason: 'error', assistant: { errorMessage: expect.stringContaining('journal mismatch at 0: model call 1 (other code) journaled, model call 1 asked') } });
+    const tools = new MemoryJournal([journal.entries[0], { name: 'tool other c1', value: { result: 'x' } }]);
+    const messages = loopEndOf(await run(tools, counted(turns()), registry())).messages;
+    expect(messages[2]).toMatchObject({ role: 'toolResult', content: 'error: journal mismatch at 1: tool other c1 journaled, tool lookup c1 asked', isError: true });
+  });
 });
 

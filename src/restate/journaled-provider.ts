@@ -71,7 +71,7 @@ export function journaledProvider(journal: Journal, provider: Provider): Provide
         if (done.cancelled) return; // a replay of a call torn down last time: it waits, as that call did
         if (done.failed) subscriber.error(done.failed);
         else subscriber.complete();
-      });
+      }, (error: unknown) => closed || subscriber.error(error)); // the engine failed the step itself: this turn fails (R10)
       return () => {
         closed = true;
         stop?.();

@@ -73,7 +73,7 @@ function journaledRun(journal: Journal, tool: Tool, input: Record<string, unknow
       if ('failed' in done) return subscriber.error(done.failed);
       if ('result' in done) subscriber.next(done.result);
       subscriber.complete();
-    });
+    }, (error: unknown) => closed || subscriber.error(error)); // the engine failed the step itself: a failure result (R9)
     return () => {
       closed = true;
       stop?.();
