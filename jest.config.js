@@ -14,5 +14,6 @@ module.exports = {
     '^rx-tool-loop/sessions/testing$': '<rootDir>/src/sessions/testing/index.ts',
     '^rx-tool-loop/mcp$': '<rootDir>/src/mcp/index.ts',
     '^rx-tool-loop/otel$': '<rootDir>/src/otel/index.ts',
+    '^rx-tool-loop/restate$': '<rootDir>/src/restate/index.ts',
   },
 };

@@ -1,5 +1,5 @@
 // Builds dist/cjs (CommonJS) and dist/esm (ES modules), each with its .d.ts, with tsc alone: every entry of
-// package.json's "exports" (`.`, `./testing`, `./sessions`, `./sessions/testing`) is a file of that build.
+// package.json's "exports" (`.`, `./testing`, `./sessions`, `./sessions/testing`, `./restate`) is a file of that build.
 // Each folder gets a package.json that says its module format, so that Node and TypeScript read
 // dist/esm/*.js and *.d.ts as ES modules although the package itself is CommonJS.
 import { execFileSync } from 'node:child_process';

@@ -137,3 +137,22 @@ describe('CONTRACT.md and the rule numbers cited in the repository agree', () =>
     expect(uncited).toEqual([]);
   });
 });
+
+describe('the durable rules (D1–D6) are cited where they are proven', () => {
+  // D is not among the letters above: the property suite numbers its defects D1–D11 (spec/properties/defects.spec.ts)
+  const contract = read('CONTRACT.md');
+  const defined = [...contract.matchAll(/^- \*\*(D\d+)\b/gm)].map((match) => match[1]!);
+
+  it('defines D1 onwards once, in order, without gaps', () => {
+    expect(defined).toEqual(Array.from({ length: defined.length }, (_, index) => `D${index + 1}`));
+    expect(defined.length).toBeGreaterThan(0);
+  });
+
+  it('has every D rule cited by the name of a spec under spec/restate', () => {
+    const names = files
+      .filter((file) => /^spec\/restate\/.*\.spec\.ts$/.test(file))
+      .flatMap((file) => [...read(file).matchAll(/\bit(?:\.each\([^)]*\))?\(\s*(['"`])((?:\\.|(?!\1).)*)\1/g)].map((match) => match[2]!));
+    const cited = new Set(names.flatMap((name) => [...name.matchAll(/\bD(\d+)\b/g)].map((match) => `D${match[1]}`)));
+    expect(defined.filter((id) => !cited.has(id))).toEqual([]);
+  });
+});

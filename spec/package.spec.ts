@@ -4,7 +4,7 @@
  * `skipLibCheck: false`). Needs `npm run build` first (`npm test` does it).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -146,6 +146,7 @@ describe('the installed package', () => {
     // every other peer is an integration's (a subpath entry), optional: who never imports it never installs it
     const meta = (manifest.peerDependenciesMeta ?? {}) as Record<string, { optional?: boolean }>;
     expect(Object.keys(peers).filter((name) => name !== 'rxjs' && meta[name]?.optional !== true)).toEqual([]);
+    expect(existsSync(join(project, 'node_modules/@restatedev'))).toBe(false);
     expect(manifest.dependencies).toBeUndefined();
     expect(existsSync(join(project, 'node_modules/rx-tool-loop/node_modules'))).toBe(false);
     expect(existsSync(join(project, 'node_modules/rx-tool-loop/src'))).toBe(false);
@@ -185,6 +186,55 @@ describe('the installed package', () => {
     const load = "import { last, of, switchMap } from 'rxjs';\nimport { ToolRegistry, conversation, scriptedProvider } from 'rx-tool-loop';\nimport { SessionTree, jsonlStore, memoryStore, persist } from 'rx-tool-loop/sessions';\nimport { storeConformance } from 'rx-tool-loop/sessions/testing';";
     writeFileSync(join(project, 'sessions.mjs'), sessions(load, 'session-esm.jsonl'));
     expect(execFileSync(process.execPath, ['sessions.mjs'], { cwd: project, encoding: 'utf8' })).toBe(sessionsExpected);
+  });
+
+  it('loads the main entry and every other subpath without @restatedev/restate-sdk installed; rx-tool-loop/restate names the missing package', () => {
+    const script = "for (const entry of ['rx-tool-loop', 'rx-tool-loop/testing', 'rx-tool-loop/sessions', 'rx-tool-loop/sessions/testing']) require(entry);\n" +
+      "try { require('rx-tool-loop/restate'); } catch (error) { console.log(error.code + ' ' + /@restatedev\\/restate-sdk/.test(error.message)); }";
+    writeFileSync(join(project, 'restate-missing.cjs'), script);
+    expect(execFileSync(process.execPath, ['restate-missing.cjs'], { cwd: project, encoding: 'utf8' })).toBe('MODULE_NOT_FOUND true\n');
+  });
+
+  it('D1, D2: with @restatedev/restate-sdk installed, rx-tool-loop/restate runs from CommonJS and ES modules, and a TypeScript consumer of it type-checks against the installed .d.ts', () => {
+    const versionOf = (name: string) => (JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+    const sdk = versionOf('@restatedev/restate-sdk');
+    const withSdk = join(project, 'with-sdk');
+    mkdirSync(withSdk, { recursive: true });
+    writeFileSync(join(withSdk, 'package.json'), JSON.stringify({ name: 'with-sdk', version: '1.0.0', private: true }));
+    const packed = readdirSync(project).find((name) => name.endsWith('.tgz'))!;
+    execFileSync(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', join(project, packed), `rxjs@${rxjsVersion}`, `@restatedev/restate-sdk@${sdk}`, `@types/node@${versionOf('@types/node')}`], { cwd: withSdk, stdio: 'pipe' });
+    const body = `
+const entries = [];
+const journal = { run: (name, fn) => fn().then((value) => (entries.push(name), JSON.parse(JSON.stringify(value)))) };
+const provider = scriptedProvider([[{ type: 'message_start' }, { type: 'text_delta', text: 'a' }, { type: 'text_delta', text: 'b' }, { type: 'message_end', stopReason: 'stop' }]]);
+const chat = conversationObject('chat', () => ({ provider, registry: new ToolRegistry() }));
+lastValueFrom(durableLoop(journal, { provider, registry: new ToolRegistry(), messages: [] })).then((end) => console.log(chat.name + ' ' + Object.keys(chat.object).sort().join(',') + ' ' + end.assistant.content + ' ' + entries.join(',')));
+`;
+    writeFileSync(join(withSdk, 'durable.cjs'), "const { lastValueFrom } = require('rxjs');\nconst { ToolRegistry, scriptedProvider } = require('rx-tool-loop');\nconst { conversationObject, durableLoop } = require('rx-tool-loop/restate');" + body);
+    writeFileSync(join(withSdk, 'durable.mjs'), "import { lastValueFrom } from 'rxjs';\nimport { ToolRegistry, scriptedProvider } from 'rx-tool-loop';\nimport { conversationObject, durableLoop } from 'rx-tool-loop/restate';" + body);
+    for (const file of ['durable.cjs', 'durable.mjs']) {
+      expect(execFileSync(process.execPath, [file], { cwd: withSdk, encoding: 'utf8' })).toBe('chat approve,ask,history ab model call 1\n');
+    }
+    writeFileSync(join(withSdk, 'consumer.mts'), `import { ToolRegistry, scriptedProvider, type LoopEvent } from 'rx-tool-loop';
+import { conversationObject, durableLoop, type AskResult, type ApprovalWaiting, type Journal } from 'rx-tool-loop/restate';
+const journal: Journal = { run: (_name, fn) => fn() };
+const chat = conversationObject('chat', (key: string) => ({ provider: scriptedProvider([]), registry: new ToolRegistry(), needsApproval: () => true, announce: (w: ApprovalWaiting) => void w.awakeableId.concat(key) }));
+const name: 'chat' = chat.name;
+durableLoop(journal, { provider: scriptedProvider([]), registry: new ToolRegistry(), messages: [] }).subscribe((event: LoopEvent) => event.type);
+const answer = (result: AskResult) => result.assistant.content + name;
+answer;
+`);
+    // the SDK's own declarations need Node's types (node:http2): a Restate service is a Node program
+    const config = { compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2022', lib: ['ES2022', 'DOM'], types: ['node'] }, files: ['consumer.mts'] };
+    writeFileSync(join(withSdk, 'tsconfig.json'), JSON.stringify(config));
+    const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
+    let errors = '';
+    try {
+      execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: withSdk, encoding: 'utf8', stdio: 'pipe' });
+    } catch (error) {
+      errors = String((error as { stdout?: string }).stdout);
+    }
+    expect(errors).toBe('');
   });
 
   it.each([

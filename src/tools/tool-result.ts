@@ -45,7 +45,8 @@ export function failureResult(call: ToolCall, error: unknown, what = ''): ToolRe
   return toolResultMessage(call, { content: describeFailure(error, what), isError: true, details: { error: causeOf(error) } });
 }
 
-function causeOf(error: unknown): FailureCause {
+/** R25: the JSON that a failure result keeps of what was thrown. */
+export function causeOf(error: unknown): FailureCause {
   const { name, message, stack } = (typeof error === 'object' && error !== null ? error : {}) as { name?: unknown; message?: unknown; stack?: unknown };
   if (typeof message !== 'string') return { name: 'Error', message: errorText(error) };
   const cause: FailureCause = { name: typeof name === 'string' && name !== '' ? name : 'Error', message };

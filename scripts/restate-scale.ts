@@ -1,0 +1,29 @@
+/**
+ * D5: measures one Restate node on this machine — conversations per second through the ingress, and what
+ * journaling costs per turn (the same loop with and without `durableLoop`, in the same kind of handler) — with
+ * the specs' own stack (spec/restate/support: model server, Restate node, endpoint, all on 127.0.0.1, all stopped
+ * at the end). `npm run restate-scale -- [conversations] [concurrency]`; docs/scale-out.md quotes its output.
+ */
+import { cpus } from 'node:os';
+import { measure } from '../spec/restate/support/measure.js';
+import { Stack } from '../spec/restate/support/stack.js';
+
+async function main(): Promise<void> {
+  const conversations = Number(process.argv[2] ?? 300);
+  const concurrency = Number(process.argv[3] ?? 16);
+  const stack = await Stack.start(0);
+  try {
+    const figures = await measure(stack, { conversations, concurrency, samples: 20, turns: 8, tag: 'scale' });
+    console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), Node ${process.versions.node}`);
+    console.log(`${figures.conversations} conversations of 2 turns, ${figures.concurrency} at a time: ${figures.conversationsPerSecond.toFixed(1)} conversations/s`);
+    console.log(`one ask of ${figures.turns} turns, one at a time: ${figures.durableMsPerAsk.toFixed(1)} ms durable, ${figures.plainMsPerAsk.toFixed(1)} ms without journaling`);
+    console.log(`journaling: ${figures.journalingMsPerTurn.toFixed(2)} ms per turn (one model call and one tool call journaled)`);
+  } finally {
+    await stack.stop();
+  }
+}
+
+void main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

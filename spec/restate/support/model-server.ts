@@ -1,0 +1,76 @@
+import { IncomingMessage, Server, ServerResponse, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One model call as the server saw it: whose conversation, and which turn of its prompt (0 = the first). */
+export interface ModelCall {
+  conversation: string;
+  prompt: string;
+  turn: number;
+}
+
+interface ChatMessage {
+  role: string;
+  content?: string | null;
+  tool_calls?: unknown[];
+}
+
+/**
+ * A model of the spec's own: an OpenAI Chat Completions streaming server on 127.0.0.1 that plays a plan
+ * written in the prompt. A prompt `TAG: fast,slow` asks for the tool `fast`, then `slow` (one call a turn,
+ * input `{ n }`), then answers `done TAG: RESULTS` in three text deltas. It counts every call (header
+ * `x-conversation` names whose it is), so a spec sees which model calls a restart repeated.
+ */
+export class ModelServer {
+  readonly calls: ModelCall[] = [];
+
+  private constructor(private readonly server: Server) {}
+
+  static async start(): Promise<ModelServer> {
+    const server = createServer();
+    const model = new ModelServer(server);
+    server.on('request', (request, response) => void model.answer(request, response));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return model;
+  }
+
+  /** `http://127.0.0.1:PORT/v1`, the `baseURL` of `openAIChatProvider`. */
+  get baseURL(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/v1`;
+  }
+
+  /** The calls made for `conversation`, as `turn` numbers in call order. */
+  turnsOf(conversation: string): number[] {
+    return this.calls.filter((call) => call.conversation === conversation).map((call) => call.turn);
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async answer(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const pieces: Buffer[] = [];
+    for await (const piece of request) pieces.push(piece as Buffer);
+    const { messages } = JSON.parse(Buffer.concat(pieces).toString('utf8')) as { messages: ChatMessage[] };
+    const last = messages.map((message) => message.role).lastIndexOf('user');
+    const prompt = String(messages[last]?.content ?? '');
+    const since = messages.slice(last + 1);
+    const turn = since.filter((message) => message.role === 'assistant').length;
+    this.calls.push({ conversation: String(request.headers['x-conversation'] ?? ''), prompt, turn });
+    const [tag = '', plan = ''] = prompt.split(':').map((part) => part.trim());
+    const steps = plan === '' ? [] : plan.split(',');
+    const chunks: unknown[] = [];
+    const step = steps[turn];
+    if (step !== undefined) {
+      const call = { index: 0, id: `${tag}-${turn}`, type: 'function', function: { name: step, arguments: JSON.stringify({ n: String(turn) }) } };
+      chunks.push({ choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [call] } }] }, { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] });
+    } else {
+      const results = since.filter((message) => message.role === 'tool').map((message) => message.content).join(' + ');
+      for (const text of ['done ', `${tag}: `, results]) chunks.push({ choices: [{ index: 0, delta: { content: text } }] });
+      chunks.push({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+    }
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const chunk of chunks) response.write(`data: ${JSON.stringify(chunk)}\n\n`);
+    response.end('data: [DONE]\n\n');
+  }
+}

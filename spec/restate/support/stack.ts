@@ -1,0 +1,112 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildSync } from 'esbuild';
+import { closedPort } from '../../providers/loopback-server.js';
+import { ModelServer } from './model-server.js';
+import { kill, restatePorts, startProcess, startRestate, stopAll } from './processes.js';
+
+function listening(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * D4: everything a durable conversation needs, on 127.0.0.1, in a temporary folder: the model server, one
+ * Restate node and the endpoint (spec/restate/support/endpoint.ts, bundled with esbuild, run by plain node),
+ * registered through the admin API. `stop()` ends every process it started, by process group.
+ */
+export class Stack {
+  server!: ChildProcess;
+  endpoint!: ChildProcess;
+
+  private constructor(
+    readonly dir: string,
+    readonly model: ModelServer,
+    readonly ports: { ingress: number; admin: number; node: number },
+    readonly endpointPort: number,
+    readonly slowMs: number,
+  ) {}
+
+  static async start(slowMs: number): Promise<Stack> {
+    const dir = mkdtempSync(join(tmpdir(), 'rx-tool-loop-restate-'));
+    buildSync({ entryPoints: [join(__dirname, 'endpoint.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: join(dir, 'endpoint.js'), logLevel: 'error' });
+    const stack = new Stack(dir, await ModelServer.start(), await restatePorts(), await closedPort(), slowMs);
+    try {
+      await stack.startServer();
+      await stack.startEndpoint();
+      await stack.post(`http://127.0.0.1:${stack.ports.admin}/deployments`, { uri: `http://127.0.0.1:${stack.endpointPort}` });
+    } catch (error) {
+      await stack.stop(); // a start that failed halfway leaves nothing running either
+      throw error;
+    }
+    return stack;
+  }
+
+  get toolLog(): string {
+    return join(this.dir, 'tools.jsonl');
+  }
+  get approvals(): string {
+    return join(this.dir, 'approvals.jsonl');
+  }
+  ingress(path: string): string {
+    return `http://127.0.0.1:${this.ports.ingress}${path}`;
+  }
+
+  async startServer(): Promise<void> {
+    this.server = await startRestate(join(this.dir, 'restate'), this.ports);
+  }
+  async startEndpoint(): Promise<void> {
+    const env = { PORT: String(this.endpointPort), MODEL_URL: this.model.baseURL, TOOL_LOG: this.toolLog, APPROVALS: this.approvals, SLOW_MS: String(this.slowMs) };
+    this.endpoint = await startProcess(process.execPath, [join(this.dir, 'endpoint.js')], env, join(this.dir, 'endpoint.log'), () => listening(this.endpointPort));
+  }
+  /** SIGKILLs the endpoint and starts it again on the same port. */
+  async restartEndpoint(): Promise<void> {
+    await kill(this.endpoint);
+    await this.startEndpoint();
+  }
+  /** SIGKILLs the Restate server and starts it again on the same data folder and ports. */
+  async restartServer(): Promise<void> {
+    await kill(this.server);
+    await this.startServer();
+  }
+
+  async post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<unknown> {
+    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${url}: HTTP ${response.status}: ${text}`);
+    return text === '' ? undefined : JSON.parse(text);
+  }
+
+  /** Sends an `ask` to `object`'s conversation `key` (it runs on its own); its answer is `answer(id)`'s. */
+  async send(key: string, prompt: string, object = 'chat'): Promise<string> {
+    const sent = (await this.post(this.ingress(`/${object}/${key}/ask/send`), prompt, { 'idempotency-key': `${key} ${prompt}` })) as { invocationId: string };
+    return sent.invocationId;
+  }
+  /** The answer of a sent `ask`, once it has one (attach again after a server restart). */
+  async answer<T>(id: string): Promise<T> {
+    // a node that just started may refuse or not yet lead the partition: ask again for a while
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(this.ingress(`/restate/invocation/${id}/attach`)).catch((error: unknown) => error as Error);
+      if (!(response instanceof Error) && response.ok) return (await response.json()) as T;
+      const why = response instanceof Error ? response.message : `HTTP ${response.status}: ${await response.text()}`;
+      if (attempt === 60 || (!(response instanceof Error) && response.status < 500)) throw new Error(`attach ${id}: ${why}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+  /** A call through the ingress that waits for its answer. */
+  call<T>(object: string, key: string, handler: string, body: unknown): Promise<T> {
+    return this.post(this.ingress(`/${object}/${key}/${handler}`), body) as Promise<T>;
+  }
+
+  async stop(): Promise<void> {
+    await stopAll();
+    await this.model.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
