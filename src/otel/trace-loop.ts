@@ -43,6 +43,13 @@ export interface TraceLoopOptions {
  * its `tool_result`, with `rx_tool_loop.tool.started: false`, so the trace shows what the model asked for.
  * A tracer that records nothing (the API without an SDK) gets the `invoke_agent` span alone (O4).
  *
+ * An agent tool (A1) forwards its inner loop's events as the call's `tool_update`s: from them the operator
+ * traces the inner loop as the outer one, with `invoke_agent TOOL` (the agent named after the tool) under the
+ * call's `execute_tool` span and its `chat` and `execute_tool` spans under that, at any depth. What the inner
+ * loop left open ends at the call's `tool_result` (ERROR with the result when it is an error: the inner loop
+ * was cut off) or, with the rest, on unsubscribe. An inner loop that a traceLoop (recording) saw already —
+ * the user traced it, e.g. subscribed inside `toolSpanContext(call)` — is not traced twice.
+ *
  * ```ts
  * import { trace } from '@opentelemetry/api';
  * import { traceLoop } from 'rx-tool-loop/otel';
