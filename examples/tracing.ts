@@ -6,33 +6,31 @@
  *   npm run tracing
  *
  * The trace: `invoke_agent assistant` with a `chat` span per model call and an `execute_tool` span per call;
- * the researcher's own loop runs inside its tool's span (toolSpanContext), so its spans nest under it.
+ * the researcher is an agent tool, so its own loop (`invoke_agent research`, with its `chat` span) sits under
+ * its call's `execute_tool research` span.
  */
-import { context, type Tracer } from '@opentelemetry/api';
+import { context } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, ConsoleSpanExporter, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { lastValueFrom } from 'rxjs';
-import { type LoopEvent, type LoopEventOf, type ProviderInput, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../src/index.js';
-import { toolSpanContext, traceLoop } from '../src/otel/index.js';
+import { type LoopEventOf, type ProviderInput, ToolRegistry, agentTool, runEventedToolLoop, scriptedProvider } from '../src/index.js';
+import { traceLoop } from '../src/otel/index.js';
 import { FIXED_NOW, lastToolResult } from './series-demo.js';
 
-/** A sub-agent: its own loop, traced under the tool span of the call that runs it. */
-function researcher(tracer: Tracer): ToolRegistry {
+/** The tools: the clock, and a researcher sub-agent (an agent tool: its own loop, A1). */
+function tools(): ToolRegistry {
   const model = scriptedProvider([[{ type: 'message_start' }, { type: 'text_delta', text: 'UTC, per ISO 8601' }, { type: 'message_end', stopReason: 'stop' }]]);
   return new ToolRegistry()
     .register({ name: 'current_time', description: 'Returns the current time as an ISO 8601 string', input: {}, handler: () => FIXED_NOW })
-    .register({
-      name: 'research',
-      description: 'Asks a researcher agent',
-      input: { question: 'what to find out' },
-      handler: (input: Record<string, string>, { call, signal }) => {
-        const inner = runEventedToolLoop({ provider: model, registry: new ToolRegistry(), messages: [{ role: 'user', content: input.question ?? '' }], signal });
-        // subscribed inside the call's span: the inner invoke_agent span is its child
-        return context.with(toolSpanContext(call) ?? context.active(), () =>
-          lastValueFrom(inner.pipe(traceLoop<LoopEvent>({ tracer, agentName: 'researcher' }))).then((end) => (end as LoopEventOf<'loop_end'>).assistant.content),
-        );
-      },
-    });
+    .register(
+      agentTool({
+        name: 'research',
+        description: 'Asks a researcher agent',
+        input: { question: 'what to find out' },
+        // traceLoop traces this loop from the events the tool forwards: its spans go under the call's span
+        agent: (input, { signal }) => runEventedToolLoop({ provider: model, registry: new ToolRegistry(), messages: [{ role: 'user', content: String(input.question) }], signal }),
+      }),
+    );
 }
 
 const script = () =>
@@ -56,7 +54,7 @@ export async function tracedRun(exporter: SpanExporter): Promise<LoopEventOf<'lo
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const tracer = provider.getTracer('rx-tool-loop-example');
-  const loop = runEventedToolLoop({ provider: script(), registry: researcher(tracer), messages: [{ role: 'user', content: 'What time is it?' }] });
+  const loop = runEventedToolLoop({ provider: script(), registry: tools(), messages: [{ role: 'user', content: 'What time is it?' }] });
   const end = await lastValueFrom(loop.pipe(traceLoop({ tracer, agentName: 'assistant', model: 'scripted' })));
   await provider.shutdown();
   context.disable();

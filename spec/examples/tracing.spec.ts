@@ -16,7 +16,7 @@ function collecting(): { exporter: SpanExporter; spans: ReadableSpan[] } {
 }
 
 describe('examples/tracing', () => {
-  it("O1: traces the run in one trace: the researcher's loop under its execute_tool span, the model calls and tools under invoke_agent", async () => {
+  it("O1, A1: traces the run in one trace: the researcher agent tool's loop under its execute_tool span, the model calls and tools under invoke_agent", async () => {
     const { exporter, spans } = collecting();
     const end = await tracedRun(exporter);
     expect(end.assistant.content).toBe('It is 2026-01-01T00:00:00Z (UTC, per ISO 8601).');
@@ -32,8 +32,8 @@ describe('examples/tracing', () => {
         'invoke_agent assistant > chat scripted',
         'invoke_agent assistant > execute_tool current_time',
         'invoke_agent assistant > execute_tool research',
-        'invoke_agent assistant > execute_tool research > invoke_agent researcher',
-        'invoke_agent assistant > execute_tool research > invoke_agent researcher > chat',
+        'invoke_agent assistant > execute_tool research > invoke_agent research',
+        'invoke_agent assistant > execute_tool research > invoke_agent research > chat',
       ].sort(),
     );
     expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);

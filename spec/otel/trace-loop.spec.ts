@@ -1,7 +1,7 @@
 /** O1–O3: traceLoop's spans, read back from sdk-trace-base's in-memory exporter. */
 import { type Span, type Tracer, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { NEVER, Observable, Subject, from, last, lastValueFrom, map, of, takeWhile, toArray } from 'rxjs';
-import { ToolRegistry, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type ProviderEvent, type ProviderInput, type Tool } from 'rx-tool-loop';
+import { ToolRegistry, agentTool, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type ProviderEvent, type ProviderInput, type Tool } from 'rx-tool-loop';
 import { toolSpanContext, traceLoop } from 'rx-tool-loop/otel';
 import { answerTurn, call, end, only, start, text, tool, toolTurn } from '../support/events.js';
 import { StackContextManager, memoryTracer, parentOf, spanNamed } from './memory-tracer.js';
@@ -328,6 +328,192 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
     expect(ends).toBe(1);
   });
 
+  describe('an agent tool (A1): its inner loop traced from the events it forwards', () => {
+    const search = tool('search', (input: Record<string, string>) => `results for ${input.q ?? ''}`, { q: 'the query' });
+    /** A researcher whose loop asks `search`, then answers; `provider` replaces its model. */
+    const researcher = (provider = scriptedProvider([toolTurn(call('search', { q: 'time zones' }, 'r1')), answerTurn('UTC')]), registry = new ToolRegistry().register(search)) =>
+      agentTool({
+        name: 'researcher',
+        description: 'researches a question',
+        input: { question: 'what to find out' },
+        agent: (input, { signal }) => runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: String(input.question) }], signal }),
+      });
+    const outer = (registry: ToolRegistry, options: { toolTimeoutMs?: number } = {}) =>
+      runEventedToolLoop({
+        provider: scriptedProvider([toolTurn(call('current_time', {}, 'c1'), call('researcher', { question: 'which zone?' }, 'c2')), answerTurn('noon, UTC')]),
+        registry,
+        messages: question,
+        ...options,
+      });
+
+    it("O1, A4: an s04 loop with an agent tool: the inner loop's invoke_agent (named after the tool) sits under the call's execute_tool span, its chat and execute_tool spans under it; the events pass unchanged", async () => {
+      const memory = memoryTracer();
+      const registry = () => new ToolRegistry().register(clock).register(researcher());
+      const traced = await lastValueFrom(outer(registry()).pipe(traceLoop({ tracer: memory.tracer, agentName: 'main', model: 'scripted' }), toArray()));
+      expect(traced).toEqual(await lastValueFrom(outer(registry()).pipe(toArray())));
+      expect(memory.tree()).toEqual([
+        'invoke_agent main (INTERNAL)',
+        '  chat scripted (CLIENT)',
+        '  execute_tool current_time (INTERNAL)',
+        '  execute_tool researcher (INTERNAL)',
+        '    invoke_agent researcher (INTERNAL)',
+        '      chat (CLIENT)',
+        '      execute_tool search (INTERNAL)',
+        '      chat (CLIENT)',
+        '  chat scripted (CLIENT)',
+      ]);
+      expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
+      const spans = memory.finished();
+      const tool = spanNamed(spans, 'execute_tool researcher');
+      const inner = spanNamed(spans, 'invoke_agent researcher');
+      expect(parentOf(spans, inner)).toBe(tool);
+      expect(parentOf(spans, tool)).toBe(spanNamed(spans, 'invoke_agent main'));
+      expect(new Set(spans.map((span) => span.spanContext().traceId)).size).toBe(1);
+      // the inner loop's spans carry the same attributes as the outer loop's; its model is its own, not named
+      expect(inner.attributes).toEqual({
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.name': 'researcher',
+        'rx_tool_loop.reason': 'stop',
+        'gen_ai.usage.input_tokens': 0,
+        'gen_ai.usage.output_tokens': 0,
+      });
+      expect(spanNamed(spans, 'chat', 0).attributes).toEqual({ 'gen_ai.operation.name': 'chat', 'rx_tool_loop.turn': 1, 'gen_ai.response.finish_reasons': ['toolUse'] });
+      expect(spanNamed(spans, 'execute_tool search').attributes).toEqual({
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': 'search',
+        'gen_ai.tool.call.id': 'r1',
+        'gen_ai.tool.type': 'function',
+      });
+      // the researcher starts at its call's last byte (R3) and, scripted, ends before the outer reply does
+      expect(spans.filter((span) => span.kind === SpanKind.CLIENT).map((span) => span.name)).toEqual(['chat', 'chat', 'chat scripted', 'chat scripted']);
+      expect(spans.every((span) => span.status.code === SpanStatusCode.UNSET)).toBe(true);
+      // ended as their events went by: the inner loop within its tool's span, the tool before the outer reply
+      expect(spans.map((span) => span.name).indexOf('invoke_agent researcher')).toBeLessThan(spans.map((span) => span.name).indexOf('execute_tool researcher'));
+    });
+
+    it("O2, A2: an inner loop that fails sets its own spans to ERROR with the provider's message, and the outer call's span with its error result", async () => {
+      const memory = memoryTracer();
+      const failing = tool('search', () => {
+        throw new Error('index down');
+      });
+      // the inner model asks search (which fails), then has no second turn: the inner loop ends with error
+      const inner = researcher(scriptedProvider([toolTurn(call('search', { q: 'x' }, 'r1'))]), new ToolRegistry().register(failing));
+      const events = await lastValueFrom(outer(new ToolRegistry().register(clock).register(inner)).pipe(traceLoop({ tracer: memory.tracer, agentName: 'main' }), toArray()));
+      const message = 'provider error: scripted provider: no turn 2 (the script has 1)';
+      const result = only(events, 'tool_result').find((event) => event.message.toolName === 'researcher')!.message;
+      expect(result.content).toBe(`error: sub-agent researcher ended with error: ${message}`);
+      expect(memory.tree()).toEqual([
+        'invoke_agent main (INTERNAL)',
+        '  chat (CLIENT)',
+        '  execute_tool current_time (INTERNAL)',
+        `  execute_tool researcher (INTERNAL) [ERROR: ${result.content}]`,
+        `    invoke_agent researcher (INTERNAL) [ERROR: ${message}]`,
+        '      chat (CLIENT)',
+        '      execute_tool search (INTERNAL) [ERROR: error: index down]',
+        `      chat (CLIENT) [ERROR: ${message}]`,
+        '  chat (CLIENT)',
+      ]);
+      expect(spanNamed(memory.finished(), 'invoke_agent researcher').attributes['rx_tool_loop.reason']).toBe('error');
+      expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
+    });
+
+    it('O1, A4: nested two deep, each inner loop sits under its own call\'s execute_tool span, named after its tool', async () => {
+      const memory = memoryTracer();
+      const librarian = agentTool({
+        name: 'librarian',
+        description: 'finds books',
+        agent: (_input, { signal }) =>
+          runEventedToolLoop({ provider: scriptedProvider([toolTurn(call('search', { q: 'books' }, 'l1')), answerTurn('two books')]), registry: new ToolRegistry().register(search), messages: [{ role: 'user', content: 'books?' }], signal }),
+      });
+      const inner = researcher(scriptedProvider([toolTurn(call('librarian', {}, 'r1')), answerTurn('read them')]), new ToolRegistry().register(librarian));
+      await lastValueFrom(outer(new ToolRegistry().register(clock).register(inner)).pipe(traceLoop({ tracer: memory.tracer, agentName: 'main' })));
+      expect(memory.tree()).toEqual([
+        'invoke_agent main (INTERNAL)',
+        '  chat (CLIENT)',
+        '  execute_tool current_time (INTERNAL)',
+        '  execute_tool researcher (INTERNAL)',
+        '    invoke_agent researcher (INTERNAL)',
+        '      chat (CLIENT)',
+        '      execute_tool librarian (INTERNAL)',
+        '        invoke_agent librarian (INTERNAL)',
+        '          chat (CLIENT)',
+        '          execute_tool search (INTERNAL)',
+        '          chat (CLIENT)',
+        '      chat (CLIENT)',
+        '  chat (CLIENT)',
+      ]);
+      expect(spanNamed(memory.finished(), 'execute_tool search').attributes['gen_ai.tool.call.id']).toBe('l1');
+      expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
+    });
+
+    it("O3, A3: unsubscribing mid inner tool ends every open span, at every depth, once, with rx_tool_loop.cancelled: true; the ended ones are left as they were", () => {
+      const memory = memoryTracer();
+      const hanging = tool('search', () => NEVER);
+      const inner = researcher(scriptedProvider([toolTurn(call('search', { q: 'x' }, 'r1'))]), new ToolRegistry().register(hanging));
+      const subscription = outer(new ToolRegistry().register(clock).register(inner)).pipe(traceLoop({ tracer: memory.tracer, agentName: 'main' })).subscribe();
+      expect(memory.finished().map((span) => span.name)).toEqual(['execute_tool current_time', 'chat', 'chat']);
+      subscription.unsubscribe();
+      expect(memory.finished().map((span) => [span.name, span.attributes['rx_tool_loop.cancelled']])).toEqual([
+        ['execute_tool current_time', undefined],
+        ['chat', undefined],
+        ['chat', undefined],
+        ['execute_tool search', true],
+        ['invoke_agent researcher', true],
+        ['execute_tool researcher', true],
+        ['invoke_agent main', true],
+      ]);
+      expect(memory.ends().map((span) => span.ends)).toEqual([1, 1, 1, 1, 1, 1, 1]);
+    });
+
+    it("O3, A3: an inner loop cut off before its loop_end (the call's toolTimeoutMs) has its open spans ended at the call's tool_result, with ERROR and the result", async () => {
+      const memory = memoryTracer();
+      const hanging = tool('search', () => NEVER);
+      const inner = researcher(scriptedProvider([toolTurn(call('search', { q: 'x' }, 'r1'))]), new ToolRegistry().register(hanging));
+      const events = await lastValueFrom(outer(new ToolRegistry().register(clock).register(inner), { toolTimeoutMs: 5 }).pipe(traceLoop({ tracer: memory.tracer }), toArray()));
+      const result = only(events, 'tool_result').find((event) => event.message.toolName === 'researcher')!.message;
+      expect(result.isError).toBe(true);
+      expect(memory.tree()).toEqual([
+        'invoke_agent (INTERNAL)',
+        '  chat (CLIENT)',
+        '  execute_tool current_time (INTERNAL)',
+        `  execute_tool researcher (INTERNAL) [ERROR: ${result.content}]`,
+        `    invoke_agent researcher (INTERNAL) [ERROR: ${result.content}]`,
+        '      chat (CLIENT)',
+        `      execute_tool search (INTERNAL) [ERROR: ${result.content}]`,
+        '  chat (CLIENT)',
+      ]);
+      expect(memory.finished().some((span) => span.attributes['rx_tool_loop.cancelled'] !== undefined)).toBe(false);
+      expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
+    });
+
+    it('O2, A1: recordContent records the inner loop\'s replies and tool results on its own spans', async () => {
+      const memory = memoryTracer();
+      await lastValueFrom(outer(new ToolRegistry().register(clock).register(researcher())).pipe(traceLoop({ tracer: memory.tracer, recordContent: true })));
+      const spans = memory.finished();
+      expect(spanNamed(spans, 'execute_tool search').events.map((event) => event.attributes)).toEqual([
+        { arguments: '{"q":"time zones"}' },
+        { id: 'r1', content: 'results for time zones', is_error: false },
+      ]);
+      const inner = spanNamed(spans, 'invoke_agent researcher');
+      const innerChats = spans.filter((span) => span.name === 'chat' && parentOf(spans, span) === inner);
+      expect(innerChats.map((span) => span.events[0]!.attributes)).toEqual([
+        { content: '', finish_reason: 'toolUse', tool_calls: JSON.stringify([{ id: 'r1', name: 'search', input: { q: 'time zones' } }]) },
+        { content: 'UTC', finish_reason: 'stop' },
+      ]);
+    });
+
+    it('O4: a tracer that records nothing gets the outer invoke_agent span alone, also with an agent tool', async () => {
+      const noSdk = trace.getTracer('no-sdk');
+      const started: string[] = [];
+      const tracer: Tracer = {
+        startSpan: (name, options, parent) => (started.push(name), noSdk.startSpan(name, options, parent)),
+        startActiveSpan: noSdk.startActiveSpan.bind(noSdk) as Tracer['startActiveSpan'],
+      };
+      await lastValueFrom(outer(new ToolRegistry().register(clock).register(researcher())).pipe(traceLoop({ tracer, agentName: 'main' })));
+      expect(started).toEqual(['invoke_agent main']);
+    });
+  });
+
   describe('with a context manager', () => {
     beforeAll(() => context.setGlobalContextManager(new StackContextManager()));
     afterAll(() => context.disable());
@@ -376,6 +562,34 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
         '      chat (CLIENT)',
         '  chat (CLIENT)',
       ]);
+    });
+    it("O1, A1: an agent tool whose inner loop has a traceLoop of its own, subscribed inside toolSpanContext(call), is traced once: by that traceLoop, under the call's span", async () => {
+      const memory = memoryTracer();
+      const search = tool('search', () => 'found');
+      const researcher = agentTool({
+        name: 'researcher',
+        description: 'researches',
+        agent: (_input, { call: own, signal }) => {
+          const inner = runEventedToolLoop({ provider: scriptedProvider([toolTurn(call('search', {}, 'r1')), answerTurn('UTC')]), registry: new ToolRegistry().register(search), messages: question, signal });
+          const traced = inner.pipe(traceLoop<LoopEvent>({ tracer: memory.tracer, agentName: 'own-researcher' }));
+          // subscribed inside the call's span (a context manager is registered here)
+          return new Observable<LoopEvent>((subscriber) => context.with(toolSpanContext(own) ?? context.active(), () => traced.subscribe(subscriber)));
+        },
+      });
+      const provider = scriptedProvider([toolTurn(call('researcher', {}, 'c1')), answerTurn('noon')]);
+      const events = await lastValueFrom(runEventedToolLoop({ provider, registry: new ToolRegistry().register(researcher), messages: question }).pipe(traceLoop({ tracer: memory.tracer, agentName: 'main' }), toArray()));
+      expect(only(events, 'tool_update').filter((update) => update.event !== undefined).length).toBeGreaterThan(0);
+      expect(memory.tree()).toEqual([
+        'invoke_agent main (INTERNAL)',
+        '  chat (CLIENT)',
+        '  execute_tool researcher (INTERNAL)',
+        '    invoke_agent own-researcher (INTERNAL)',
+        '      chat (CLIENT)',
+        '      execute_tool search (INTERNAL)',
+        '      chat (CLIENT)',
+        '  chat (CLIENT)',
+      ]);
+      expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
     });
   });
 

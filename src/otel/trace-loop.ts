@@ -43,6 +43,13 @@ export interface TraceLoopOptions {
  * its `tool_result`, with `rx_tool_loop.tool.started: false`, so the trace shows what the model asked for.
  * A tracer that records nothing (the API without an SDK) gets the `invoke_agent` span alone (O4).
  *
+ * An agent tool (A1) forwards its inner loop's events as the call's `tool_update`s: from them the operator
+ * traces the inner loop as the outer one, with `invoke_agent TOOL` (the agent named after the tool) under the
+ * call's `execute_tool` span and its `chat` and `execute_tool` spans under that, at any depth. What the inner
+ * loop left open ends at the call's `tool_result` (ERROR with the result when it is an error: the inner loop
+ * was cut off) or, with the rest, on unsubscribe. An inner loop that a traceLoop (recording) saw already —
+ * the user traced it, e.g. subscribed inside `toolSpanContext(call)` — is not traced twice.
+ *
  * ```ts
  * import { trace } from '@opentelemetry/api';
  * import { traceLoop } from 'rx-tool-loop/otel';
@@ -62,7 +69,7 @@ export function traceLoop<E extends LoopEvent | ConversationEvent>(options: Trac
       // tap: an unsubscribe reaches the loop at once, even while it is still inside its subscribe
       return source.pipe(
         tap({
-          next: (event) => spans.record(event),
+          next: (event) => spans.observe(event),
           error: (error: unknown) => spans.failAll(error),
           complete: () => spans.closeAll(),
           unsubscribe: () => spans.cancelAll(),
@@ -77,7 +84,21 @@ interface OpenTool {
   call: ToolCall;
   parent: Context;
   context?: Context;
+  /**
+   * An agent tool's inner loop (A1), traced from the events its updates forward: made at the first one;
+   * `null` when that event was traced already (the inner loop has a traceLoop of its own).
+   */
+  inner?: LoopSpans | null;
 }
+
+/** The context of a tool's span, made once: for a tool that asks (toolSpanContext) and for its inner loop. */
+function contextOf(open: OpenTool): Context {
+  return (open.context ??= trace.setSpan(open.parent, open.span));
+}
+
+// The events some recording traceLoop has seen: an agent tool's update forwarding one of them is not traced
+// again (the user traced the inner loop, e.g. under toolSpanContext). Weak: an event is forgotten with itself.
+const tracedEvents = new WeakSet<object>();
 
 // The subscriptions with an execute_tool span open: where toolSpanContext looks for a call. A subscription
 // joins at its first tool_start and leaves when its loop ends, so the hot path pays per loop, not per call.
@@ -101,7 +122,7 @@ const withOpenTools = new Set<LoopSpans>();
 export function toolSpanContext(call: ToolCall): Context | undefined {
   for (const spans of withOpenTools) {
     const open = spans.openTool(call);
-    if (open !== undefined) return (open.context ??= trace.setSpan(open.parent, open.span));
+    if (open !== undefined) return contextOf(open);
   }
   return undefined;
 }
@@ -112,6 +133,8 @@ interface TraceSettings {
   // made once: every loop's and every reply's span starts with the same name, kind and attributes
   agent: { name: string; options: SpanOptions };
   chat: { name: string; options: SpanOptions };
+  /** The settings of agent tools' inner loops, by tool name: made at a tool's first forwarded event. */
+  inner: Map<string, TraceSettings>;
 }
 
 /** R20's way: checked and copied at call time, so changing the options object later changes nothing. */
@@ -126,19 +149,34 @@ function checkOptions(options: TraceLoopOptions): TraceSettings {
   if (recordContent !== undefined && typeof recordContent !== 'boolean') {
     throw new TypeError(`traceLoop: recordContent must be a boolean, got ${shown(recordContent)}`);
   }
+  return settingsOf(tracer, agentName, model, recordContent === true);
+}
+
+function settingsOf(tracer: Tracer, agentName: string | undefined, model: string | undefined, recordContent: boolean): TraceSettings {
   const agentAttributes: Attributes = { 'gen_ai.operation.name': 'invoke_agent' };
   if (agentName !== undefined) agentAttributes['gen_ai.agent.name'] = agentName;
   const chatAttributes: Attributes = { 'gen_ai.operation.name': 'chat' };
   if (model !== undefined) agentAttributes['gen_ai.request.model'] = chatAttributes['gen_ai.request.model'] = model;
   return {
     tracer,
-    recordContent: recordContent === true,
+    recordContent,
     agent: { name: agentName === undefined ? 'invoke_agent' : `invoke_agent ${agentName}`, options: { kind: SpanKind.INTERNAL, attributes: Object.freeze(agentAttributes) } },
     chat: { name: model === undefined ? 'chat' : `chat ${model}`, options: { kind: SpanKind.CLIENT, attributes: Object.freeze(chatAttributes) } },
+    inner: new Map(),
   };
 }
 
-/** The open spans of one subscription: its current loop's, its current provider call's, its running tools'. */
+/** An agent tool's inner loop: the agent is named after the tool; its model is its own, not known here. */
+function innerSettings(settings: TraceSettings, toolName: string): TraceSettings {
+  let inner = settings.inner.get(toolName);
+  if (inner === undefined) settings.inner.set(toolName, (inner = settingsOf(settings.tracer, toolName, undefined, settings.recordContent)));
+  return inner;
+}
+
+/**
+ * The open spans of one subscription: its current loop's, its current provider call's, its running tools'
+ * and, under an agent tool's span, its inner loop's (another LoopSpans, fed the events the tool forwards).
+ */
 class LoopSpans {
   private agent: Span | undefined;
   private agentContext: Context | undefined;
@@ -156,6 +194,12 @@ class LoopSpans {
     /** The context active at subscribe: every loop's `invoke_agent` span is its child. */
     private readonly parent: Context,
   ) {}
+
+  /** An event of the traced source itself: recorded, and marked as traced (tracedEvents). */
+  observe(event: LoopEvent | ConversationEvent): void {
+    this.record(event);
+    if (!this.off) tracedEvents.add(event);
+  }
 
   record(event: LoopEvent | ConversationEvent): void {
     switch (event.type) {
@@ -188,12 +232,15 @@ class LoopSpans {
       case 'tool_result':
         this.endTool(event.message);
         return;
+      case 'tool_update':
+        if (event.event !== undefined) this.forward(event.toolCallId, event.event);
+        return;
       case 'turn_end':
         // a provider that failed, or an abort, ends the reply without a message_end: the turn's assistant says how
         this.endChatWith(event.assistant);
         return;
       default:
-        return; // message_start, deltas, tool_update: nothing to record
+        return; // message_start, deltas: nothing to record
     }
   }
 
@@ -220,7 +267,10 @@ class LoopSpans {
   private endOpen(attributes: Attributes, errorMessage?: string): void {
     if (this.agent === undefined && this.chat === undefined && this.tools.length === 0 && !this.listed) return;
     const open: Span[] = [];
-    for (const tool of this.tools) open.push(tool.span);
+    for (const tool of this.tools) {
+      tool.inner?.endOpen(attributes, errorMessage); // an inner loop's spans end before the tool's
+      open.push(tool.span);
+    }
     if (this.listed) {
       withOpenTools.delete(this);
       this.listed = false;
@@ -339,8 +389,21 @@ class LoopSpans {
     return undefined;
   }
 
+  /**
+   * A1: an agent tool's update forwards `event` of its inner loop: recorded by the inner loop's spans, under
+   * the tool's, at any depth (a forwarded update forwards in turn) — unless a traceLoop saw it already.
+   */
+  private forward(toolCallId: string, event: LoopEvent): void {
+    const open = this.tools.find((tool) => tool.call.id === toolCallId);
+    if (open === undefined) return;
+    if (open.inner === undefined) open.inner = tracedEvents.has(event) ? null : new LoopSpans(innerSettings(this.settings, open.call.name), contextOf(open));
+    open.inner?.record(event);
+  }
+
   private endTool(result: ToolResultMessage): void {
     const open = this.takeTool(result.toolCallId);
+    // an inner loop still open at the result was cut off (a timeout, an error, no loop_end): ended with it
+    if (open?.inner) open.inner.endOpen(NO_ATTRIBUTES, result.isError ? result.content : undefined);
     // answered without running (R23: no tool_start): a span of zero length, so the call is still seen
     const at = open === undefined ? performance.now() : undefined;
     const span = open?.span ?? this.toolSpan(result.toolCallId, result.toolName, at);
