@@ -28,6 +28,7 @@ const { Server } = sdk('server/index.js');
 const { InMemoryTransport } = sdk('inMemory.js');
 const { CallToolRequestSchema, ListToolsRequestSchema } = sdk('types.js');
 
+const { ToolCallContext } = require(path.join(DIST, 'tools', 'tool-call-context.js'));
 const { spawnSync } = require('node:child_process');
 
 const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback;
@@ -90,7 +91,6 @@ async function child(transport, row) {
         }
       },
       handler: async (n) => {
-        const { ToolCallContext } = require(path.join(DIST, 'tools', 'tool-call-context.js'));
         for (let i = 1; i <= n; i++) {
           const call = { id: `c${i}`, name: 'echo', input: { message: `m${i}` } };
           await rxjs.lastValueFrom(tools[0].handler(call.input, new ToolCallContext(call)));

@@ -174,3 +174,36 @@ describe('executeTool: tool_start (R23)', () => {
     });
   });
 });
+
+describe('executeTool: an Observable tool that sends a value that is no result (R9, R14)', () => {
+  it.each([Infinity, 1_000])('R9, R14: (timeout %s) the value held back is progress, the result is the failure, the source is torn down and the signal aborted', async (timeoutMs) => {
+    let torn = false;
+    let signal: AbortSignal | undefined;
+    const work = tool('work', (_input, context) => {
+      signal = context.signal;
+      // 42: a value the types forbid, as a JavaScript tool may send it
+      return new Observable<unknown>((subscriber) => {
+        subscriber.next('first');
+        subscriber.next(42);
+        subscriber.next('never seen');
+        return () => {
+          torn = true;
+        };
+      }) as unknown as ToolReturn;
+    });
+    const { done } = play(executeTool(work, callOf('c1', 'work', {}), timeoutMs));
+    expect(await done).toEqual(['tool_start c1', 'tool_update first', 'settled error: tool returned a number; expected a string or { content: string }']);
+    expect(torn).toBe(true);
+    expect(signal?.aborted).toBe(true);
+  });
+
+  it.each([Infinity, 1_000])('R9, R14: (timeout %s) a tool that finishes by itself keeps its signal unaborted', async (timeoutMs) => {
+    let signal: AbortSignal | undefined;
+    const work = tool('work', (_input, context) => {
+      signal = context.signal;
+      return of('first', 'ok');
+    });
+    expect(await play(executeTool(work, callOf('c1', 'work', {}), timeoutMs)).done).toEqual(['tool_start c1', 'tool_update first', 'settled ok']);
+    expect(signal?.aborted).toBe(false);
+  });
+});

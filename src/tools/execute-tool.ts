@@ -1,16 +1,5 @@
-import {
-  Observable,
-  OperatorFunction,
-  Subscriber,
-  TeardownLogic,
-  catchError,
-  from,
-  identity,
-  isObservable,
-  map,
-  of,
-  tap,
-} from 'rxjs';
+import { Observable, OperatorFunction, Subscriber, TeardownLogic, from, isObservable, tap } from 'rxjs';
+import { HeldSubscriber } from '../util/held-subscriber.js';
 import { setLongTimeout } from '../util/long-timeout.js';
 import { ToolCallContext } from './tool-call-context.js';
 import { isPromiseLike } from '../util/values.js';
@@ -19,7 +8,7 @@ import { toToolOutput, toolErrorMessage } from './tool-result.js';
 import { type ToolProgress, type ToolSettled, type ToolUpdate, ToolTimeout, failed, resultOf, settled } from './tool-outcome.js';
 import { type ToolHooks, hooked } from './tool-hooks.js';
 import type { LoopEvent, Tool, ToolCall, ToolOutput, ToolReturn } from '../types.js';
-import { ToolProgressValue, forwardedEvent, isToolProgress } from './tool-progress.js';
+import { forwardedEvent, isToolProgress } from './tool-progress.js';
 
 export type { ToolProgress, ToolSettled, ToolStart, ToolUpdate } from './tool-outcome.js';
 
@@ -101,16 +90,69 @@ function run(
   // a Promise without a deadline: straight into the subscriber, no stream layers while it runs
   if (!isObservable(value) && timeoutMs === Infinity) return settle(value, call, context, subscriber);
 
-  return (isObservable(value) ? value : from(value))
-    .pipe(
+  const source = isObservable(value) ? value : from(value);
+  // no deadline: the handler's Observable straight into one relay, no operator layers per call (bench/mcp.js)
+  if (timeoutMs === Infinity) return relay(source, call, context, subscriber);
+  return relay(
+    source.pipe(
       // torn down before it finished (unsubscribe, abort, timeout): tell the handler
       tap({ unsubscribe: () => context.abort() }),
-      timeoutMs === Infinity ? identity : failAfter(timeoutMs),
-      map((value): ToolOutput | ToolProgressValue => (isToolProgress(value) ? value : toToolOutput(value))),
-      progressThenResult(call),
-      catchError((error: unknown) => of(failed(call, error))),
-    )
-    .subscribe(subscriber);
+      failAfter(timeoutMs),
+    ),
+    call,
+    undefined,
+    subscriber,
+  );
+}
+
+/**
+ * R14: an Observable tool's values as progress, then its result. A `toolProgress` value is a `tool_update`
+ * at once. Of the other values the last is the result, and each earlier one becomes a `tool_update` when
+ * the next one shows it was not the last; if the tool then fails, the value held back is progress too. A
+ * value that is no result is a failure, and its source is torn down. Torn down before the source finished
+ * (unsubscribe, abort), `context` is aborted, to tell the handler.
+ */
+function relay(source: Observable<unknown>, call: ToolCall, context: ToolCallContext | undefined, subscriber: Subscriber<ToolProgress>): TeardownLogic {
+  let last: ToolOutput | undefined;
+  let ended = false; // the source finished by itself: nothing to abort
+  const flush = () => {
+    if (last !== undefined) subscriber.next(update(call, last.content, last.details));
+    last = undefined;
+  };
+  const fail = (error: unknown) => {
+    flush();
+    finish(subscriber, failed(call, error));
+  };
+  // held before it subscribes, so that a bad value closes a source still inside its synchronous start
+  const held = new HeldSubscriber<unknown>({
+    next(value) {
+      if (isToolProgress(value)) return subscriber.next(update(call, value.content, value.details, forwardedEvent(value) as LoopEvent | undefined));
+      let output: ToolOutput;
+      try {
+        output = toToolOutput(value);
+      } catch (error) {
+        fail(error);
+        held.unsubscribe();
+        context?.abort();
+        return;
+      }
+      flush();
+      last = output;
+    },
+    error(error: unknown) {
+      ended = true;
+      fail(error);
+    },
+    complete() {
+      ended = true;
+      finish(subscriber, last === undefined ? settled(toolErrorMessage(call, 'error: tool produced no result')) : resultOf(call, last));
+    },
+  });
+  source.subscribe(held);
+  return () => {
+    held.unsubscribe();
+    if (!ended) context?.abort();
+  };
 }
 
 /** A Promise tool: its value or its rejection is the result; unsubscribing before either aborts its signal. */
@@ -157,37 +199,6 @@ function failAfter<T>(ms: number): OperatorFunction<T, T> {
         cancelClock();
         tool.unsubscribe();
       };
-    });
-}
-
-/**
- * R14: a `toolProgress` value is a `tool_update` at once. Of the other values the last is the result,
- * and each earlier one becomes a `tool_update` when the next one shows it was not the last; if the
- * tool then fails, the value held back is progress too.
- */
-function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput | ToolProgressValue, ToolProgress> {
-  return (source) =>
-    new Observable<ToolProgress>((subscriber) => {
-      let last: ToolOutput | undefined;
-      const flush = () => {
-        if (last !== undefined) subscriber.next(update(call, last.content, last.details));
-        last = undefined;
-      };
-      return source.subscribe({
-        next(value) {
-          if (isToolProgress(value)) return subscriber.next(update(call, value.content, value.details, forwardedEvent(value) as LoopEvent | undefined));
-          flush();
-          last = value;
-        },
-        error(error: unknown) {
-          flush();
-          subscriber.error(error);
-        },
-        complete() {
-          const result = last === undefined ? settled(toolErrorMessage(call, 'error: tool produced no result')) : resultOf(call, last);
-          finish(subscriber, result);
-        },
-      });
     });
 }
 

@@ -1,7 +1,7 @@
-import { Observable, defaultIfEmpty, defer, filter, map, takeUntil } from 'rxjs';
-import { fromAbortSignal, isAbortSignal } from '../util/abort-signal.js';
+import { Observable } from 'rxjs';
+import { isAbortSignal, onAbort } from '../util/abort-signal.js';
 import { shown } from '../util/values.js';
-import { ToolSettled, executeTool } from './execute-tool.js';
+import { executeTool } from './execute-tool.js';
 import { abortedResult } from './tool-result.js';
 import { TOOL_NAME, isToolName } from './tool-name.js';
 import { specOf } from './tool-spec.js';
@@ -91,13 +91,24 @@ export class ToolRegistry {
       throw new TypeError(`ToolRegistry.run: call must be a ToolCall { id: string, name: string, input } (got ${shown(call)})`);
     }
     if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(`ToolRegistry.run: signal must be an AbortSignal (got ${shown(signal)})`);
-    return defer(() =>
-      executeTool(this.get(call.name), call).pipe(
-        filter((progress): progress is ToolSettled => progress.type === 'settled'),
-        map((done) => done.message),
-        takeUntil(fromAbortSignal(signal)),
-        defaultIfEmpty(abortedResult(call)),
-      ),
-    );
+    // one Observable, not defer + filter + map + takeUntil + defaultIfEmpty: five layers per call (bench/mcp.js)
+    return new Observable<ToolResultMessage>((subscriber) => {
+      const answer = (message: ToolResultMessage) => {
+        subscriber.next(message);
+        subscriber.complete();
+      };
+      // aborted already: the tool is never looked up nor run
+      if (signal?.aborted === true) return answer(abortedResult(call));
+      const found = this.get(call.name);
+      const stop = signal === undefined ? undefined : onAbort(signal, () => answer(abortedResult(call)));
+      const tool = executeTool(found, call).subscribe({
+        next: (progress) => progress.type === 'settled' && answer(progress.message),
+        complete: () => subscriber.closed || answer(abortedResult(call)),
+      });
+      return () => {
+        stop?.();
+        tool.unsubscribe();
+      };
+    });
   }
 }

@@ -1,5 +1,3 @@
-import { Observable } from 'rxjs';
-
 /**
  * Calls `listener` once when `signal` aborts (at once if it already has) and returns what removes it,
  * so that a long-lived signal collects no listeners. The one place the library listens to a signal.
@@ -17,24 +15,6 @@ export function onAbort(signal: AbortSignal, listener: () => void): () => void {
   }
   signal.addEventListener('abort', listener, { once: true });
   return () => signal.removeEventListener('abort', listener);
-}
-
-/**
- * Emits once and completes when `signal` aborts, at once if it already has; never without a signal.
- *
- * ```text
- * signal:        ----abort
- * fromAbort:     ----(x|)
- * ```
- */
-export function fromAbortSignal(signal: AbortSignal | undefined): Observable<void> {
-  return new Observable<void>((subscriber) => {
-    if (!signal) return;
-    return onAbort(signal, () => {
-      subscriber.next();
-      subscriber.complete();
-    });
-  });
 }
 
 /** By shape, so that a signal from another realm (a vm context, an iframe, jsdom) counts. */
