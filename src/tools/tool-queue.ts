@@ -36,6 +36,8 @@ export class ToolQueue {
    */
   readonly isStopped = (): boolean => this.stopped;
   private active = 0;
+  /** The tool inside its synchronous start, not yet in `running`. */
+  private starting: Subscription | undefined;
   private draining = false;
   private stopped = false;
 
@@ -63,6 +65,7 @@ export class ToolQueue {
     this.waiting = [];
     this.head = 0;
     this.active = 0;
+    this.starting?.unsubscribe();
     this.running.unsubscribe();
   }
 
@@ -110,8 +113,16 @@ export class ToolQueue {
         if (this.idle) this.events.idle();
       },
     });
-    // once stopped, `running` is closed, and adding to it unsubscribes at once
-    this.running.add(subscription);
-    this.run(call).subscribe(subscription);
+    // a tool inside its synchronous start is `starting`: stop() closes it there (C3); one that is still running
+    // afterwards joins `running` (once stopped, `running` is closed, and adding to it unsubscribes at once).
+    // A synchronous tool never joins it: no add and remove per call (W1)
+    const outer = this.starting;
+    this.starting = subscription;
+    try {
+      this.run(call).subscribe(subscription);
+    } finally {
+      this.starting = outer;
+    }
+    if (!subscription.closed) this.running.add(subscription);
   }
 }
