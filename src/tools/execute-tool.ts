@@ -7,7 +7,6 @@ import {
   from,
   identity,
   isObservable,
-  map,
   of,
   tap,
 } from 'rxjs';
@@ -19,7 +18,7 @@ import { toToolOutput, toolErrorMessage } from './tool-result.js';
 import { type ToolProgress, type ToolSettled, type ToolUpdate, ToolTimeout, failed, resultOf, settled } from './tool-outcome.js';
 import { type ToolHooks, hooked } from './tool-hooks.js';
 import type { LoopEvent, Tool, ToolCall, ToolOutput, ToolReturn } from '../types.js';
-import { ToolProgressValue, forwardedEvent, isToolProgress } from './tool-progress.js';
+import { forwardedEvent, isToolProgress } from './tool-progress.js';
 
 export type { ToolProgress, ToolSettled, ToolStart, ToolUpdate } from './tool-outcome.js';
 
@@ -106,7 +105,6 @@ function run(
       // torn down before it finished (unsubscribe, abort, timeout): tell the handler
       tap({ unsubscribe: () => context.abort() }),
       timeoutMs === Infinity ? identity : failAfter(timeoutMs),
-      map((value): ToolOutput | ToolProgressValue => (isToolProgress(value) ? value : toToolOutput(value))),
       progressThenResult(call),
       catchError((error: unknown) => of(failed(call, error))),
     )
@@ -165,7 +163,7 @@ function failAfter<T>(ms: number): OperatorFunction<T, T> {
  * and each earlier one becomes a `tool_update` when the next one shows it was not the last; if the
  * tool then fails, the value held back is progress too.
  */
-function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput | ToolProgressValue, ToolProgress> {
+function progressThenResult(call: ToolCall): OperatorFunction<unknown, ToolProgress> {
   return (source) =>
     new Observable<ToolProgress>((subscriber) => {
       let last: ToolOutput | undefined;
@@ -176,8 +174,18 @@ function progressThenResult(call: ToolCall): OperatorFunction<ToolOutput | ToolP
       return source.subscribe({
         next(value) {
           if (isToolProgress(value)) return subscriber.next(update(call, value.content, value.details, forwardedEvent(value) as LoopEvent | undefined));
+          // checked here rather than in a `map` of its own: one layer less for every value (W9's forwarded events)
+          let output: ToolOutput;
+          try {
+            output = toToolOutput(value);
+          } catch (error) {
+            // as the map did: the value held back is progress, then the failure (R9)
+            flush();
+            subscriber.error(error);
+            return;
+          }
           flush();
-          last = value;
+          last = output;
         },
         error(error: unknown) {
           flush();
