@@ -14,7 +14,7 @@ import { setLongTimeout } from '../util/long-timeout.js';
 import { ToolCallContext } from './tool-call-context.js';
 import { isPromiseLike } from '../util/values.js';
 import { type InputCheck, type PendingInputCheck, checkInput } from './check-input.js';
-import { toToolOutput, toolErrorMessage } from './tool-result.js';
+import { isToolOutput, toToolOutput, toolErrorMessage } from './tool-result.js';
 import { type ToolProgress, type ToolSettled, type ToolUpdate, ToolTimeout, failed, resultOf, settled } from './tool-outcome.js';
 import { type ToolHooks, hooked } from './tool-hooks.js';
 import type { LoopEvent, Tool, ToolCall, ToolOutput, ToolReturn } from '../types.js';
@@ -102,13 +102,23 @@ function run(
 
   return (isObservable(value) ? value : from(value))
     .pipe(
-      // torn down before it finished (unsubscribe, abort, timeout): tell the handler
-      tap({ unsubscribe: () => context.abort() }),
+      tap({
+        // R9: a value that is neither progress nor a result fails the call here, in the operator that is there
+        // anyway (one layer less for every value than a `map` of its own), and closes the tool at once
+        next: checkValue,
+        // torn down before it finished (unsubscribe, abort, timeout, a bad value): tell the handler
+        unsubscribe: () => context.abort(),
+      }),
       timeoutMs === Infinity ? identity : failAfter(timeoutMs),
       progressThenResult(call),
       catchError((error: unknown) => of(failed(call, error))),
     )
     .subscribe(subscriber);
+}
+
+/** Throws (R9's message) for a value of an Observable tool that is neither a `toolProgress` nor a result. */
+function checkValue(value: unknown): void {
+  if (!isToolOutput(value) && !isToolProgress(value)) toToolOutput(value);
 }
 
 /** A Promise tool: its value or its rejection is the result; unsubscribing before either aborts its signal. */
@@ -174,18 +184,9 @@ function progressThenResult(call: ToolCall): OperatorFunction<unknown, ToolProgr
       return source.subscribe({
         next(value) {
           if (isToolProgress(value)) return subscriber.next(update(call, value.content, value.details, forwardedEvent(value) as LoopEvent | undefined));
-          // checked here rather than in a `map` of its own: one layer less for every value (W9's forwarded events)
-          let output: ToolOutput;
-          try {
-            output = toToolOutput(value);
-          } catch (error) {
-            // as the map did: the value held back is progress, then the failure (R9)
-            flush();
-            subscriber.error(error);
-            return;
-          }
           flush();
-          last = output;
+          // checkValue let it through: a result
+          last = toToolOutput(value);
         },
         error(error: unknown) {
           flush();
