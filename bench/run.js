@@ -392,8 +392,10 @@ function w9Costs(r, name = 'agent tools') {
 function w9Table(r) {
   const c = w9Costs(r);
   const bare = w9Costs(r, 'agent tools, no signal');
+  const alone = w9Costs(r, 'a one-turn loop per call, not forwarded');
   const labels = {
     'rx-tool-loop': 'W1’s loop: **rx-tool-loop**, `echo` a plain tool',
+    'a one-turn loop per call, not forwarded': 'the same, the plain `echo` also running the inner one-turn loop to its end, its events dropped (a loop per call, nothing forwarded)',
     'agent tools': 'the same, `echo` an `agentTool` of one inner turn (its events forwarded, `signal: context.signal` as the README wires it)',
     'agent tools, no signal': 'the same without the signal (unsubscription alone tears the inner loop down, A3)',
   };
@@ -403,7 +405,7 @@ function w9Table(r) {
     '',
     c.ratio === undefined
       ? 'An inner turn: –.'
-      : `An outer turn costs ${fmt(c.outerTurn, 2)} µs; an inner turn (what the agent tool adds over the plain echo, per inner turn: ${int(r.innerTurns)} of them) ${fmt(c.innerTurn, 2)} µs: ${fmt(c.ratio)}× an outer turn${bare.ratio === undefined ? '' : `; without the signal ${fmt(bare.innerTurn, 2)} µs, ${fmt(bare.ratio)}× (the difference: an \`AbortController\` per call and the inner loop's listening to it)`}.`,
+      : `An outer turn costs ${fmt(c.outerTurn, 2)} µs; an inner turn (what the agent tool adds over the plain echo, per inner turn: ${int(r.innerTurns)} of them) ${fmt(c.innerTurn, 2)} µs: ${fmt(c.ratio)}× an outer turn${bare.ratio === undefined ? '' : `; without the signal ${fmt(bare.innerTurn, 2)} µs, ${fmt(bare.ratio)}× (the difference: an \`AbortController\` per call and the inner loop's listening to it)`}${alone.ratio === undefined ? '' : `. Of an inner turn, the one-turn loop itself (its start, turn and end, nothing forwarded) is ${fmt(alone.innerTurn, 2)} µs, ${fmt(alone.ratio)}× an outer turn`}.`,
   ].join('\n');
 }
 
@@ -740,9 +742,11 @@ function methodText(env) {
 - **W9** agents as tools (A1–A5). W1's conversation (200 of them, 10 turns, 5 deltas a turn, one \`echo\` call a
   turn but the last) with \`echo\` an \`agentTool\` whose inner loop is one turn of the same fake model (5
   deltas, then \`stop\`), given the call's \`context.signal\`, every inner event forwarded to the outer
-  subscriber; against W1's loop in the same process, 5 warm-ups + 21 repetitions each, in blocks. An inner
-  turn's cost is what the agent tool adds over the plain echo, divided by the inner turns (1,800); the target:
-  at most 1.2× an outer turn of W1's loop.
+  subscriber (and once without the signal); against W1's loop in the same process, and against the plain echo
+  running the same one-turn loop to its end with nothing forwarded (what a loop per call costs by itself),
+  5 warm-ups + 21 repetitions each, in blocks. An inner turn's cost is what the agent tool adds over the
+  plain echo, divided by the inner turns (1,800) — a whole one-turn loop, its start and end included; the
+  target: at most 1.2× an outer turn of W1's loop.
 - **W6** over HTTP. A loopback server (\`lib/w6-server.js\`, on 127.0.0.1, started and stopped by the
   workload) runs in a child process of its own and writes replies the bench composes itself
   (\`lib/w6-wire.js\`) in three wire formats: OpenAI Chat Completions SSE (a first chunk with the role,

@@ -933,7 +933,10 @@ async function w7() {
 // tool_update. Against W1's loop at the same size in the same process: the cost of an inner turn is what
 // the agent tool adds over the plain echo, per inner turn.
 
-function agentToolContender(name, withSignal) {
+// mode 'alone': no agent tool; the plain echo also runs the same one-turn inner loop to its end, its events
+// read and dropped: what a whole loop per call costs before anything is forwarded (an inner turn is a loop)
+function agentToolContender(name, mode) {
+  const withSignal = mode === 'signal';
   const { fakeProvider } = require('./lib/rx-provider.js');
   const lib = contender('rx-tool-loop').library();
   if (typeof lib.agentTool !== 'function') throw new Error('bench: this build has no agentTool');
@@ -944,8 +947,21 @@ function agentToolContender(name, withSignal) {
       const inner = { conversations: 1, turns: 1, deltas: spec.deltas, calls: 0 };
       const innerCounters = S.newCounters();
       const none = new lib.ToolRegistry();
+      const alone = {
+        name: 'echo',
+        description: S.ECHO_DESCRIPTION,
+        input: { text: 'the text to return', turn: 'the turn number' },
+        handler: (input) => {
+          const text = echo(input);
+          const provider = fakeProvider(inner, innerCounters);
+          lib.runEventedToolLoop({ provider, registry: none, messages: [{ role: 'user', content: input.text }] }).subscribe({
+            next: (event) => event.type === 'text_delta' && innerCounters.deltas++,
+          });
+          return text;
+        },
+      };
       const registry = new lib.ToolRegistry().register(
-        lib.agentTool({
+        mode === 'alone' ? alone : lib.agentTool({
           name: 'echo',
           description: S.ECHO_DESCRIPTION,
           input: { text: 'the text to return', turn: 'the turn number' },
@@ -993,7 +1009,12 @@ async function w9() {
   const innerTurns = spec.conversations * (spec.turns - 1) * spec.calls;
   log(`W9: W1's ${spec.conversations} conversations x ${spec.turns} turns, each call an agent tool of one turn, µs per conversation`);
   // as the README wires it (the call's signal passed on), and without the signal: unsubscription alone tears the inner loop down (A3)
-  const contenders = [contender('rx-tool-loop'), agentToolContender('agent tools', true), agentToolContender('agent tools, no signal', false)];
+  const contenders = [
+    contender('rx-tool-loop'),
+    agentToolContender('a one-turn loop per call, not forwarded', 'alone'),
+    agentToolContender('agent tools', 'signal'),
+    agentToolContender('agent tools, no signal', 'none'),
+  ];
   const timing = {};
   for (const who of contenders) {
     log(`  ${who.name}…`);
@@ -1006,7 +1027,7 @@ async function w9() {
     log(`  ${who.name}: ${describe(timing[who.name])}`);
   }
   const loop = timing['rx-tool-loop'];
-  for (const name of ['agent tools', 'agent tools, no signal']) {
+  for (const name of ['a one-turn loop per call, not forwarded', 'agent tools', 'agent tools, no signal']) {
     const agents = timing[name];
     if (loop.error || agents.error) continue;
     const outerTurn = (loop.median * spec.conversations) / turns;

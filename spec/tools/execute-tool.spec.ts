@@ -207,3 +207,23 @@ describe('executeTool: an Observable tool that sends a value that is no result (
     expect(signal?.aborted).toBe(false);
   });
 });
+
+describe('executeTool: an Observable tool value that is no result (R9, R14)', () => {
+  it('R9: the value held back before it is progress, then the call fails, and the tool is torn down with its signal aborted', () => {
+    let signal: AbortSignal | undefined;
+    let more = false;
+    const bad = tool('bad', (_input, context) => {
+      signal = context.signal;
+      return new Observable<unknown>((subscriber) => {
+        subscriber.next('first');
+        subscriber.next(42);
+        more = !subscriber.closed;
+      }) as ToolReturn; // a handler in plain JS can return any values
+    });
+    const { values, completed } = collectSync(executeTool(bad, callOf('c1', 'bad')));
+    expect(values.map(line)).toEqual(['tool_start c1', 'tool_update first', 'settled error: tool returned a number; expected a string or { content: string }']);
+    expect(completed).toBe(true);
+    expect(more).toBe(false);
+    expect(signal?.aborted).toBe(true);
+  });
+});

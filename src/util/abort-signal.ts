@@ -19,6 +19,8 @@ export function onAbort(signal: AbortSignal, listener: () => void): () => void {
 
 /** By shape, so that a signal from another realm (a vm context, an iframe, jsdom) counts. */
 export function isAbortSignal(value: unknown): value is AbortSignal {
+  // this realm's own signal first: the shape check's getter and lookups were 2.5% of W9's profile
+  if (typeof AbortSignal === 'function' && value instanceof AbortSignal) return true;
   const signal = value as Partial<AbortSignal> | null;
   return (
     typeof signal === 'object' &&
