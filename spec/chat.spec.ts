@@ -36,7 +36,7 @@ function startChat(...args: string[]): Chat {
     for (const check of waiters) check();
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | NodeJS.Signals>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal!)));
+  const exited = new Promise<number | NodeJS.Signals>((resolve) => child.on('close', (code, signal) => resolve(code ?? signal!)));
   return {
     child,
     stdout: () => stdout,

@@ -60,7 +60,8 @@ function runChild(file: string, killAfterMs: number | undefined): Promise<{ kill
       if (killAfterMs !== undefined && timer === undefined && stdout.includes('ready\n')) timer = setTimeout(() => process_.kill('SIGKILL'), killAfterMs);
     });
     process_.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    process_.on('exit', (_code, signal) => {
+    // 'close', not 'exit': a child's last output ('done') may still be in its pipe when it exits
+    process_.on('close', (_code, signal) => {
       running.delete(process_);
       clearTimeout(timer);
       resolve({ killed: signal === 'SIGKILL', done: stdout.includes('done\n'), stderr });
