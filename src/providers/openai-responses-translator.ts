@@ -1,5 +1,6 @@
 import type { ProviderEvent, Usage } from '../types.js';
 import { parseArguments, parseEventData } from './json.js';
+import { openAIUsage } from './openai-usage.js';
 import type { SseEvent } from './http/sse.js';
 import { WireError, WireTranslator } from './http/transport.js';
 
@@ -299,20 +300,9 @@ function incompleteText(reason: string | undefined): string {
   return `response incomplete (${reason ?? 'no reason given'})`;
 }
 
-/**
- * R27: the Responses API's `usage` as {@link Usage}: `input_tokens` in, `output_tokens` out, and
- * `input_tokens_details.cached_tokens` read from the cache (part of `input_tokens`, as OpenAI counts).
- */
+/** R27: the Responses API's `usage` names its counts `input_tokens`, `output_tokens`, `input_tokens_details`. */
 function usageOf(raw: ResponseObject['usage']): Usage | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const { input_tokens: input, output_tokens: output, input_tokens_details: details } = raw;
-  if (!isCount(input) && !isCount(output)) return undefined;
-  const usage: Usage = { inputTokens: isCount(input) ? input : 0, outputTokens: isCount(output) ? output : 0 };
-  const cached = typeof details === 'object' && details !== null ? details.cached_tokens : undefined;
-  if (isCount(cached)) usage.cacheReadTokens = cached;
-  return usage;
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+  return openAIUsage(input, output, details);
 }

@@ -1,6 +1,7 @@
 import type { AgentMessage, Provider, ProviderEvent, ProviderInput, Usage } from '../types.js';
 import { shown } from '../util/values.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
+import { openAIUsage } from './openai-usage.js';
 import type { SseEvent } from './http/sse.js';
 import { HttpProviderOptions, ToolChoice, WireError, WireTranslator, httpSettings, messageOf, streamRequest } from './http/transport.js';
 
@@ -470,22 +471,11 @@ export class OpenAIChatTranslator implements WireTranslator {
   }
 }
 
-/**
- * R27: OpenAI `usage` as {@link Usage}: `prompt_tokens` in, `completion_tokens` out, and
- * `prompt_tokens_details.cached_tokens` read from the cache (part of `prompt_tokens`, as OpenAI counts).
- */
+/** R27: Chat Completions' `usage` names its counts `prompt_tokens`, `completion_tokens`, `prompt_tokens_details`. */
 function usageOf(raw: unknown): Usage | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const { prompt_tokens: input, completion_tokens: output, prompt_tokens_details: details } = raw as ChatUsage;
-  if (!isCount(input) && !isCount(output)) return undefined;
-  const usage: Usage = { inputTokens: isCount(input) ? input : 0, outputTokens: isCount(output) ? output : 0 };
-  const cached = typeof details === 'object' && details !== null ? details.cached_tokens : undefined;
-  if (isCount(cached)) usage.cacheReadTokens = cached;
-  return usage;
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
+  return openAIUsage(input, output, details);
 }
 
 /** `finish_reason` → `message_end`, for a reply without tool calls. */
