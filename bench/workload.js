@@ -817,37 +817,18 @@ function sessionContender(name, makeStore) {
   const { fakeProvider } = require('./lib/rx-provider.js');
   const lib = contender('rx-tool-loop').library();
   const sessions = sessionsLibrary();
-  const registryFor = (echo) =>
-    new lib.ToolRegistry().register({ name: 'echo', description: S.ECHO_DESCRIPTION, input: { text: 'the text to return', turn: 'the turn number' }, handler: (input) => echo(input) });
+  const { registryFor, consume } = require('./contenders/rx-tool-loop.js');
   return {
     name,
     async load() {},
     run(spec, counters, echo) {
-      const registry = registryFor(echo);
+      const registry = registryFor(lib, echo);
       return S.many(spec, () => {
         const store = makeStore?.();
         let tree;
         if (store) sessions.SessionTree.load(store).subscribe((loaded) => (tree = loaded)); // an empty file or memory: at once
         const save = store ? sessions.persist(tree, store) : (events) => events;
-        return new Promise((resolve, reject) => {
-          let final;
-          rxjs
-            .of('hi')
-            .pipe(lib.conversation({ provider: fakeProvider(spec, counters), registry, maxTurns: spec.turns }), save)
-            .subscribe({
-              next(event) {
-                if (event.type === 'text_delta') {
-                  counters.deltas++;
-                  counters.chars += event.text.length;
-                } else if (event.type === 'loop_end') {
-                  counters.ends++;
-                  final = event.messages;
-                }
-              },
-              error: reject,
-              complete: () => resolve(final),
-            });
-        });
+        return consume(rxjs.of('hi').pipe(lib.conversation({ provider: fakeProvider(spec, counters), registry, maxTurns: spec.turns }), save), counters);
       });
     },
   };
