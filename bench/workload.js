@@ -817,7 +817,7 @@ function sessionContender(name, makeStore) {
   const { fakeProvider } = require('./lib/rx-provider.js');
   const lib = contender('rx-tool-loop').library();
   const sessions = sessionsLibrary();
-  const { registryFor, consume } = require('./contenders/rx-tool-loop.js');
+  const { registryFor } = require('./contenders/rx-tool-loop.js');
   return {
     name,
     async load() {},
@@ -828,7 +828,7 @@ function sessionContender(name, makeStore) {
         let tree;
         if (store) sessions.SessionTree.load(store).subscribe((loaded) => (tree = loaded)); // an empty file or memory: at once
         const save = store ? sessions.persist(tree, store) : (events) => events;
-        return consume(rxjs.of('hi').pipe(lib.conversation({ provider: fakeProvider(spec, counters), registry, maxTurns: spec.turns }), save), counters);
+        return S.consume(rxjs.of('hi').pipe(lib.conversation({ provider: fakeProvider(spec, counters), registry, maxTurns: spec.turns }), save), counters);
       });
     },
   };

@@ -57,23 +57,7 @@ module.exports = {
     const tools = { echo };
     return S.many(
       spec,
-      () =>
-        new Promise((resolve, reject) => {
-          let final;
-          loop({ provider: fakeProvider(spec, counters), tools, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns }).subscribe({
-            next(event) {
-              if (event.type === 'text_delta') {
-                counters.deltas++;
-                counters.chars += event.text.length;
-              } else if (event.type === 'loop_end') {
-                counters.ends++;
-                final = event.messages;
-              }
-            },
-            error: reject,
-            complete: () => resolve(final),
-          });
-        }),
+      () => S.consume(loop({ provider: fakeProvider(spec, counters), tools, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns }), counters),
     );
   },
 };

@@ -18,27 +18,7 @@ function registryFor(lib, echo) {
 
 function conversation(lib, spec, counters, registry, provider = fakeProvider(spec, counters), through = undefined) {
   const loop = lib.runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns });
-  return consume(through === undefined ? loop : loop.pipe(through), counters);
-}
-
-/** Every event of `events$` consumed as a user would: deltas and ends counted; resolves with the last history. */
-function consume(events$, counters) {
-  return new Promise((resolve, reject) => {
-    let final;
-    events$.subscribe({
-      next(event) {
-        if (event.type === 'text_delta') {
-          counters.deltas++;
-          counters.chars += event.text.length;
-        } else if (event.type === 'loop_end') {
-          counters.ends++;
-          final = event.messages;
-        }
-      },
-      error: reject,
-      complete: () => resolve(final),
-    });
-  });
+  return S.consume(through === undefined ? loop : loop.pipe(through), counters);
 }
 
 /**
@@ -74,4 +54,3 @@ function forLibrary({ name, label, loadLibrary, loadThrough }) {
 module.exports = forLibrary({ name: 'rx-tool-loop', label: 'rx-tool-loop (runEventedToolLoop + ToolRegistry)', loadLibrary: () => current });
 module.exports.forLibrary = forLibrary;
 module.exports.registryFor = registryFor;
-module.exports.consume = consume;

@@ -82,7 +82,28 @@ const ECHO_JSON_SCHEMA = {
   additionalProperties: false,
 };
 
+/** Every event of an Observable loop consumed as a user would: deltas and ends counted; resolves with the last history. */
+function consume(events$, counters) {
+  return new Promise((resolve, reject) => {
+    let final;
+    events$.subscribe({
+      next(event) {
+        if (event.type === 'text_delta') {
+          counters.deltas++;
+          counters.chars += event.text.length;
+        } else if (event.type === 'loop_end') {
+          counters.ends++;
+          final = event.messages;
+        }
+      },
+      error: reject,
+      complete: () => resolve(final),
+    });
+  });
+}
+
 module.exports = {
+  consume,
   POOL,
   delta,
   turnText,
