@@ -102,10 +102,9 @@ export function runTurn(
       {
         progress(index, progress) {
           if (progress.type !== 'settled') {
+            // a consumer that leaves on hearing of it runs the turn's teardown, in place since the start,
+            // which stops the tools: a call at its tool_start never runs its handler (R23)
             deliver(progress);
-            // the consumer left on hearing of it, before this turn's teardown was in place (a synchronous
-            // provider): stop the tools now, so that a call at its tool_start never runs its handler (R23)
-            if (subscriber.closed) tools.stop();
             return;
           }
           settle(index, progress);
@@ -192,9 +191,6 @@ export function runTurn(
       } catch (error) {
         return failTurn(error); // an Observable of another kind, whose subscribe throws
       }
-      // ended during its synchronous start (a broken event, a consumer that left) after the teardown, which
-      // found no subscription to close: close it now (D8; asked from prepareTurn's later answer)
-      if (!streaming || subscriber.closed) provider.unsubscribe();
     };
 
     let stopListening: (() => void) | undefined;
