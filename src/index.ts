@@ -44,7 +44,7 @@ export type { ToolDefinition } from './tools/define-tool.js';
 export type { StandardJSONSchemaV1, StandardSchemaV1 } from './tools/standard-schema.js';
 export { scriptedProvider } from './providers/scripted-provider.js';
 export type { ScriptedProvider, ScriptedTurn } from './providers/scripted-provider.js';
-export { checkProviderEvents, ProviderProtocolError } from './providers/check-provider-events.js';
+export { checkProviderEvents, ProviderProtocolError } from './loop/event-order.js';
 export { openAIChatProvider } from './providers/openai.js';
 export type { OpenAIChatProviderOptions } from './providers/openai.js';
 export { openAIResponsesProvider } from './providers/openai-responses.js';

@@ -1,4 +1,4 @@
-import { Observable, OperatorFunction, Subscriber, Subscription, asyncScheduler, isObservable } from 'rxjs';
+import { Observable, OperatorFunction, Subscriber, Subscription, asyncScheduler, defer, isObservable, of } from 'rxjs';
 import type { AgentMessage, ConversationEvent, UserMessage } from '../types.js';
 import { type LoopOptions, type LoopSettings, checkOptions } from '../loop/loop-options.js';
 import { resumes, runLoop } from '../loop/run-evented-tool-loop.js';
@@ -170,7 +170,7 @@ class Conversation {
   }
 
   /** `steer`: the prompts that arrived since the last turn boundary join the running loop's history. */
-  private readonly steering = (): UserMessage[] => this.waiting.splice(0);
+  private readonly steering = defer(() => of(this.waiting.splice(0)));
 
   /** A loop has ended (or its start found nothing to run): the next one, or the end of the conversation. */
   private ended(): void {

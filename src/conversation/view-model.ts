@@ -1,5 +1,5 @@
 import { OperatorFunction, scan } from 'rxjs';
-import { NO_USAGE, addUsage } from '../loop/turn-draft.js';
+import { NO_USAGE, addUsage } from '../loop/usage.js';
 import type { AgentMessage, ConversationEvent, LoopEventOf, ToolResultMessage, Usage } from '../types.js';
 
 /** One call of the current turn, as a UI lists it (C4). */

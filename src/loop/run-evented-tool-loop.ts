@@ -1,10 +1,14 @@
-import { Observable, concat, defer, from, of, subscribeOn } from 'rxjs';
+import { Observable, concat, defer, from, mergeMap, of, subscribeOn } from 'rxjs';
 import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEndReason, LoopEvent, ToolResultMessage, Usage, UserMessage, UserMessageEvent } from '../types.js';
+import { CallSlots } from './call-slots.js';
+import { draftTurn } from './draft-turn.js';
 import { expandLast } from './expand-last.js';
 import { LoopOptions, LoopSettings, checkOptions } from './loop-options.js';
-import { Resume, runTurn } from './run-turn.js';
+import { runTools } from './run-tools.js';
+import { streamReply } from './stream-reply.js';
 import { Trampoline } from './trampoline.js';
-import { NO_USAGE, TurnOutcome, copyUsage } from './turn-draft.js';
+import { type Resume, type TurnOutcome, type TurnRequest, outcomeOf } from './turn-parts.js';
+import { NO_USAGE, copyUsage } from './usage.js';
 
 /**
  * The evented tool loop. Each turn calls the provider once with the history so far and runs the tools
@@ -33,47 +37,48 @@ export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> 
 }
 
 /**
- * Prompts that join a running loop at a turn boundary (C2, `steer`): asked each time the loop goes on to
- * another turn; what it returns joins the history, as `user_message` events, before that turn starts.
+ * Prompts that join a running loop at a turn boundary (C2, `steer`): subscribed each time the loop goes on
+ * to another turn, its values (the prompts waiting at that moment) join the history, as `user_message`
+ * events, before that turn starts. It is expected to emit at once, if at all, and complete.
  */
-export type Steering = () => readonly UserMessage[];
+export type Steering = Observable<readonly UserMessage[]>;
 
 /** The loop on checked settings; a conversation runs one per prompt, with its `steering`. */
 export function runLoop(loop: LoopSettings, steering?: Steering): Observable<ConversationEvent> {
   return defer(() => {
     // R7: aborted before anything started — no provider call, and the history as the caller gave it
     if (loop.signal?.aborted) return of(loopEnd('aborted', abortedAssistant(), loop.messages.slice(), NO_USAGE));
-
-    // turn → tools → history (a turn does all three) → go on?
     const resume = unanswered(loop.messages); // R22: a run saved while its tools ran starts with turn 0
     const history = loop.messages.slice(0, resume?.at); // the loop's own, appended to by each turn
-    // each turn reports its outcome here before its turn_end goes out: what the projection decides on
-    let last: TurnOutcome | undefined;
-    const report = (outcome: TurnOutcome) => {
-      last = outcome;
-    };
-    const first = resume === undefined ? runTurn(1, history, loop, NO_USAGE, undefined, report) : runTurn(0, history, loop, NO_USAGE, resume, report);
+    const first: TurnRequest = resume === undefined ? { turn: 1, history, usage: NO_USAGE } : { turn: 0, history, usage: NO_USAGE, resume };
     const trampoline = new Trampoline(); // R12, R19: every turn starts from it, turn 1 too, so none nests in another
-    return first.pipe(
-      expandLast((event: ConversationEvent) => (event.type === 'turn_end' ? goOn(last!, loop, steering, report) : undefined), trampoline),
+    return turn(first, loop).pipe(
+      expandLast((event: ConversationEvent) => goOn(event, loop, steering), trampoline),
       subscribeOn(trampoline),
     );
   });
 }
 
+/** One turn: the model's reply streamed, its calls run as they come, the history drafted (R30). */
+function turn(request: TurnRequest, loop: LoopSettings): Observable<LoopEvent> {
+  return of(request).pipe(streamReply(loop), runTools(loop), draftTurn(loop));
+}
+
 /**
- * The projection: given how the last turn ended (its outcome, reported with its `turn_end`), decides what
- * comes next — the next turn or the loop's end. It emits nothing itself; after `loop_end` the loop completes.
+ * The projection: given the last turn's `turn_end` (its outcome on it), decides what comes next — the
+ * next turn or the loop's end. It emits nothing itself; after `loop_end` the loop completes.
  */
-function goOn(outcome: TurnOutcome, loop: LoopSettings, steering: Steering | undefined, report: (outcome: TurnOutcome) => void): Observable<ConversationEvent> {
+function goOn(last: ConversationEvent, loop: LoopSettings, steering: Steering | undefined): Observable<ConversationEvent> | undefined {
+  const outcome = last.type === 'turn_end' ? outcomeOf(last) : undefined;
+  if (outcome === undefined) return undefined;
   const reason = whyStop(outcome, loop);
   if (reason === undefined) {
-    const next = runTurn(outcome.turn + 1, outcome.history, loop, outcome.usage, undefined, report);
+    const next = turn({ turn: outcome.turn + 1, history: outcome.history, usage: outcome.usage }, loop);
     // C2: prompts steered in meanwhile join the history when the next turn is subscribed, not here
-    return steering === undefined ? next : concat<ConversationEvent[]>(defer(() => joined(outcome.history, steering())), next);
+    return steering === undefined ? next : concat(steering.pipe(mergeMap((prompts) => joined(outcome.history, prompts))), next);
   }
   // aborted between turns: the answer that never came stands in, outside the history
-  const abortedBetweenTurns = reason === 'aborted' && outcome.assistant.stopReason !== 'aborted';
+  const abortedBetweenTurns = reason === 'aborted' && outcome.stopReason !== 'aborted';
   return of(loopEnd(reason, abortedBetweenTurns ? abortedAssistant() : outcome.assistant, outcome.history.slice(), outcome.usage));
 }
 
@@ -88,10 +93,10 @@ function joined(history: AgentMessage[], prompts: readonly UserMessage[]): Obser
 }
 
 /** R6/R7/R8: `undefined` to go on, otherwise why the loop ends — decided before the next turn exists. */
-function whyStop({ assistant, toolResults, terminated, turn }: TurnOutcome, loop: LoopSettings): LoopEndReason | undefined {
+function whyStop({ stopReason, results, terminated, turn }: TurnOutcome, loop: LoopSettings): LoopEndReason | undefined {
   // R22: after turn 0 the model goes on, unless the tools ended it or the signal did; it is no model call
   if (turn === 0) return terminated ? 'terminated' : loop.signal?.aborted ? 'aborted' : undefined;
-  if (assistant.stopReason !== 'toolUse' || toolResults.length === 0) return assistant.stopReason;
+  if (stopReason !== 'toolUse' || results === 0) return stopReason;
   if (terminated) return 'terminated';
   if (turn >= loop.maxTurns) return 'maxTurns';
   if (loop.signal?.aborted) return 'aborted';
@@ -105,7 +110,7 @@ export function resumes(messages: readonly AgentMessage[]): boolean {
 
 /**
  * R22: the last assistant message's calls that have no result yet, when it has any (R21 has checked
- * that only results of its calls follow it): where it stands, and the results it has.
+ * that only results of its calls follow it): where it stands, and its calls' slots with the results it has.
  */
 function unanswered(messages: readonly AgentMessage[]): (Resume & { at: number }) | undefined {
   let at = messages.length - 1;
@@ -114,7 +119,8 @@ function unanswered(messages: readonly AgentMessage[]): (Resume & { at: number }
   if (assistant?.role !== 'assistant' || assistant.toolCalls === undefined || assistant.toolCalls.length === 0) return undefined;
   const answered = new Map<string, ToolResultMessage>();
   for (const message of messages.slice(at + 1)) if (message.role === 'toolResult') answered.set(message.toolCallId, message);
-  return answered.size < assistant.toolCalls.length ? { at, assistant, answered } : undefined;
+  if (answered.size >= assistant.toolCalls.length) return undefined;
+  return { at, assistant, calls: new CallSlots().resume(assistant, answered) };
 }
 
 function loopEnd(reason: LoopEndReason, assistant: AssistantMessage, messages: readonly AgentMessage[], usage: Usage): LoopEvent {

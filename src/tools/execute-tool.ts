@@ -6,7 +6,7 @@ import { isPromiseLike } from '../util/values.js';
 import { type InputCheck, type PendingInputCheck, checkInput } from './check-input.js';
 import { toToolOutput, toolErrorMessage } from './tool-result.js';
 import { type ToolProgress, type ToolSettled, type ToolUpdate, ToolTimeout, failed, resultOf, settled } from './tool-outcome.js';
-import { type ToolHooks, hooked } from './tool-hooks.js';
+import { type ToolHooks, hooked } from '../hooks/tool-hooks.js';
 import type { LoopEvent, Tool, ToolCall, ToolOutput, ToolReturn } from '../types.js';
 import { forwardedEvent, isToolProgress } from './tool-progress.js';
 
@@ -31,7 +31,6 @@ export function executeTool(
   call: ToolCall,
   timeoutMs = Infinity,
   hooks?: ToolHooks,
-  stopped?: () => boolean,
 ): Observable<ToolProgress> {
   return new Observable<ToolProgress>((subscriber) => {
     if (tool === undefined) return finish(subscriber, settled(toolErrorMessage(call, `unknown tool: ${call.name}`)));
@@ -43,15 +42,15 @@ export function executeTool(
       return finish(subscriber, failed(call, error));
     }
     // the common case, without hooks and with a synchronous check: straight to the handler
-    if (hooks === undefined && checked.kind !== 'pending') return run(tool, call, checked, timeoutMs, subscriber, stopped);
+    if (hooks === undefined && checked.kind !== 'pending') return run(tool, call, checked, timeoutMs, subscriber);
     // H2: the hooks see only known, valid calls; an invalid one is answered as without hooks
     const go = (checked: InputCheck): TeardownLogic =>
       hooks === undefined || checked.kind !== 'valid'
-        ? run(tool, call, checked, timeoutMs, subscriber, stopped)
+        ? run(tool, call, checked, timeoutMs, subscriber)
         : hooked(hooks, call, (input) =>
             input === undefined
-              ? new Observable<ToolProgress>((runner) => run(tool, call, checked, timeoutMs, runner, stopped))
-              : executeTool(tool, { ...call, input }, timeoutMs, undefined, stopped), // rewritten: checked again, and what tool_start carries
+              ? new Observable<ToolProgress>((runner) => run(tool, call, checked, timeoutMs, runner))
+              : executeTool(tool, { ...call, input }, timeoutMs), // rewritten: checked again, and what tool_start carries
           ).subscribe(subscriber);
     if (checked.kind !== 'pending') return go(checked);
     // an asynchronous validator (R24): the handler starts, and its timeout with it, once it has answered
@@ -69,14 +68,13 @@ function run(
   checked: InputCheck,
   timeoutMs: number,
   subscriber: Subscriber<ToolProgress>,
-  stopped: (() => boolean) | undefined,
 ): TeardownLogic {
   if (checked.kind === 'rejected') return finish(subscriber, settled(toolErrorMessage(call, checked.content)));
   if (checked.kind === 'failed') return finish(subscriber, failed(call, checked.error));
 
   subscriber.next({ type: 'tool_start', call });
   // the consumer left, or the turn stopped its tools, on hearing of it: the handler never runs (R23)
-  if (subscriber.closed || stopped?.() === true) return undefined;
+  if (subscriber.closed) return undefined;
   const context = new ToolCallContext(call);
   let value: ToolReturn;
   try {

@@ -2,9 +2,9 @@ import { Observable, catchError, map, mergeMap, of } from 'rxjs';
 import { firstAnswer } from '../util/first-answer.js';
 import { LazyAbort } from '../util/lazy-abort.js';
 import { isPlainObject, shown } from '../util/values.js';
-import { ToolSettled, resultOf, settled } from './tool-outcome.js';
-import type { ToolProgress } from './tool-outcome.js';
-import { failureResult, isToolOutput, toolErrorMessage, toolResultMessage } from './tool-result.js';
+import { ToolSettled, resultOf, settled } from '../tools/tool-outcome.js';
+import type { ToolProgress } from '../tools/tool-outcome.js';
+import { failureResult, isToolOutput, toolErrorMessage, toolResultMessage } from '../tools/tool-result.js';
 import type { AfterToolCall, AgentMessage, BeforeToolCall, HookContext, ToolCall, ToolDecision, ToolOutput } from '../types.js';
 
 /** The hooks of one turn's calls, and what they are told (H2, H3). */
@@ -14,8 +14,6 @@ export interface ToolHooks {
   turn: number;
   /** The history as of the turn's start. */
   messages: readonly AgentMessage[];
-  /** The turn's consumer has left, maybe before the turn could stop its tools (its synchronous start): ask no hook (D11). */
-  gone?: () => boolean;
 }
 
 /** A hook's context; its `signal` is made only if the hook reads it, and aborts if the loop stops waiting. */
@@ -45,9 +43,9 @@ class HookCallContext extends LazyAbort implements HookContext {
  * @param run the handler's run (with `tool_start`): on the checked input as asked, or on `input`, checked again
  */
 export function hooked(hooks: ToolHooks, call: ToolCall, run: (input?: Record<string, unknown>) => Observable<ToolProgress>): Observable<ToolProgress> {
-  const { before, after, gone } = hooks;
+  const { before, after } = hooks;
   const decided =
-    before === undefined || gone?.() === true
+    before === undefined
       ? run()
       : ask(hooks, (context) => before(call, context)).pipe(
           mergeMap((decision) => act(decision, call, run)),
@@ -57,7 +55,7 @@ export function hooked(hooks: ToolHooks, call: ToolCall, run: (input?: Record<st
   if (after === undefined) return decided;
   return decided.pipe(
     mergeMap((progress) => {
-      if (progress.type !== 'settled' || gone?.() === true) return of(progress);
+      if (progress.type !== 'settled') return of(progress);
       return ask(hooks, (context) => after(progress.message, context)).pipe(
         map((output) => replaced(call, progress, output)),
         catchError((error: unknown) => of(hookFailed('afterToolCall', call, error))),

@@ -1,0 +1,333 @@
+import { Observable, OperatorFunction } from 'rxjs';
+import { settled, type ToolSettled } from '../tools/tool-outcome.js';
+import { abortedResult, limitOutput } from '../tools/tool-result.js';
+import type { AgentMessage, AssistantMessage, LoopEvent, LoopEventOf, ToolCall, ToolResultMessage, Usage } from '../types.js';
+import { onAbort } from '../util/abort-signal.js';
+import { Relay } from '../util/relay.js';
+import type { LoopSettings } from './loop-options.js';
+import type { Reply } from './reply.js';
+import { type CallPart, OUTCOME, type TurnOutcome, type TurnPart } from './turn-parts.js';
+import { NO_USAGE, addUsage, copyUsage } from './usage.js';
+
+/**
+ * The turn's last phase: the loop's events out of the turn's parts — `turn_start`, the provider's events
+ * and the tools' progress as they come, each result as `tool_result` with the history to save at that
+ * moment (R29), and last `turn_end`, the history after the turn (R4: the assistant message, then one
+ * result per call in call order, whatever order the tools finished in), which carries the turn's outcome
+ * (R30). The loop's `signal` ends the turn (R11): it unsubscribes the phases before it — the provider call
+ * and every tool stop — and the calls without a result get `error: aborted`.
+ *
+ * ```text
+ * parts:     b-s-C-(Sr)-e|        b = begin, C = call, S = tool_start, r = settled, e = message_end
+ * draftTurn: T-s-c-(SR)-e(E|)     T = turn_start, c = tool_call, R = tool_result, E = turn_end
+ * parts:     b-s-C-S--            the signal aborts at frame 6
+ * draftTurn: T-s-c-S-(RE|)        R = tool_result 'error: aborted'
+ * ```
+ * (spec/loop/draft-turn.spec.ts)
+ */
+export function draftTurn(loop: LoopSettings): OperatorFunction<TurnPart, LoopEvent> {
+  const { signal, maxToolOutputChars } = loop;
+  return (parts) =>
+    new Observable<LoopEvent>((subscriber) => {
+      let draft: TurnDraft | undefined;
+      let unasked = false; // H6: prepareTurn has not answered yet
+      let ended = false;
+      let stopListening: (() => void) | undefined;
+
+      // A consumer may abort while an event is being delivered to it (in a `tap`, say). The turn then
+      // ends once that delivery is over, so that its last events do not overtake the one in flight.
+      let delivering = 0;
+      let endWanted = false;
+      const emit = (event: LoopEvent) => {
+        delivering++;
+        subscriber.next(event);
+        if (--delivering === 0 && endWanted) end();
+      };
+      const end = () => {
+        if (ended || subscriber.closed) return;
+        if (delivering > 0) {
+          endWanted = true;
+          return;
+        }
+        ended = true; // an abort while turn_end is being delivered belongs to the loop, not to this turn
+        unlisten();
+        draft?.finish((event) => subscriber.next(event));
+        subscriber.complete();
+      };
+
+      // R11: cancelling is unsubscribing: the provider call and every tool stop at once
+      const abort = () => {
+        if (ended) return;
+        source.unsubscribe();
+        if (unasked) draft!.abortUnasked();
+        else draft!.abort();
+        end();
+      };
+
+      const take = (part: TurnPart) => {
+        switch (part.type) {
+          case 'begin': {
+            const { request } = part;
+            draft = new TurnDraft(request.turn, request.history, part.reply, request.usage, maxToolOutputChars);
+            emit({ type: 'turn_start', turn: request.turn });
+            if (subscriber.closed) return; // the consumer left at turn_start
+            if (request.resume !== undefined) draft.resume(request.resume.assistant, request.resume.calls);
+            if (signal !== undefined) stopListening = onAbort(signal, abort);
+            return;
+          }
+          case 'call':
+            // the call takes its slot before anyone hears of it: an abort during its delivery still answers it
+            draft!.addCall(part);
+            if (part.event !== undefined) emit(part.event);
+            return;
+          case 'settled': {
+            const { index, result } = part;
+            draft!.settle(index, result);
+            emit(draft!.resultEvent(result.message)); // R29: it carries the history to save at this result
+            return;
+          }
+          case 'waiting':
+            unasked = true;
+            return;
+          case 'asked':
+            unasked = false;
+            return;
+          case 'failed':
+            unasked = false;
+            draft!.changed();
+            return;
+          case 'tool_start':
+          case 'tool_update':
+            emit(part);
+            return;
+          default:
+            draft!.changed();
+            emit(part);
+        }
+      };
+
+      const unlisten = () => {
+        stopListening?.();
+        stopListening = undefined;
+      };
+      subscriber.add(unlisten);
+      const source = new Relay<TurnPart>(subscriber, take, end);
+      parts.subscribe(source);
+    });
+}
+
+/** R29: up to this many messages, a tool_result's history is copied at once; past it, when first read. */
+const EAGER_UP_TO = 256;
+
+/**
+ * What one turn has gathered so far — text, calls, results, how the message ended — and the
+ * messages it makes at the end (R4): the history, then the assistant message, then one result per
+ * call in call order, whatever order the tools finished in.
+ */
+class TurnDraft {
+  private readonly calls: ToolCall[] = [];
+  private readonly results: (ToolSettled | undefined)[] = [];
+  /** The indices of the results, in the order they came (R29: what was settled at each moment). */
+  private readonly order: number[] = [];
+  private aborted = false;
+  private unasked = false;
+  /** R29: the assistant message as last handed out, until the draft changes. */
+  private known: AssistantMessage | undefined;
+  private lastCalls: ToolCall[] | undefined;
+  /** R22: the saved assistant message that turn 0 finishes, and the slots whose results it had already. */
+  private saved: AssistantMessage | undefined;
+  private earlier: ReadonlySet<number> | undefined; // turn 0 only
+
+  /**
+   * `history` is the loop's own array, never handed out (consumers and providers get copies), so
+   * appending to it in place is safe and keeps each turn's cost independent of the history's length.
+   * `usageBefore` is the loop's token count before this turn (R27).
+   */
+  constructor(
+    readonly turn: number,
+    private readonly history: AgentMessage[],
+    private readonly reply: Reply,
+    private readonly usageBefore: Usage = NO_USAGE,
+    private readonly maxOutputChars = Infinity,
+  ) {}
+
+  /** The reply is over (its message_end, a failure or an abort): the assistant message is the final one. */
+  private get final(): boolean {
+    return this.aborted || this.reply.ended;
+  }
+
+  /** Takes a call's slot (streamReply gave it: R28). */
+  addCall({ call }: CallPart): void {
+    this.known = undefined;
+    this.calls.push(call);
+  }
+
+  /** The reply changed (an event of the provider, or its failure): the assistant message as known is no longer it. */
+  changed(): void {
+    this.known = undefined;
+  }
+
+  /** H6: aborted while `prepareTurn` waited, before any model call: the empty answer stands in, outside the history. */
+  abortUnasked(): void {
+    this.aborted = true;
+    this.unasked = true;
+  }
+
+  /** R22, turn 0: this turn is the saved `assistant` message, whose calls with a saved result are done already. */
+  resume(assistant: AssistantMessage, slots: readonly CallPart[]): void {
+    this.saved = assistant;
+    const earlier = new Set<number>();
+    for (const slot of slots) {
+      this.calls.push(slot.call);
+      if (slot.answered === undefined) continue;
+      this.results[slot.index] = settled(slot.answered);
+      this.order.push(slot.index);
+      earlier.add(slot.index);
+    }
+    this.earlier = earlier;
+  }
+
+  /** The result of the `index`-th call of this turn. */
+  settle(index: number, result: ToolSettled): void {
+    this.results[index] = result;
+    this.order.push(index);
+  }
+
+  /** R11: cancelled from outside; calls without a result get `error: aborted`. */
+  abort(): void {
+    this.known = undefined;
+    this.aborted = true;
+  }
+
+  /**
+   * R29: the `tool_result` event of the result just settled, whose `messages` is the history as it stands now —
+   * the history before the turn, the assistant message as known at this moment, then the results so far, in
+   * call order. While the model still streams, the message is its text and calls so far with stop reason
+   * `toolUse` (its end, usage and reasoning are not known yet); from its `message_end` (or a failure, an
+   * abort) on, the final one. A short history is copied at once (W1: cheaper than anything lazy); past
+   * {@link EAGER_UP_TO} messages the array is made when first read (then kept), from a few counts taken now —
+   * the draft only ever appends — so that a turn of many calls stays linear (D4).
+   */
+  resultEvent(message: ToolResultMessage): LoopEventOf<'tool_result'> {
+    const { history, results, order, calls } = this;
+    const { text } = this.reply;
+    if (history.length + order.length <= EAGER_UP_TO) return { type: 'tool_result', message, messages: this.messagesNow() };
+    const before = history.length;
+    const settledSoFar = order.length;
+    const known = this.final || this.saved !== undefined ? this.current() : undefined;
+    const textSoFar = text.length;
+    const callsSoFar = calls.length;
+    let messages: readonly AgentMessage[] | undefined;
+    const make = (): AgentMessage[] => {
+      const made = history.slice(0, before);
+      made.push(known ?? streamed(text.toString().slice(0, textSoFar), calls.slice(0, callsSoFar)));
+      const inCallOrder = order.slice(0, settledSoFar).sort((a, b) => a - b);
+      for (const index of inCallOrder) made.push(results[index]!.message);
+      return made;
+    };
+    return {
+      type: 'tool_result',
+      message,
+      get messages(): readonly AgentMessage[] {
+        return (messages ??= make());
+      },
+      set messages(value: readonly AgentMessage[]) {
+        messages = value; // a consumer may still replace it, as on any plain event
+      },
+    };
+  }
+
+  /** R29, at once: the history before the turn, the assistant message as known, the results so far in call order. */
+  private messagesNow(): AgentMessage[] {
+    const messages = this.history.slice();
+    messages.push(this.current());
+    const { results, calls } = this;
+    for (let index = 0; index < calls.length; index++) {
+      const result = results[index];
+      if (result !== undefined) messages.push(result.message);
+    }
+    return messages;
+  }
+
+  /**
+   * The `tool_result` events of the calls the abort left without one, then `turn_end` (the history
+   * after the turn, R4), which carries the turn's outcome for the loop (R30), each to `emit`.
+   */
+  finish(emit: (event: LoopEvent) => void): void {
+    const { calls, results } = this;
+    for (let index = 0; index < calls.length; index++) {
+      if (results[index] !== undefined) continue;
+      const message = limitOutput(abortedResult(calls[index]!), this.maxOutputChars);
+      this.settle(index, settled(message));
+      emit(this.resultEvent(message));
+    }
+    const toolResults = calls.map((_, index) => results[index]!.message);
+    const assistant = this.current();
+    const history = this.history;
+    if (!this.unasked) history.push(assistant, ...toolResults);
+    const usage = addUsage(this.usageBefore, this.reply.usage);
+    // turn 0 (R22) reports and decides on the results it made, not on those the saved history had
+    const earlier = this.earlier;
+    const fresh = earlier === undefined ? undefined : this.calls.map((_, index) => index).filter((index) => !earlier.has(index));
+    const outcome: TurnOutcome = {
+      turn: this.turn,
+      history,
+      stopReason: assistant.stopReason,
+      assistant,
+      results: toolResults.length,
+      terminated: fresh === undefined ? this.allTerminate() : fresh.length > 0 && fresh.every((index) => this.results[index]?.terminate === true),
+      usage,
+    };
+    const turnEnd: LoopEventOf<'turn_end'> = {
+      type: 'turn_end',
+      turn: this.turn,
+      assistant,
+      toolResults: fresh === undefined ? toolResults.slice() : fresh.map((index) => toolResults[index]!),
+      messages: history.slice(),
+      usage: copyUsage(usage),
+    };
+    Object.defineProperty(turnEnd, OUTCOME, { value: outcome });
+    emit(turnEnd);
+  }
+
+  /** Every call of the turn asked to terminate, and there was at least one (R6). */
+  private allTerminate(): boolean {
+    const { results, calls } = this;
+    if (calls.length === 0) return false;
+    for (let index = 0; index < calls.length; index++) if (results[index]?.terminate !== true) return false;
+    return true;
+  }
+
+  /** The assistant message as known now (R29), the same object until the draft changes. */
+  private current(): AssistantMessage {
+    if (this.saved !== undefined) return this.saved;
+    if (this.known !== undefined) return this.known;
+    if (this.final) return (this.known = this.assistant());
+    return (this.known = streamed(this.reply.text.toString(), this.callsSoFar()));
+  }
+
+  /** The calls so far, as a new array — the same one until another call comes: it is handed out, never changed. */
+  private callsSoFar(): ToolCall[] {
+    const last = this.lastCalls;
+    if (last !== undefined && last.length === this.calls.length) return last;
+    return (this.lastCalls = this.calls.slice());
+  }
+
+  private assistant(): AssistantMessage {
+    const { reply } = this;
+    const stopReason = this.aborted ? 'aborted' : reply.stopReason;
+    const errorMessage = this.aborted ? 'aborted' : reply.errorMessage;
+    const message: AssistantMessage = { role: 'assistant', content: reply.text.toString(), stopReason };
+    if (this.calls.length > 0) message.toolCalls = this.callsSoFar();
+    if (errorMessage !== undefined) message.errorMessage = errorMessage;
+    if (reply.reasoning !== undefined && reply.reasoning.length > 0) message.reasoning = reply.reasoning;
+    return message;
+  }
+}
+
+/** R29: a reply still streaming, as a message: what came so far, asking for tools (a result is why it is wanted). */
+function streamed(content: string, calls: ToolCall[]): AssistantMessage {
+  const message: AssistantMessage = { role: 'assistant', content, stopReason: 'toolUse' };
+  if (calls.length > 0) message.toolCalls = calls;
+  return message;
+}

@@ -1,0 +1,81 @@
+import type { AgentMessage, AssistantMessage, LoopEvent, LoopEventOf, ProviderEvent, ToolCall, ToolResultMessage, Usage } from '../types.js';
+import type { ToolSettled } from '../tools/tool-outcome.js';
+import type { Reply } from './reply.js';
+
+/**
+ * What a turn is asked to do: its number, the loop's own history so far (the turn appends to it, no
+ * consumer holds it), the loop's token counts before it and, for turn 0 (R22), the saved calls it resumes.
+ */
+export interface TurnRequest {
+  turn: number;
+  history: AgentMessage[];
+  usage: Usage;
+  resume?: Resume;
+}
+
+/** R22: what turn 0 resumes — the saved assistant message, and the slots of its calls (with the saved results they have). */
+export interface Resume {
+  assistant: AssistantMessage;
+  calls: CallPart[];
+}
+
+/**
+ * A call's place in its turn: `index` among the turn's calls, the call as the history keeps it, (R28) the
+ * id it repeats, the provider's `tool_call` event that brought it (none for a call turn 0 resumes) and,
+ * for a resumed call that has one, its saved result.
+ */
+export interface CallPart {
+  type: 'call';
+  index: number;
+  call: ToolCall;
+  duplicateOf?: string;
+  event?: LoopEventOf<'tool_call'>;
+  answered?: ToolResultMessage;
+}
+
+/**
+ * What flows between the turn's phases (`streamReply → runTools → draftTurn`). The loop's events pass
+ * as they are; these few say what the events alone do not:
+ * - `begin`: the turn starts (draftTurn announces it as `turn_start`), and the reply that streamReply writes;
+ * - `call`: a call and its slot (above);
+ * - `waiting` / `asked`: prepareTurn is running / has answered, and the model is asked (H6);
+ * - `failed`: the provider (or prepareTurn, or the registry) failed; the reply says how (R10, R20);
+ * - `settled`: the call at `index` has its result (runTools → draftTurn, which announces it as `tool_result`).
+ */
+export type TurnPart =
+  | { type: 'begin'; request: TurnRequest; reply: Reply }
+  | Exclude<ProviderEvent, LoopEventOf<'tool_call'>>
+  | CallPart
+  | { type: 'waiting' }
+  | { type: 'asked' }
+  | { type: 'failed' }
+  | LoopEventOf<'tool_start'>
+  | LoopEventOf<'tool_update'>
+  | { type: 'settled'; index: number; result: ToolSettled };
+
+/** The turn's outcome, carried by its `turn_end` (R30): what the loop decides on, out of any consumer's reach. */
+export interface TurnOutcome {
+  turn: number;
+  /** The loop's own history after the turn. */
+  history: AgentMessage[];
+  /** The reply's stop reason as the turn ended. */
+  stopReason: AssistantMessage['stopReason'];
+  assistant: AssistantMessage;
+  /** How many results the turn made. */
+  results: number;
+  /** Every result of the turn asked to terminate (and there was at least one). */
+  terminated: boolean;
+  /** The loop's token counts after this turn (R27). */
+  usage: Usage;
+}
+
+/** Where a `turn_end` keeps its outcome: a non-enumerable key, so copies, JSON and equality never see it. */
+export const OUTCOME: unique symbol = Symbol('rx-tool-loop turn outcome');
+
+/** The last event of every turn, with its outcome on it. */
+export type TurnEnd = LoopEventOf<'turn_end'> & { readonly [OUTCOME]?: TurnOutcome };
+
+/** The turn's outcome, from its `turn_end`. */
+export function outcomeOf(event: LoopEvent): TurnOutcome | undefined {
+  return event.type === 'turn_end' ? (event as TurnEnd)[OUTCOME] : undefined;
+}
