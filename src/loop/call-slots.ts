@@ -8,7 +8,9 @@ import type { CallPart } from './turn-parts.js';
  */
 export class CallSlots {
   private count = 0;
-  private readonly ids = new Set<string>();
+  /** The first call's id, and the others' once there are more (most turns have one call: no Set for it). */
+  private first: string | undefined;
+  private ids: Set<string> | undefined;
   private repeats: Map<string, number> | undefined;
 
   /** The slot of a provider's `tool_call`; reads the call's fields here, so that a getter that throws fails its reader (R20). */
@@ -33,14 +35,27 @@ export class CallSlots {
     // nothing reads again
     const { id, name, input } = given;
     const index = this.count++;
-    if (!this.ids.has(id)) {
-      this.ids.add(id);
-      return { type: 'call', index, call: hasOwnData(given) ? given : { ...given, id, name, input } };
-    }
+    if (!this.seen(id)) return { type: 'call', index, call: hasOwnData(given) ? given : { ...given, id, name, input } };
     this.repeats ??= new Map();
     const n = (this.repeats.get(id) ?? 1) + 1;
     this.repeats.set(id, n);
     return { type: 'call', index, call: { ...given, id: `${id}_dup${n}`, name, input }, duplicateOf: id };
+  }
+
+  /** Whether `id` came before in this turn; remembers it. */
+  private seen(id: string): boolean {
+    if (this.count === 1) {
+      this.first = id;
+      return false;
+    }
+    if (this.ids === undefined) {
+      if (id === this.first) return true;
+      this.ids = new Set([this.first!, id]);
+      return false;
+    }
+    if (this.ids.has(id)) return true;
+    this.ids.add(id);
+    return false;
   }
 }
 

@@ -1,12 +1,11 @@
-import { Observable, OperatorFunction } from 'rxjs';
+import { Observable, OperatorFunction, Subscriber } from 'rxjs';
 import { settled, type ToolSettled } from '../tools/tool-outcome.js';
 import { abortedResult, limitOutput } from '../tools/tool-result.js';
 import type { AgentMessage, AssistantMessage, LoopEvent, LoopEventOf, ToolCall, ToolResultMessage, Usage } from '../types.js';
 import { onAbort } from '../util/abort-signal.js';
-import { Relay } from '../util/relay.js';
 import type { LoopSettings } from './loop-options.js';
 import type { Reply } from './reply.js';
-import { type CallPart, OUTCOME, type TurnOutcome, type TurnPart } from './turn-parts.js';
+import { type CallPart, OUTCOME, type TurnOutcome, type TurnPart, type TurnRequest } from './turn-parts.js';
 import { NO_USAGE, addUsage, copyUsage } from './usage.js';
 
 /**
@@ -26,94 +25,119 @@ import { NO_USAGE, addUsage, copyUsage } from './usage.js';
  * (spec/loop/draft-turn.spec.ts)
  */
 export function draftTurn(loop: LoopSettings): OperatorFunction<TurnPart, LoopEvent> {
-  const { signal, maxToolOutputChars } = loop;
   return (parts) =>
     new Observable<LoopEvent>((subscriber) => {
-      let draft: TurnDraft | undefined;
-      let unasked = false; // H6: prepareTurn has not answered yet
-      let ended = false;
-      let stopListening: (() => void) | undefined;
-
-      // A consumer may abort while an event is being delivered to it (in a `tap`, say). The turn then
-      // ends once that delivery is over, so that its last events do not overtake the one in flight.
-      let delivering = 0;
-      let endWanted = false;
-      const emit = (event: LoopEvent) => {
-        delivering++;
-        subscriber.next(event);
-        if (--delivering === 0 && endWanted) end();
-      };
-      const end = () => {
-        if (ended || subscriber.closed) return;
-        if (delivering > 0) {
-          endWanted = true;
-          return;
-        }
-        ended = true; // an abort while turn_end is being delivered belongs to the loop, not to this turn
-        unlisten();
-        draft?.finish((event) => subscriber.next(event));
-        subscriber.complete();
-      };
-
-      // R11: cancelling is unsubscribing: the provider call and every tool stop at once
-      const abort = () => {
-        if (ended) return;
-        source.unsubscribe();
-        if (unasked) draft!.abortUnasked();
-        else draft!.abort();
-        end();
-      };
-
-      const take = (part: TurnPart) => {
-        switch (part.type) {
-          case 'begin': {
-            const { request } = part;
-            draft = new TurnDraft(request.turn, request.history, part.reply, request.usage, maxToolOutputChars);
-            emit({ type: 'turn_start', turn: request.turn });
-            if (subscriber.closed) return; // the consumer left at turn_start
-            if (request.resume !== undefined) draft.resume(request.resume.assistant, request.resume.calls);
-            if (signal !== undefined) stopListening = onAbort(signal, abort);
-            return;
-          }
-          case 'call':
-            // the call takes its slot before anyone hears of it: an abort during its delivery still answers it
-            draft!.addCall(part);
-            if (part.event !== undefined) emit(part.event);
-            return;
-          case 'settled': {
-            const { index, result } = part;
-            draft!.settle(index, result);
-            emit(draft!.resultEvent(result.message)); // R29: it carries the history to save at this result
-            return;
-          }
-          case 'waiting':
-            unasked = true;
-            return;
-          case 'asked':
-            unasked = false;
-            return;
-          case 'failed':
-            unasked = false;
-            draft!.changed();
-            return;
-          case 'tool_start':
-          case 'tool_update':
-            emit(part);
-            return;
-          default:
-            draft!.changed();
-            emit(part);
-        }
-      };
-
-      const unlisten = () => {
-        stopListening?.();
-        stopListening = undefined;
-      };
-      subscriber.add(unlisten);
-      const source = new Relay<TurnPart>(subscriber, take, end);
-      parts.subscribe(source);
+      parts.subscribe(new Drafting(subscriber, loop));
     });
+}
+
+/**
+ * The subscriber draftTurn puts on its parts: the turn's draft, and when the turn ends (a class rather
+ * than a closure: an object a turn instead of a dozen functions, bench W1). Added to `out`, so that
+ * unsubscribing downstream closes the phases before it at once, also during their synchronous start (C3).
+ */
+class Drafting extends Subscriber<TurnPart> {
+  private draft: TurnDraft | undefined;
+  private unasked = false; // H6: prepareTurn has not answered yet
+  private ended = false;
+  private stopListening: (() => void) | undefined;
+  // A consumer may abort while an event is being delivered to it (in a `tap`, say). The turn then
+  // ends once that delivery is over, so that its last events do not overtake the one in flight.
+  private delivering = 0;
+  private endWanted = false;
+
+  constructor(
+    private readonly out: Subscriber<LoopEvent>,
+    private readonly loop: LoopSettings,
+  ) {
+    super(out);
+  }
+
+  override next(part: TurnPart): void {
+    if (this.isStopped) return;
+    const { draft } = this;
+    switch (part.type) {
+      case 'begin':
+        return this.begin(part.request, part.reply);
+      case 'call':
+        // the call takes its slot before anyone hears of it: an abort during its delivery still answers it
+        draft!.addCall(part);
+        if (part.event !== undefined) this.emit(part.event);
+        return;
+      case 'settled':
+        draft!.settle(part.index, part.result);
+        this.emit(draft!.resultEvent(part.result.message)); // R29: it carries the history to save at this result
+        return;
+      case 'waiting':
+        this.unasked = true;
+        return;
+      case 'asked':
+        this.unasked = false;
+        return;
+      case 'failed':
+        this.unasked = false;
+        draft!.changed();
+        return;
+      case 'tool_start':
+      case 'tool_update':
+        return this.emit(part);
+      default:
+        draft!.changed();
+        this.emit(part);
+    }
+  }
+
+  protected override _complete(): void {
+    this.end();
+  }
+
+  override unsubscribe(): void {
+    this.unlisten();
+    super.unsubscribe();
+  }
+
+  private begin(request: TurnRequest, reply: Reply): void {
+    const draft = (this.draft = new TurnDraft(request.turn, request.history, reply, request.usage, this.loop.maxToolOutputChars));
+    this.emit({ type: 'turn_start', turn: request.turn });
+    if (this.out.closed) return; // the consumer left at turn_start
+    if (request.resume !== undefined) draft.resume(request.resume.assistant, request.resume.calls);
+    const { signal } = this.loop;
+    if (signal !== undefined) this.stopListening = onAbort(signal, () => this.abort());
+  }
+
+  private emit(event: LoopEvent): void {
+    this.delivering++;
+    this.out.next(event);
+    if (--this.delivering === 0 && this.endWanted) this.end();
+  }
+
+  /** R11: cancelling is unsubscribing: the provider call and every tool stop at once, and the turn ends. */
+  private abort(): void {
+    if (this.ended) return;
+    // the phases before this one: this subscriber's own subscriptions (not `out`, which stays open for the end)
+    this.unsubscribe();
+    if (this.unasked) this.draft!.abortUnasked();
+    else this.draft!.abort();
+    this.end();
+  }
+
+  private end(): void {
+    const { out } = this;
+    if (this.ended || out.closed) return;
+    if (this.delivering > 0) {
+      this.endWanted = true;
+      return;
+    }
+    this.ended = true; // an abort while turn_end is being delivered belongs to the loop, not to this turn
+    this.unsubscribe();
+    this.draft?.finish((event) => out.next(event));
+    out.complete();
+  }
+
+  private unlisten(): void {
+    this.stopListening?.();
+    this.stopListening = undefined;
+  }
 }
 
 /** R29: up to this many messages, a tool_result's history is copied at once; past it, when first read. */

@@ -51,29 +51,38 @@ export function runLoop(loop: LoopSettings, steering?: Steering): Observable<Con
     const resume = unanswered(loop.messages); // R22: a run saved while its tools ran starts with turn 0
     const history = loop.messages.slice(0, resume?.at); // the loop's own, appended to by each turn
     const first: TurnRequest = resume === undefined ? { turn: 1, history, usage: NO_USAGE } : { turn: 0, history, usage: NO_USAGE, resume };
+    const turn = turnOf(loop);
     const trampoline = new Trampoline(); // R12, R19: every turn starts from it, turn 1 too, so none nests in another
-    return turn(first, loop).pipe(
-      expandLast((event: ConversationEvent) => goOn(event, loop, steering), trampoline),
+    return turn(first).pipe(
+      expandLast((event: ConversationEvent) => goOn(event, turn, loop, steering), trampoline),
       subscribeOn(trampoline),
     );
   });
 }
 
-/** One turn: the model's reply streamed, its calls run as they come, the history drafted (R30). */
-function turn(request: TurnRequest, loop: LoopSettings): Observable<LoopEvent> {
-  return of(request).pipe(streamReply(loop), runTools(loop), draftTurn(loop));
+/** A turn of this loop: the model's reply streamed, its calls run as they come, the history drafted (R30). */
+function turnOf(loop: LoopSettings): (request: TurnRequest) => Observable<LoopEvent> {
+  const reply = streamReply(loop);
+  const tools = runTools(loop);
+  const draft = draftTurn(loop);
+  return (request) => draft(tools(reply(of(request))));
 }
 
 /**
  * The projection: given the last turn's `turn_end` (its outcome on it), decides what comes next — the
  * next turn or the loop's end. It emits nothing itself; after `loop_end` the loop completes.
  */
-function goOn(last: ConversationEvent, loop: LoopSettings, steering: Steering | undefined): Observable<ConversationEvent> | undefined {
+function goOn(
+  last: ConversationEvent,
+  turn: (request: TurnRequest) => Observable<LoopEvent>,
+  loop: LoopSettings,
+  steering: Steering | undefined,
+): Observable<ConversationEvent> | undefined {
   const outcome = last.type === 'turn_end' ? outcomeOf(last) : undefined;
   if (outcome === undefined) return undefined;
   const reason = whyStop(outcome, loop);
   if (reason === undefined) {
-    const next = turn({ turn: outcome.turn + 1, history: outcome.history, usage: outcome.usage }, loop);
+    const next = turn({ turn: outcome.turn + 1, history: outcome.history, usage: outcome.usage });
     // C2: prompts steered in meanwhile join the history when the next turn is subscribed, not here
     return steering === undefined ? next : concat(steering.pipe(mergeMap((prompts) => joined(outcome.history, prompts))), next);
   }

@@ -3,8 +3,7 @@ import type { ToolHooks } from '../hooks/tool-hooks.js';
 import { type ToolProgress, executeTool } from '../tools/execute-tool.js';
 import { settled } from '../tools/tool-outcome.js';
 import { failureResult, limitOutput, toolErrorMessage } from '../tools/tool-result.js';
-import type { Tool, ToolCall } from '../types.js';
-import { Relay } from '../util/relay.js';
+import type { Tool, ToolCall, ToolResultMessage } from '../types.js';
 import type { LoopSettings } from './loop-options.js';
 import type { CallPart, TurnPart } from './turn-parts.js';
 
@@ -25,132 +24,159 @@ import type { CallPart, TurnPart } from './turn-parts.js';
  * (spec/loop/run-tools.spec.ts)
  */
 export function runTools(loop: LoopSettings): OperatorFunction<TurnPart, TurnPart> {
-  const { registry, concurrency, toolTimeoutMs, maxToolOutputChars, beforeToolCall: before, afterToolCall: after } = loop;
-  const hooked = before !== undefined || after !== undefined;
   return (parts) =>
     new Observable<TurnPart>((subscriber) => {
-      let hooks: ToolHooks | undefined;
-      let sourceDone = false;
-      let waiting: CallPart[] = [];
-      let head = 0; // waiting[head] is next: `shift()` is O(n) on a long queue
-      let active = 0;
-      let draining = false;
-      let stopped = false;
-      // tools inside their synchronous start (nested when one starts another's successor), and those running after it
-      const starting: Subscriber<ToolProgress>[] = [];
-      let running: Subscription | undefined;
-
-      const idle = () => active === 0 && head === waiting.length;
-      const settle = (index: number, message: Parameters<typeof settled>[0], terminate: boolean) => {
-        const cut = limitOutput(message, maxToolOutputChars);
-        subscriber.next({ type: 'settled', index, result: cut === message ? settled(message, terminate) : settled(cut, terminate) });
-      };
-      const endIfDone = () => {
-        if (sourceDone && idle() && !subscriber.closed) subscriber.complete();
-      };
-
-      /** R9, R20: the call's run; a registry whose `get` throws answers the call with the error, named. */
-      const run = (call: ToolCall): Observable<ToolProgress> => {
-        let tool: Tool | undefined;
-        try {
-          tool = registry.get(call.name);
-        } catch (error) {
-          return of(settled(failureResult(call, error, 'registry.get failed: ')));
-        }
-        return executeTool(tool, call, toolTimeoutMs, hooks);
-      };
-
-      const start = ({ call, index }: CallPart) => {
-        active++;
-        // held before it subscribes, so that stopping closes a tool still inside its synchronous start at
-        // once (C3: a consumer that leaves on its tool_start, R23: its handler never runs)
-        const tool = new ToolSubscriber((progress) => {
-          if (progress.type === 'settled') settle(index, progress.message, progress.terminate);
-          else subscriber.next(progress);
-        }, () => {
-          active--;
-          drain();
-          endIfDone();
-        });
-        starting.push(tool);
-        try {
-          run(call).subscribe(tool);
-        } finally {
-          starting.pop();
-        }
-        // a synchronous tool never joins `running`: no add and remove per call (W1)
-        if (!tool.closed) (running ??= new Subscription()).add(tool);
-      };
-
-      /**
-       * Starts waiting calls while there is room. A synchronous tool finishes inside `start` and calls
-       * `drain` again: that nested call returns at once and this loop goes on, so a long queue of
-       * synchronous calls keeps a flat stack.
-       */
-      const drain = () => {
-        if (draining) return;
-        draining = true;
-        while (!stopped && active < concurrency && head < waiting.length) start(waiting[head++]!);
-        if (head === waiting.length) {
-          waiting = [];
-          head = 0;
-        }
-        draining = false;
-      };
-
-      const take = (part: TurnPart) => {
-        if (part.type === 'begin') {
-          const { request } = part;
-          // H2: the hooks are told the history as of the turn's start, which the turn's end must not change
-          if (hooked) hooks = { before, after, turn: request.turn, messages: request.history.slice() };
-          subscriber.next(part);
-          // R22, turn 0: the saved calls without a result run as any turn's do
-          if (request.resume !== undefined) for (const call of request.resume.calls) if (!subscriber.closed && call.answered === undefined) add(call);
-          return;
-        }
-        subscriber.next(part);
-        if (part.type === 'call' && !subscriber.closed) add(part);
-      };
-      const add = (part: CallPart) => {
-        if (part.duplicateOf !== undefined) return settle(part.index, toolErrorMessage(part.call, `error: duplicate tool call id: ${part.duplicateOf}`), false);
-        waiting.push(part);
-        drain();
-      };
-
-      // in place before anything is delivered: a consumer that leaves while a tool is still inside its
-      // synchronous start closes it then and there, not once this function returns (C3)
-      subscriber.add(() => {
-        stopped = true;
-        waiting = [];
-        head = 0;
-        for (const tool of starting) tool.unsubscribe();
-        running?.unsubscribe();
-      });
-      parts.subscribe(
-        new Relay<TurnPart>(subscriber, take, () => {
-          sourceDone = true;
-          endIfDone();
-        }),
-      );
+      parts.subscribe(new ToolRun(subscriber, loop));
     });
 }
 
-/** One call's subscriber: its progress to `progress`, its end to `done` (not after it was closed from outside). */
-class ToolSubscriber extends Subscriber<ToolProgress> {
+/**
+ * One turn's tools: the subscriber runTools puts on its parts, holding the turn's queue of calls (a class
+ * rather than a closure: an object a turn instead of a dozen functions, bench W1). Added to `destination`,
+ * so that unsubscribing downstream stops every tool at once, also one inside its synchronous start (C3).
+ */
+class ToolRun extends Subscriber<TurnPart> {
+  private hooks: ToolHooks | undefined;
+  private sourceDone = false;
+  private waiting: CallPart[] = [];
+  private head = 0; // waiting[head] is next: `shift()` is O(n) on a long queue
+  private active = 0;
+  private draining = false;
+  private stopped = false;
+  /** Tools inside their synchronous start (nested when one's end starts the next); those still running after it. */
+  private readonly starting: CallSubscriber[] = [];
+  private running: Subscription | undefined;
+
   constructor(
-    private readonly progress: (progress: ToolProgress) => void,
-    private readonly done: () => void,
+    private readonly out: Subscriber<TurnPart>,
+    private readonly loop: LoopSettings,
+  ) {
+    super(out);
+    this.add(() => this.stop());
+  }
+
+  override next(part: TurnPart): void {
+    if (this.isStopped) return;
+    const { out } = this;
+    if (part.type === 'begin') {
+      const { request } = part;
+      const { beforeToolCall: before, afterToolCall: after } = this.loop;
+      // H2: the hooks are told the history as of the turn's start, which the turn's end must not change
+      if (before !== undefined || after !== undefined) this.hooks = { before, after, turn: request.turn, messages: request.history.slice() };
+      out.next(part);
+      // R22, turn 0: the saved calls without a result run as any turn's do
+      if (request.resume !== undefined) for (const call of request.resume.calls) if (!out.closed && call.answered === undefined) this.call(call);
+      return;
+    }
+    out.next(part);
+    if (part.type === 'call' && !out.closed) this.call(part);
+  }
+
+  protected override _complete(): void {
+    this.sourceDone = true;
+    this.endIfDone();
+  }
+
+  /** R3: a call starts as soon as it arrives; R28: a repeated id never runs, its result says why. */
+  private call(part: CallPart): void {
+    if (part.duplicateOf !== undefined) return this.settle(part.index, toolErrorMessage(part.call, `error: duplicate tool call id: ${part.duplicateOf}`), false);
+    this.waiting.push(part);
+    this.drain();
+  }
+
+  /** A call's result goes out as `settled`, cut to maxToolOutputChars first (R26). */
+  settle(index: number, message: ToolResultMessage, terminate: boolean): void {
+    const cut = limitOutput(message, this.loop.maxToolOutputChars);
+    this.out.next({ type: 'settled', index, result: settled(cut, terminate) });
+  }
+
+  progress(progress: ToolProgress): void {
+    this.out.next(progress as TurnPart);
+  }
+
+  /** A call has finished: room for the next. */
+  finished(): void {
+    this.active--;
+    this.drain();
+    this.endIfDone();
+  }
+
+  private endIfDone(): void {
+    if (this.sourceDone && this.active === 0 && this.head === this.waiting.length && !this.out.closed) {
+      const { out } = this;
+      this.unsubscribe();
+      out.complete();
+    }
+  }
+
+  /**
+   * Starts waiting calls while there is room. A synchronous tool finishes inside `start` and calls
+   * `drain` again: that nested call returns at once and this loop goes on, so a long queue of
+   * synchronous calls keeps a flat stack.
+   */
+  private drain(): void {
+    if (this.draining) return;
+    this.draining = true;
+    while (!this.stopped && this.active < this.loop.concurrency && this.head < this.waiting.length) this.start(this.waiting[this.head++]!);
+    if (this.head === this.waiting.length) {
+      this.waiting = [];
+      this.head = 0;
+    }
+    this.draining = false;
+  }
+
+  private start({ call, index }: CallPart): void {
+    this.active++;
+    // held before it subscribes, so that stopping closes a tool still inside its synchronous start at
+    // once (C3: a consumer that leaves on its tool_start, R23: its handler never runs)
+    const tool = new CallSubscriber(this, index);
+    const { starting } = this;
+    starting.push(tool);
+    try {
+      this.run(call).subscribe(tool);
+    } finally {
+      starting.pop();
+    }
+    // a synchronous tool never joins `running`: no add and remove per call (W1)
+    if (!tool.closed) (this.running ??= new Subscription()).add(tool);
+  }
+
+  /** R9, R20: the call's run; a registry whose `get` throws answers the call with the error, named. */
+  private run(call: ToolCall): Observable<ToolProgress> {
+    let tool: Tool | undefined;
+    try {
+      tool = this.loop.registry.get(call.name);
+    } catch (error) {
+      return of(settled(failureResult(call, error, 'registry.get failed: ')));
+    }
+    return executeTool(tool, call, this.loop.toolTimeoutMs, this.hooks);
+  }
+
+  private stop(): void {
+    this.stopped = true;
+    this.waiting = [];
+    this.head = 0;
+    for (const tool of this.starting) tool.unsubscribe();
+    this.running?.unsubscribe();
+  }
+}
+
+/** One call's subscriber: its progress and result to the turn's tools (not after it was closed from outside). */
+class CallSubscriber extends Subscriber<ToolProgress> {
+  constructor(
+    private readonly tools: ToolRun,
+    private readonly index: number,
   ) {
     super();
   }
 
   protected override _next(progress: ToolProgress): void {
-    this.progress(progress);
+    if (progress.type === 'settled') this.tools.settle(this.index, progress.message, progress.terminate);
+    else this.tools.progress(progress);
   }
 
   protected override _complete(): void {
-    const { done } = this;
     this.unsubscribe();
-    done();
+    this.tools.finished();
   }
 }
