@@ -65,8 +65,8 @@ class Drafting extends Subscriber<TurnPart> {
         if (part.event !== undefined) this.emit(part.event);
         return;
       case 'settled':
-        draft!.settle(part.index, part.result);
-        this.emit(draft!.resultEvent(part.result.message)); // R29: it carries the history to save at this result
+        draft!.settle(part.index, part);
+        this.emit(draft!.resultEvent(part.message)); // R29: it carries the history to save at this result
         return;
       case 'waiting':
         this.unasked = true;
@@ -285,41 +285,39 @@ class TurnDraft {
       this.settle(index, settled(message));
       emit(this.resultEvent(message));
     }
-    const toolResults = calls.map((_, index) => results[index]!.message);
     const assistant = this.current();
-    const history = this.history;
-    if (!this.unasked) history.push(assistant, ...toolResults);
-    const usage = addUsage(this.usageBefore, this.reply.usage);
+    const { history, earlier } = this;
+    if (!this.unasked) history.push(assistant);
     // turn 0 (R22) reports and decides on the results it made, not on those the saved history had
-    const earlier = this.earlier;
-    const fresh = earlier === undefined ? undefined : this.calls.map((_, index) => index).filter((index) => !earlier.has(index));
+    const toolResults: ToolResultMessage[] = [];
+    let terminated = calls.length > 0;
+    for (let index = 0; index < calls.length; index++) {
+      const result = results[index]!;
+      if (!this.unasked) history.push(result.message);
+      if (earlier?.has(index) === true) continue;
+      toolResults.push(result.message);
+      terminated &&= result.terminate;
+    }
+    const usage = addUsage(this.usageBefore, this.reply.usage);
     const outcome: TurnOutcome = {
       turn: this.turn,
       history,
       stopReason: assistant.stopReason,
       assistant,
-      results: toolResults.length,
-      terminated: fresh === undefined ? this.allTerminate() : fresh.length > 0 && fresh.every((index) => this.results[index]?.terminate === true),
+      results: calls.length,
+      terminated: terminated && toolResults.length > 0, // R6: every result of the turn, and there was one
       usage,
     };
     const turnEnd: LoopEventOf<'turn_end'> = {
       type: 'turn_end',
       turn: this.turn,
       assistant,
-      toolResults: fresh === undefined ? toolResults.slice() : fresh.map((index) => toolResults[index]!),
+      toolResults,
       messages: history.slice(),
       usage: copyUsage(usage),
     };
     Object.defineProperty(turnEnd, OUTCOME, { value: outcome });
     emit(turnEnd);
-  }
-
-  /** Every call of the turn asked to terminate, and there was at least one (R6). */
-  private allTerminate(): boolean {
-    const { results, calls } = this;
-    if (calls.length === 0) return false;
-    for (let index = 0; index < calls.length; index++) if (results[index]?.terminate !== true) return false;
-    return true;
   }
 
   /** The assistant message as known now (R29), the same object until the draft changes. */

@@ -38,7 +38,7 @@ export function runTools(loop: LoopSettings): OperatorFunction<TurnPart, TurnPar
 class ToolRun extends Subscriber<TurnPart> {
   private hooks: ToolHooks | undefined;
   private sourceDone = false;
-  private waiting: CallPart[] = [];
+  private readonly waiting: CallPart[] = [];
   private head = 0; // waiting[head] is next: `shift()` is O(n) on a long queue
   private active = 0;
   private draining = false;
@@ -52,7 +52,6 @@ class ToolRun extends Subscriber<TurnPart> {
     private readonly loop: LoopSettings,
   ) {
     super(out);
-    this.add(() => this.stop());
   }
 
   override next(part: TurnPart): void {
@@ -77,6 +76,12 @@ class ToolRun extends Subscriber<TurnPart> {
     this.endIfDone();
   }
 
+  // unsubscribed from downstream (or done): every tool stops, also one inside its synchronous start (C3)
+  override unsubscribe(): void {
+    this.stop();
+    super.unsubscribe();
+  }
+
   /** R3: a call starts as soon as it arrives; R28: a repeated id never runs, its result says why. */
   private call(part: CallPart): void {
     if (part.duplicateOf !== undefined) return this.settle(part.index, toolErrorMessage(part.call, `error: duplicate tool call id: ${part.duplicateOf}`), false);
@@ -86,8 +91,7 @@ class ToolRun extends Subscriber<TurnPart> {
 
   /** A call's result goes out as `settled`, cut to maxToolOutputChars first (R26). */
   settle(index: number, message: ToolResultMessage, terminate: boolean): void {
-    const cut = limitOutput(message, this.loop.maxToolOutputChars);
-    this.out.next({ type: 'settled', index, result: settled(cut, terminate) });
+    this.out.next({ type: 'settled', index, message: limitOutput(message, this.loop.maxToolOutputChars), terminate });
   }
 
   progress(progress: ToolProgress): void {
@@ -104,7 +108,7 @@ class ToolRun extends Subscriber<TurnPart> {
   private endIfDone(): void {
     if (this.sourceDone && this.active === 0 && this.head === this.waiting.length && !this.out.closed) {
       const { out } = this;
-      this.unsubscribe();
+      super.unsubscribe(); // nothing left to stop
       out.complete();
     }
   }
@@ -119,7 +123,7 @@ class ToolRun extends Subscriber<TurnPart> {
     this.draining = true;
     while (!this.stopped && this.active < this.loop.concurrency && this.head < this.waiting.length) this.start(this.waiting[this.head++]!);
     if (this.head === this.waiting.length) {
-      this.waiting = [];
+      this.waiting.length = 0; // emptied in place: no new array per call
       this.head = 0;
     }
     this.draining = false;
@@ -153,8 +157,9 @@ class ToolRun extends Subscriber<TurnPart> {
   }
 
   private stop(): void {
+    if (this.stopped) return;
     this.stopped = true;
-    this.waiting = [];
+    this.waiting.length = 0;
     this.head = 0;
     for (const tool of this.starting) tool.unsubscribe();
     this.running?.unsubscribe();

@@ -51,7 +51,12 @@ export type TurnPart =
   | { type: 'failed' }
   | LoopEventOf<'tool_start'>
   | LoopEventOf<'tool_update'>
-  | { type: 'settled'; index: number; result: ToolSettled };
+  | SettledPart;
+
+/** The call at `index` has its result (runTools → draftTurn): how it ended, as any call's outcome is told. */
+export interface SettledPart extends ToolSettled {
+  index: number;
+}
 
 /** The turn's outcome, carried by its `turn_end` (R30): what the loop decides on, out of any consumer's reach. */
 export interface TurnOutcome {
