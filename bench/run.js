@@ -647,7 +647,7 @@ function targets(results) {
       add(
         'W7',
         `appending a ${W7.spec.turns}-turn conversation to a JSONL session (fsync per turn_end) < 10% of W1’s loop time`,
-        `${fmt(share * 100, 0)}% (${int(c.jsonl.us.median)} µs over \`conversation()\`, W1’s loop ${int(c.loop)} µs; S3’s fsyncs alone ${w7Cost(c.hand)}; persist alone ${w7Cost(c.persist)}, into memory ${w7Cost(c.memory)}${c.ram ? `, on tmpfs ${w7Cost(c.ram)}` : ''})`,
+        `${fmt(share * 100, 0)}% (${int(c.jsonl.us.median)} µs over \`conversation()\`, W1’s loop ${int(c.loop)} µs; S3’s disk work by hand ${w7Cost(c.hand)}; persist alone ${w7Cost(c.persist)}, into memory ${w7Cost(c.memory)}${c.ram ? `, on tmpfs ${w7Cost(c.ram)}` : ''})`,
         share < 0.1,
         undefined,
       );
