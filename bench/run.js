@@ -339,39 +339,63 @@ function w5Table(r) {
 const W7_LABELS = {
   'rx-tool-loop': 'W1’s loop: **rx-tool-loop** runEventedToolLoop, nothing saved',
   conversation: 'the same through `conversation()`, nothing saved',
+  'persist → a store that keeps nothing': '`conversation()` + `persist` → a store that keeps nothing (the operator and its tree)',
   'persist → memoryStore': '`conversation()` + `persist` → `memoryStore()` (JSON copies)',
-  'persist → jsonlStore': '`conversation()` + `persist` → `jsonlStore(file)`: a write and an fsync per batch',
-  'persist → jsonlStore on tmpfs': 'the same on tmpfs (`/dev/shm`: an fsync with no disk to wait for)',
+  'persist → jsonlStore': '`conversation()` + `persist` → `jsonlStore(file)`: a write per batch, an fsync per turn_end',
+  'S3 by hand': 'S3’s disk work by hand (node:fs alone, no loop): a new file, a one-line write and an fsync per turn',
+  'persist → jsonlStore on tmpfs': 'the JSONL row on tmpfs (`/dev/shm`: an fsync with no disk to wait for)',
+  'S3 by hand on tmpfs': 'S3’s disk work by hand on tmpfs',
 };
 
-/** W7: what appending a conversation to a session costs over the loop alone, and the time per entry of a load. */
+/**
+ * W7: what appending a conversation to a session costs over `conversation()` alone, paired by round (µs and a
+ * share of W1's loop in the same round), and the time per entry of a load.
+ */
 function w7Costs(r) {
-  const us = (name) => (ok(r.timing[name]) ? r.timing[name].median : undefined);
-  const loop = us('rx-tool-loop');
-  const jsonl = us('persist → jsonlStore');
-  const memory = us('persist → memoryStore');
-  const base = us('conversation');
-  const ram = us('persist → jsonlStore on tmpfs');
+  const t = (name) => (ok(r.timing[name]) ? r.timing[name] : undefined);
+  const median = (x) => x?.median;
+  const over = (name) => t(name)?.over;
   const [small, big] = r.counts.map((count) => r.load[count]);
   const perEntry = (x, count) => (ok(x) ? (x.median * 1000) / count : undefined);
   const growth = ok(small) && ok(big) ? perEntry(big, r.counts[1]) / perEntry(small, r.counts[0]) : undefined;
-  return { loop, jsonl, memory, base, ram, growth, perEntry: r.counts.map((count) => perEntry(r.load[count], count)) };
+  return {
+    loop: median(t('rx-tool-loop')),
+    base: median(t('conversation')),
+    persist: over('persist → a store that keeps nothing'),
+    memory: over('persist → memoryStore'),
+    jsonl: over('persist → jsonlStore'),
+    jsonlLibrary: t('persist → jsonlStore')?.overHand,
+    hand: t('S3 by hand')?.alone,
+    ram: over('persist → jsonlStore on tmpfs'),
+    ramLibrary: t('persist → jsonlStore on tmpfs')?.overHand,
+    ramHand: t('S3 by hand on tmpfs')?.alone,
+    growth,
+    perEntry: r.counts.map((count) => perEntry(r.load[count], count)),
+  };
 }
+
+/** `N µs (P% of W1's loop)` of a paired cost, or `–`. */
+const w7Cost = (x) => (x ? `${int(x.us.median)} µs${x.share ? ` (${fmt(x.share.median * 100, 0)}% of W1’s loop)` : ''}` : '–');
 
 function w7Table(r) {
   const c = w7Costs(r);
   const turns = r.spec.turns;
-  const rows = Object.entries(r.timing).map(([name, t]) =>
-    t.error ? [W7_LABELS[name] ?? name, failed(t), '', ''] : [W7_LABELS[name] ?? name, spread(t, (v) => fmt(v, 0)), fmt(t.median / turns, 1), c.loop ? `${fmt(t.median / c.loop)}×` : '–'],
-  );
+  const rows = Object.entries(r.timing).map(([name, t]) => {
+    const extra = t.over ?? t.alone;
+    return t.error
+      ? [W7_LABELS[name] ?? name, failed(t), '', '', '']
+      : [W7_LABELS[name] ?? name, spread(t, (v) => fmt(v, 0)), fmt(t.median / turns, 1), extra ? `${int(extra.us.median)}${t.alone ? ' (all of it: no loop)' : ''}` : '', extra?.share ? `${fmt(extra.share.median * 100, 0)}%` : ''];
+  });
   const loads = r.counts.map((count, i) => {
     const x = r.load[count];
     return ok(x) ? [int(count), spread(x, (v) => fmt(v, 1)), fmt(c.perEntry[i], 2)] : [int(count), failed(x ?? { error: 'missing' }), ''];
   });
   return [
-    table(['contender', `µs per ${turns}-turn conversation (min – max)`, 'µs per turn', '÷ W1’s loop'], rows),
+    `Two phases, each round-robin (every row once a round): in memory and on tmpfs ${r.spec.conversations} conversations a round${Array.isArray(r.rounds) ? `, ${r.rounds[0]} rounds` : ''}; on the disk ${r.onDisk ?? r.spec.conversations}${Array.isArray(r.rounds) ? `, ${r.rounds[1]} rounds` : ''}, with the loop and \`conversation()\` again. A row’s cost is the median of its per-round difference to \`conversation()\` alone in its phase, its share the median of that difference over W1’s loop in the same round.`,
     '',
-    `Appending costs ${c.jsonl !== undefined && c.base !== undefined ? `${int(c.jsonl - c.base)} µs per conversation over \`conversation()\` alone (${int((c.jsonl - c.base) / (turns + 1))} µs per batch, ${turns + 1} batches: the prompt and ${turns} turns), ${c.loop ? fmt(((c.jsonl - c.base) / c.loop) * 100, 0) : '–'}% of W1’s loop time` : '–'}; of it \`persist\` itself (into memory) ${c.memory !== undefined && c.base !== undefined ? `${int(c.memory - c.base)} µs` : '–'}, the rest is the disk’s write and fsync${c.ram !== undefined && c.base !== undefined ? ` (on tmpfs, with no disk to wait for: ${int(c.ram - c.base)} µs, ${c.loop ? fmt(((c.ram - c.base) / c.loop) * 100, 0) : '–'}% of W1’s loop time)` : ''}.`,
+    table(['contender', `µs per ${turns}-turn conversation (min – max)`, 'µs per turn', 'µs over `conversation()` (paired)', '÷ W1’s loop (paired)'], rows),
+    '',
+    `Appending to a JSONL session on disk costs ${w7Cost(c.jsonl)} per conversation over \`conversation()\` alone; S3’s disk work done by hand in the same rounds (${turns} fsyncs) costs ${w7Cost(c.hand)}, the library’s part over it ${w7Cost(c.jsonlLibrary)}. On tmpfs: ${w7Cost(c.ram)}, by hand ${w7Cost(c.ramHand)}, the library’s part ${w7Cost(c.ramLibrary)}. \`persist\` itself (into a store that keeps nothing): ${w7Cost(c.persist)}; into \`memoryStore\` (its JSON copies too): ${w7Cost(c.memory)}.`,
     '',
     table(['entries', 'ms to load the tree and its context (min – max)', 'µs per entry'], loads),
     '',
@@ -617,10 +641,16 @@ function targets(results) {
   const W7 = results.W7;
   if (W7 && !W7.error) {
     const c = w7Costs(W7);
-    if (c.jsonl === undefined || c.loop === undefined || c.base === undefined) add('W7', 'appending to a JSONL session runs', failed(W7.timing['persist → jsonlStore'] ?? { error: 'missing' }), false, undefined);
+    if (c.jsonl?.share === undefined) add('W7', 'appending to a JSONL session runs', failed(W7.timing['persist → jsonlStore'] ?? { error: 'missing' }), false, undefined);
     else {
-      const share = (c.jsonl - c.base) / c.loop;
-      add('W7', `appending a ${W7.spec.turns}-turn conversation to a JSONL session (fsync per turn_end) < 10% of W1’s loop time`, `${fmt(share * 100, 0)}% (${int(c.jsonl - c.base)} µs over ${int(c.loop)} µs; persist alone ${int(c.memory - c.base)} µs${c.ram !== undefined ? `, on tmpfs ${int(c.ram - c.base)} µs` : ''})`, share < 0.1, undefined);
+      const share = c.jsonl.share.median;
+      add(
+        'W7',
+        `appending a ${W7.spec.turns}-turn conversation to a JSONL session (fsync per turn_end) < 10% of W1’s loop time`,
+        `${fmt(share * 100, 0)}% (${int(c.jsonl.us.median)} µs over \`conversation()\`, W1’s loop ${int(c.loop)} µs; S3’s disk work by hand ${w7Cost(c.hand)}; persist alone ${w7Cost(c.persist)}, into memory ${w7Cost(c.memory)}${c.ram ? `, on tmpfs ${w7Cost(c.ram)}` : ''})`,
+        share < 0.1,
+        undefined,
+      );
     }
     if (c.growth !== undefined) add('W7', `loading ${int(W7.counts[1])} entries is linear (time per entry ≤ 1.5× that at ${int(W7.counts[0])})`, `${fmt(c.growth)}× (${fmt(c.perEntry[0], 2)} → ${fmt(c.perEntry[1], 2)} µs per entry)`, c.growth <= 1.5, undefined);
   }
@@ -732,11 +762,14 @@ function methodText(env) {
   (text whole, its calls) and one result per call in call order, with the right content and
   isError; loop_end's messages are the last turn_end's; the caller's array is untouched.
 - **W7** sessions (\`rx-tool-loop/sessions\`). W1's conversation (10 turns, 5 deltas a turn, one \`echo\` call
-  a turn but the last), 20 of them one after the other, through \`conversation()\` with \`persist\` into a
-  \`jsonlStore\` on a file of its own each (a write and an fsync per batch: the prompt, then each
-  turn_end), against W1's loop (\`runEventedToolLoop\`, nothing saved), \`conversation()\` alone, \`persist\`
-  into a \`memoryStore\` (the operator's own cost), and the JSONL store on tmpfs (\`/dev/shm\`: an fsync
-  with no disk behind it). 1 warm-up + 7 repetitions each. Then a session file of 10,000 and one of
+  a turn but the last), 20 of them one after the other (4 for the rows on disk), through \`conversation()\`
+  with \`persist\` into a \`jsonlStore\` on a file of its own each (a write per batch: the prompt, then each
+  turn_end; an fsync after each turn_end's), against W1's loop (\`runEventedToolLoop\`, nothing saved),
+  \`conversation()\` alone, \`persist\` into a store that keeps nothing (the operator's own cost) and into a
+  \`memoryStore\` (with its JSON copies), S3's disk work by hand (node:fs alone: a new file, a one-line write
+  and an fsync per turn), and the JSONL rows on tmpfs (\`/dev/shm\`: an fsync with no disk behind it). 3
+  warm-up rounds + 40 rounds, every row once a round (round-robin); each row's cost is paired by round: its
+  difference to \`conversation()\` alone, and that over W1's loop in the same round. Then a session file of 10,000 and one of
   100,000 message entries: \`SessionTree.load\` and \`context()\`, 1 + 5 each; linear when the time per
   entry at 100,000 is at most 1.5× that at 10,000.
 - **W9** agents as tools (A1–A5). W1's conversation (200 of them, 10 turns, 5 deltas a turn, one \`echo\` call a

@@ -798,10 +798,14 @@ async function w6() {
 
 // ---------------------------------------------------------------------------------------------
 // W7: sessions (S3). Appending W1's 10-turn conversation to a JSONL session with rx-tool-loop/sessions'
-// persist — one write and one fsync per batch: the prompt at its user_message, each turn at its
-// turn_end — against W1's loop alone at the same size; persist into a memory store shows what is the
-// operator's and what is the disk's. Then loading sessions of 10,000 and 100,000 entries (the tree and
-// its context): linear when the time per entry stays the same.
+// persist — one write per batch (the prompt at its user_message, each turn at its turn_end), an fsync after
+// each turn's batch — against W1's loop alone at the same size. persist into a store that keeps nothing is
+// the operator's own cost, into a memory store that plus its JSON copies, on tmpfs that plus the writes (an
+// fsync there has no disk to wait for); an fsync timed alone on the same disk is what S3's rule costs at the
+// least. Every contender runs once per round, round-robin, and each row's cost is the median of its per-round
+// difference to `conversation()` alone (the machine is shared: pairs see the same load). Then loading
+// sessions of 10,000 and 100,000 entries (the tree and its context): linear when the time per entry stays the
+// same.
 
 function sessionsLibrary() {
   const fs = require('node:fs');
@@ -810,6 +814,11 @@ function sessionsLibrary() {
   const file = path.join(DIST, 'sessions', 'index.js');
   if (!fs.existsSync(file)) throw new Error(`bench: ${file} is missing: this build has no rx-tool-loop/sessions`);
   return require(file);
+}
+
+/** A store that keeps nothing: what persist costs by itself, the tree and its batches included. */
+function discardingStore() {
+  return { load: () => rxjs.EMPTY, append: () => rxjs.of(undefined) };
 }
 
 /** W1's conversation through `conversation()`, with `persist` into a store made per conversation (`makeStore`), or alone. */
@@ -830,6 +839,33 @@ function sessionContender(name, makeStore) {
         const save = store ? sessions.persist(tree, store) : (events) => events;
         return S.consume(rxjs.of('hi').pipe(lib.conversation({ provider: fakeProvider(spec, counters), registry, maxTurns: spec.turns }), save), counters);
       });
+    },
+  };
+}
+
+/**
+ * What S3 asks of the disk for a conversation, by hand (node:fs alone, no library, no loop): a new file in
+ * `folder`, then per turn a one-line write and an fsync. A contender of its own, timed in the same rounds.
+ */
+function byHand(name, folder) {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  let files = 0;
+  return {
+    name,
+    /** ms for `spec.conversations` of them. */
+    time(spec) {
+      const line = Buffer.from(`${JSON.stringify({ id: '2', parentId: '1', type: 'message', message: { role: 'assistant', content: S.turnText(spec), stopReason: 'toolUse' }, at: new Date().toISOString() })}\n`);
+      const start = now();
+      for (let c = 0; c < spec.conversations; c++) {
+        const fd = fs.openSync(path.join(folder, `by-hand-${++files}.jsonl`), 'a');
+        for (let turn = 0; turn < spec.turns; turn++) {
+          fs.writeSync(fd, line);
+          fs.fsyncSync(fd);
+        }
+        fs.closeSync(fd);
+      }
+      return now() - start;
     },
   };
 }
@@ -864,30 +900,78 @@ async function w7() {
   const path = require('node:path');
   const sessions = sessionsLibrary();
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'rx-tool-loop-bench-sessions-'));
+  // the same on a RAM file system, where an fsync has no disk to wait for: the library's own cost of a write
+  const shm = fs.existsSync('/dev/shm') ? fs.mkdtempSync(path.join('/dev/shm', 'rx-tool-loop-bench-')) : undefined;
   try {
-    // W1's conversation (10 turns, 5 deltas, one call a turn but the last), fewer of them: each fsync is a disk round trip
+    // W1's conversation (10 turns, 5 deltas, one call a turn but the last), 20 of them a round; 4 on the disk,
+    // whose every fsync is a disk round trip (ms): its cost is per conversation all the same
     const spec = { conversations: QUICK ? 5 : 20, turns: 10, deltas: 5, calls: 1, sequential: true };
-    log(`W7: ${spec.conversations} conversations x ${spec.turns} turns, each appended to a JSONL session of its own (fsync per batch), µs per conversation`);
+    const onDisk = { ...spec, conversations: QUICK ? 2 : 4 };
     let files = 0;
-    const contenders = [
-      contender('rx-tool-loop'),
-      sessionContender('conversation', undefined),
-      sessionContender('persist → memoryStore', () => sessions.memoryStore()),
-      sessionContender('persist → jsonlStore', () => sessions.jsonlStore(path.join(folder, `session-${++files}.jsonl`))),
+    const loop = contender('rx-tool-loop');
+    const alone = sessionContender('conversation', undefined);
+    // two phases, each round-robin, the rows of each paired by round with the loop and conversation() of that round:
+    // in memory and on tmpfs (fast rows, many rounds), then on the disk (slow rows, fewer)
+    const phases = [
+      {
+        spec,
+        rounds: QUICK ? 20 : 200,
+        rows: [
+          loop,
+          alone,
+          sessionContender('persist → a store that keeps nothing', () => discardingStore()),
+          sessionContender('persist → memoryStore', () => sessions.memoryStore()),
+          ...(shm
+            ? [sessionContender('persist → jsonlStore on tmpfs', () => sessions.jsonlStore(path.join(shm, `session-${++files}.jsonl`))), byHand('S3 by hand on tmpfs', shm)]
+            : []),
+        ],
+      },
+      {
+        spec: onDisk,
+        rounds: QUICK ? 8 : 40,
+        rows: [loop, alone, sessionContender('persist → jsonlStore', () => sessions.jsonlStore(path.join(folder, `session-${++files}.jsonl`))), byHand('S3 by hand', folder)],
+      },
     ];
-    // the same on a RAM file system, where an fsync has no disk to wait for: the library's own cost of a write
-    const shm = fs.existsSync('/dev/shm') ? fs.mkdtempSync(path.join('/dev/shm', 'rx-tool-loop-bench-')) : undefined;
-    if (shm) contenders.push(sessionContender('persist → jsonlStore on tmpfs', () => sessions.jsonlStore(path.join(shm, `session-${++files}.jsonl`))));
+    log(`W7: W1's conversation (${spec.turns} turns) appended to a JSONL session of its own each (a write per batch, an fsync per turn_end), µs per conversation; round-robin, paired by round`);
     const timing = {};
-    for (const who of contenders) {
-      log(`  ${who.name}…`);
-      try {
-        await who.load();
-        timing[who.name] = await block(who, spec, { warmup: 1, reps: QUICK ? 3 : 7, perRep: (ms) => (ms * 1000) / spec.conversations });
-      } catch (error) {
-        timing[who.name] = { error: String(error?.message ?? error) };
+    const shown = (x) => `${x.us.median.toFixed(1)} µs${x.share ? ` (${(x.share.median * 100).toFixed(0)}% of W1’s loop)` : ''}`;
+    for (const [index, phase] of phases.entries()) {
+      log(`  ${index === 0 ? 'in memory and on tmpfs' : 'on the disk'}: ${phase.spec.conversations} conversations a round, ${phase.rounds} rounds`);
+      const samples = new Map(phase.rows.map((who) => [who.name, []]));
+      const failures = {};
+      gc();
+      for (let round = -3; round < phase.rounds; round++) {
+        for (const who of phase.rows) {
+          if (failures[who.name]) continue;
+          try {
+            const ms = who.time ? who.time(phase.spec) : (await once(who, phase.spec)).ms;
+            if (round >= 0) samples.get(who.name).push((ms * 1000) / phase.spec.conversations); // the first rounds warm up
+          } catch (error) {
+            failures[who.name] = { error: String(error?.message ?? error) };
+          }
+        }
       }
-      log(`  ${who.name}: ${describe(timing[who.name])}`);
+      const base = failures.conversation ? undefined : samples.get('conversation');
+      const loopTimes = failures['rx-tool-loop'] ? undefined : samples.get('rx-tool-loop');
+      // paired, round by round: µs over conversation() alone, and that as a share of W1's loop in the same round
+      const paired = (extra) => ({ us: stats(extra), share: loopTimes ? stats(extra.map((us, i) => us / loopTimes[i])) : undefined });
+      for (const who of phase.rows) {
+        if (index > 0 && timing[who.name]) continue; // the loop and conversation() as the first phase measured them
+        if (failures[who.name]) {
+          timing[who.name] = failures[who.name];
+          log(`  ${who.name}: ${describe(timing[who.name])}`);
+          continue;
+        }
+        const mine = samples.get(who.name);
+        const t = (timing[who.name] = { ...stats(mine), rounds: phase.rounds, conversations: phase.spec.conversations });
+        if (who.time) t.alone = paired(mine); // S3's disk work by hand: no conversation to take away
+        else if (who.name.startsWith('persist') && base) t.over = paired(mine.map((us, i) => us - base[i]));
+        // a JSONL row over conversation() and over S3's disk work by hand in the same round: the library's own part
+        const handName = who.name.replace('persist → jsonlStore', 'S3 by hand');
+        const hand = who.name.startsWith('persist → jsonlStore') && !failures[handName] ? samples.get(handName) : undefined;
+        if (hand && base) t.overHand = paired(mine.map((us, i) => us - base[i] - hand[i]));
+        log(`  ${who.name}: ${describe(t)}${t.over ? `; over conversation() (paired) ${shown(t.over)}` : ''}${t.overHand ? `, and over S3 by hand ${shown(t.overHand)}` : ''}${t.alone ? `; ${shown(t.alone)}` : ''}`);
+      }
     }
     const counts = QUICK ? [1_000, 10_000] : [10_000, 100_000];
     log(`W7 load: sessions of ${counts.map((n) => n.toLocaleString('en-US')).join(' and ')} entries, ms`);
@@ -900,10 +984,10 @@ async function w7() {
       }
       log(`  ${count}: ${describe(load[count])}`);
     }
-    if (shm) fs.rmSync(shm, { recursive: true, force: true });
-    return { spec, timing, load, counts };
+    return { spec, onDisk: onDisk.conversations, rounds: phases.map((phase) => phase.rounds), timing, load, counts };
   } finally {
     fs.rmSync(folder, { recursive: true, force: true });
+    if (shm) fs.rmSync(shm, { recursive: true, force: true });
   }
 }
 

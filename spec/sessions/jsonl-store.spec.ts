@@ -1,10 +1,13 @@
 import { execFileSync } from 'node:child_process';
+import fs = require('node:fs'); // the module object itself, whose functions the store calls (spied on below)
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { lastValueFrom, toArray } from 'rxjs';
-import { type SessionEntry, jsonlStore } from '../../src/sessions/index.js';
+import { lastValueFrom, of, toArray } from 'rxjs';
+import { conversation } from '../../src/index.js';
+import { type SessionEntry, SessionTree, jsonlStore, persist } from '../../src/sessions/index.js';
 import { storeConformance } from '../../src/sessions/testing/index.js';
+import { historyModel, historyTools } from './support/model.js';
 
 let folder = '';
 let count = 0;
@@ -35,6 +38,39 @@ describe('jsonlStore (S3)', () => {
     expect(existsSync(path)).toBe(false);
     await lastValueFrom(jsonlStore(path).append([entry('1'), entry('2', 'two\nlines')]));
     expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(entry('1'))}\n${JSON.stringify(entry('2', 'two\nlines'))}\n`);
+  });
+
+  it('S3: one write per batch on a file kept open, and an fsync only after a batch that ends a turn: a prompt or a moveTo is written, not synced', async () => {
+    const path = fresh();
+    const writes = jest.spyOn(fs, 'writeSync');
+    const syncs = jest.spyOn(fs, 'fsyncSync');
+    const opens = jest.spyOn(fs, 'openSync');
+    try {
+      const store = jsonlStore(path);
+      const tree = await lastValueFrom(SessionTree.load(store));
+      const written = () => readFileSync(path, 'utf8').split('\n').filter((line) => line !== '').length;
+      const syncedAt: number[] = [];
+      syncs.mockImplementation((fd) => {
+        syncedAt.push(written());
+        fs.fdatasyncSync(fd); // still a sync: only counted
+      });
+      // batches: [user] [assistant, toolResult, toolResult] [assistant] [user] [assistant]
+      await lastValueFrom(
+        of('What time is it?', 'thanks').pipe(conversation({ provider: historyModel(), registry: historyTools(), messages: tree.context() }), persist(tree, store), toArray()),
+      );
+      tree.moveTo(tree.path()[1]!.id); // [leaf]
+      const dataFile = opens.mock.calls.filter(([file]) => file === path);
+      expect(dataFile).toHaveLength(1); // opened once, for the first append
+      const fd = opens.mock.results[opens.mock.calls.findIndex(([file]) => file === path)]!.value as number;
+      expect(writes.mock.calls.filter(([to]) => to === fd)).toHaveLength(6);
+      expect(syncedAt).toEqual([4, 5, 7]); // after each turn's batch, with the prompt before it
+      expect(written()).toBe(8);
+      expect(syncs.mock.calls.every(([to]) => to === fd)).toBe(true);
+    } finally {
+      writes.mockRestore();
+      syncs.mockRestore();
+      opens.mockRestore();
+    }
   });
 
   it('S3: a torn last line (a crash mid-write) is skipped on load with no other loss, at every byte it can be cut', async () => {
@@ -103,5 +139,8 @@ describe('jsonlStore (S3)', () => {
     expect(() => jsonlStore('' as string)).toThrow('jsonlStore: path must be a non-empty string (got "", a string)');
     const path = join(folder, 'missing', 'x.jsonl');
     await expect(lastValueFrom(jsonlStore(path).append([entry('1')]))).rejects.toThrow(`jsonlStore: cannot append to ${path}: ENOENT`);
+    const file = fresh();
+    writeFileSync(file, '');
+    await expect(lastValueFrom(jsonlStore(join(file, 'x.jsonl')).load())).rejects.toThrow(`jsonlStore: cannot read ${join(file, 'x.jsonl')}: ENOTDIR`); // only a missing file is a new session
   });
 });

@@ -20,4 +20,27 @@ describe('memoryStore (S4)', () => {
     );
     expect(await lastValueFrom(store.load().pipe(toArray()))).toEqual([]);
   });
+
+  it('S4: refuses an entry JSON cannot write (a cycle, a BigInt), naming it; keeps what JSON keeps of the rest (a Date as its text, no undefined)', async () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const withDetails = (details: unknown): SessionEntry => ({
+      id: '1',
+      parentId: null,
+      type: 'message',
+      message: { role: 'toolResult', toolCallId: 'c', toolName: 't', content: 'x', isError: false, details },
+      at: 'now',
+    });
+    const store = memoryStore();
+    await expect(lastValueFrom(store.append([withDetails({ n: 1 }), withDetails(cyclic)]))).rejects.toThrow(
+      /^memoryStore\.append: entries\[1\] does not survive JSON\.stringify: Converting circular structure to JSON/,
+    );
+    await expect(lastValueFrom(store.append([withDetails({ n: 1n })]))).rejects.toThrow(
+      new TypeError('memoryStore.append: entries[0] does not survive JSON.stringify: Do not know how to serialize a BigInt'),
+    );
+    expect(await lastValueFrom(store.load().pipe(toArray()))).toEqual([]); // a refused batch adds nothing
+    await lastValueFrom(store.append([withDetails({ when: new Date(0), gone: undefined, list: [undefined, -0] })]));
+    const [loaded] = await lastValueFrom(store.load().pipe(toArray()));
+    expect((loaded as { message: { details: unknown } }).message.details).toStrictEqual({ when: '1970-01-01T00:00:00.000Z', list: [null, 0] });
+  });
 });

@@ -1,4 +1,4 @@
-import { NEVER, Observable, Subject, concat, lastValueFrom, of, toArray } from 'rxjs';
+import { NEVER, Observable, Subject, concat, lastValueFrom, of, take, toArray } from 'rxjs';
 import type { AgentMessage, ConversationEvent, Provider } from '../../src/index.js';
 import { conversation, runEventedToolLoop } from '../../src/index.js';
 import { type SessionEntry, type SessionStore, SessionTree, memoryStore, persist } from '../../src/sessions/index.js';
@@ -132,6 +132,22 @@ describe('persist (S2)', () => {
     prompts.complete();
     expect(store.batches.map(roles)).toEqual([['user'], ['assistant', 'toolResult', 'toolResult'], ['user'], ['assistant']]);
     expect((await treeOf(store)).context()).toEqual((events[events.length - 1] as Extract<ConversationEvent, { type: 'loop_end' }>).messages);
+  });
+
+  it('S2: a consumer that leaves at the first event closes the conversation at once, also during its synchronous start; what was handed to the store is written', async () => {
+    const store = recording();
+    const tree = await treeOf(store);
+    let emitted = 0;
+    const events = new Observable<ConversationEvent>((subscriber) => {
+      subscriber.next({ type: 'user_message', message: { role: 'user', content: 'hi' }, messages: [{ role: 'user', content: 'hi' }] });
+      emitted++;
+      for (let turn = 1; turn <= 1_000 && !subscriber.closed; turn++, emitted++) subscriber.next({ type: 'turn_start', turn });
+      subscriber.complete();
+    });
+    const seen = await lastValueFrom(events.pipe(persist(tree, store), take(1), toArray()));
+    expect(seen.map((event) => event.type)).toEqual(['user_message']);
+    expect(emitted).toBe(1); // the source saw the consumer gone before its next event
+    expect(store.batches.map(roles)).toEqual([['user']]);
   });
 
   it('S2: a tree that is no SessionTree, or a store without load and append, is refused at call time', async () => {

@@ -1,10 +1,13 @@
 import type { AgentMessage } from '../types.js';
 
 /**
- * What `compactWhen` and `persist` tell each other, keyed by the loop's own message objects (the same objects
- * are in `prepareTurn`'s input and in `turn_end.messages`): `persist` reads the token count of each model call
- * off its `message_end` (which `compactWhen` never sees), and `compactWhen` leaves each compaction it made for
- * `persist` to append to the tree at that turn's end. Weak maps: nothing outlives its history.
+ * What `compactWhen` and `persist` tell each other: the package's one side channel, and why it must be one.
+ * DESIGN's signatures give the two nothing in common — `compactWhen(options)` is a `PrepareTurn`, `persist(tree,
+ * store)` an operator on the events — but the loop's own message objects (the same objects are in
+ * `prepareTurn`'s input and in `turn_end.messages`), and neither sees what the other needs: `compactWhen` never
+ * sees `message_end` (its `usage.inputTokens`, which `persist` reads off it), and no event carries the input a
+ * `prepareTurn` made (the compaction `persist` must append to the tree). So each leaves a note on a message: one
+ * weak map, keyed by the loop's messages, so nothing outlives its history and no message object is changed.
  */
 
 interface Compaction {
@@ -13,27 +16,37 @@ interface Compaction {
   firstKept: AgentMessage;
 }
 
-/** Keyed by the last message of the history the compaction was made on. */
-const compactions = new WeakMap<AgentMessage, Compaction>();
-/** The `usage.inputTokens` of the model call that wrote an assistant message. */
-const inputTokens = new WeakMap<AgentMessage, number>();
+interface Note {
+  /** On an assistant message: the `usage.inputTokens` of the model call that wrote it. */
+  inputTokens?: number;
+  /** On the last message of a history that `compactWhen` compacted: the compaction, for `persist` to append. */
+  compaction?: Compaction;
+}
+
+const notes = new WeakMap<AgentMessage, Note>();
+
+function noteOn(message: AgentMessage): Note {
+  let note = notes.get(message);
+  if (note === undefined) notes.set(message, (note = {}));
+  return note;
+}
 
 export function leaveCompaction(last: AgentMessage, compaction: Compaction): void {
-  compactions.set(last, compaction);
+  noteOn(last).compaction = compaction;
 }
 
 /** The compaction made on a history that ended with `last`, once. */
 export function takeCompaction(last: AgentMessage | undefined): Compaction | undefined {
-  if (last === undefined) return undefined;
-  const compaction = compactions.get(last);
-  compactions.delete(last);
+  const note = last === undefined ? undefined : notes.get(last);
+  const compaction = note?.compaction;
+  if (compaction !== undefined) note!.compaction = undefined;
   return compaction;
 }
 
 export function recordInputTokens(assistant: AgentMessage, tokens: number): void {
-  inputTokens.set(assistant, tokens);
+  noteOn(assistant).inputTokens = tokens;
 }
 
 export function inputTokensOf(assistant: AgentMessage): number | undefined {
-  return inputTokens.get(assistant);
+  return notes.get(assistant)?.inputTokens;
 }

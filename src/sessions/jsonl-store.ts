@@ -1,15 +1,18 @@
 /// <reference types="node" />
 // the one file of the package that needs Node (its fs): its declarations name no Node type
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readFileSync, readSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Observable, type Subscriber } from 'rxjs';
 import { errorText, shown } from '../util/values.js';
-import { type SessionEntry, type SessionStore, entriesAsJson, notAnEntry } from './session-entry.js';
+import { type SessionEntry, type SessionStore, eachEntry, notAnEntry } from './session-entry.js';
 
 /**
  * The embedded default store (S3): a file with one JSON entry a line. A file that does not exist yet is an
- * empty session; the first append creates it. Each batch is one write, then `fsync` (persist writes one batch
- * per `user_message` and per `turn_end`), so a crash loses at most the batch being written — and a line cut
+ * empty session; the first append creates it, and the file stays open for the next. Each batch is one write;
+ * a batch that ends a turn (its last entry the model's answer or a tool result: persist's batch at a
+ * `turn_end`) is then `fsync`ed, and with it everything written before (a prompt, a `moveTo`), so a turn that
+ * ended is on the disk. A process that dies loses at most the batch being written (what was written is the
+ * system's to keep; only a machine that stops loses what followed the last turn's fsync) — and a line cut
  * short by the crash is skipped on load, with nothing else lost (the next append first cuts it off; a whole
  * entry whose newline is missing counts and gets its newline). Any other line that is not an entry fails
  * `load`, naming its line number. A process that appends holds the lock file
@@ -32,11 +35,11 @@ export function jsonlStore(path: string): SessionStore {
     append: (entries) =>
       new Observable<void>((subscriber) => {
         try {
-          const text = entriesAsJson(entries, 'jsonlStore.append: entries').map((line) => `${line}\n`).join('');
+          const text = eachEntry(entries, 'jsonlStore.append: entries', asLine).join('');
           if (text !== '') {
             fd ??= openForAppend(file);
             writeAll(fd, Buffer.from(text, 'utf8'));
-            fsyncSync(fd);
+            if (endsTurn(entries)) fsyncSync(fd);
           }
         } catch (error) {
           return subscriber.error(error instanceof TypeError || isOurs(error) ? error : new Error(`jsonlStore: cannot append to ${file}: ${errorText(error)}`, { cause: error }));
@@ -47,10 +50,20 @@ export function jsonlStore(path: string): SessionStore {
   };
 }
 
+const asLine = (entry: SessionEntry) => `${JSON.stringify(entry)}\n`;
+
+/** Whether a batch ends a turn (S3's fsync): its last entry is the model's answer or a tool result. */
+function endsTurn(entries: readonly SessionEntry[]): boolean {
+  const last = entries[entries.length - 1];
+  return last?.type === 'message' && (last.message.role === 'assistant' || last.message.role === 'toolResult');
+}
+
 /** Emits the file's entries; what follows its last newline is a line a crash cut short, and is skipped. */
 function read(file: string, subscriber: Subscriber<SessionEntry>): void {
   let text: string;
   try {
+    // a session not yet begun, told without the cost of an ENOENT error (any other failure still throws)
+    if (statSync(file, { throwIfNoEntry: false }) === undefined) return subscriber.complete();
     text = readFileSync(file, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return subscriber.complete(); // a session not yet begun
@@ -108,7 +121,8 @@ function openForAppend(file: string): number {
  */
 function cutTornTail(fd: number): void {
   const size = fstatSync(fd).size;
-  const chunk = Buffer.alloc(64 * 1024);
+  if (size === 0) return; // a new file
+  const chunk = Buffer.allocUnsafe(64 * 1024);
   let from = 0; // where the last line starts
   for (let end = size; end > 0; ) {
     const start = Math.max(0, end - chunk.length);

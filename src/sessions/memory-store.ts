@@ -1,10 +1,11 @@
 import { Observable } from 'rxjs';
-import { type SessionEntry, type SessionStore, entriesAsJson } from './session-entry.js';
+import { jsonCopy } from './json-copy.js';
+import { type SessionEntry, type SessionStore, eachEntry } from './session-entry.js';
 
 /**
  * A store in memory (S4), for tests and for sessions that need not outlive the process: `entries` are where it
- * starts. It keeps JSON copies, as a file or a database would: an entry changed after `append`, or one that
- * `load` gave, changes nothing in the store.
+ * starts. It keeps JSON copies, as a file or a database would (each entry as `JSON.parse(JSON.stringify(entry))`
+ * gives it back): an entry changed after `append`, or one that `load` gave, changes nothing in the store.
  *
  * ```ts
  * const store = memoryStore();
@@ -14,23 +15,23 @@ import { type SessionEntry, type SessionStore, entriesAsJson } from './session-e
  * @throws TypeError at call time for `entries` that are not session entries.
  */
 export function memoryStore(entries: SessionEntry[] = []): SessionStore {
-  const stored = entriesAsJson(entries, 'memoryStore: entries');
+  const stored = eachEntry(entries, 'memoryStore: entries', jsonCopy);
   return {
     load: () =>
       new Observable<SessionEntry>((subscriber) => {
         const end = stored.length; // what was there at subscribe
-        for (let index = 0; index < end && !subscriber.closed; index++) subscriber.next(JSON.parse(stored[index]!) as SessionEntry);
+        for (let index = 0; index < end && !subscriber.closed; index++) subscriber.next(jsonCopy(stored[index]!));
         subscriber.complete();
       }),
     append: (batch) =>
       new Observable<void>((subscriber) => {
-        let lines: string[];
+        let copies: SessionEntry[];
         try {
-          lines = entriesAsJson(batch, 'memoryStore.append: entries');
+          copies = eachEntry(batch, 'memoryStore.append: entries', jsonCopy);
         } catch (error) {
           return subscriber.error(error);
         }
-        stored.push(...lines);
+        for (const copy of copies) stored.push(copy);
         subscriber.next();
         subscriber.complete();
       }),

@@ -2,7 +2,8 @@ import { MonoTypeOperatorFunction, Observable } from 'rxjs';
 import type { AgentMessage, ConversationEvent, LoopEventOf } from '../types.js';
 import { recordInputTokens, takeCompaction } from './compactions.js';
 import { type SessionEntry, type SessionStore, checkStore } from './session-entry.js';
-import { SessionTree, compactTree, contextIds, growTree, writeTree } from './session-tree.js';
+import { SessionTree, type Written, compactTree, contextIds, growTree, writeTree } from './session-tree.js';
+import { HeldSubscriber } from '../util/held-subscriber.js';
 import { shown } from '../util/values.js';
 
 /**
@@ -36,18 +37,19 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
       let tokens: number | undefined; // the last model call's usage.inputTokens
       let writing = 0;
       let ended: (() => void) | undefined;
+      // one observer for every batch; not torn down with the subscription: what was handed to the store gets written
+      const written: Written = {
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => {
+          writing--;
+          if (writing === 0) ended?.();
+        },
+      };
 
       const save = (entries: SessionEntry[]) => {
         if (entries.length === 0) return;
         writing++;
-        // not torn down with the subscription: what was handed to the store gets written
-        writeTree(tree, store, entries).subscribe({
-          error: (error: unknown) => subscriber.error(error),
-          complete: () => {
-            writing--;
-            if (writing === 0) ended?.();
-          },
-        });
+        writeTree(tree, store, entries, written);
       };
 
       const turnEnd = (event: LoopEventOf<'turn_end'>) => {
@@ -70,7 +72,7 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
           if (firstKeptId !== undefined) entries.push(compactTree(tree, compaction.summary, firstKeptId));
         }
         if (tokens !== undefined && fresh.includes(assistant)) recordInputTokens(assistant, tokens);
-        entries.push(...growTree(tree, fresh));
+        growTree(tree, fresh, entries);
         known = messages.length;
         save(entries);
       };
@@ -85,11 +87,13 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
             tokens = typeof input === 'number' && Number.isFinite(input) ? input : undefined;
             return;
           }
-          case 'user_message':
+          case 'user_message': {
             known ??= event.messages.length - 1;
-            save(growTree(tree, event.messages.slice(known)));
+            const entries: SessionEntry[] = [];
+            growTree(tree, event.messages.slice(known), entries);
             known = event.messages.length;
-            return;
+            return save(entries);
+          }
           case 'turn_end':
             return turnEnd(event);
           default:
@@ -101,7 +105,8 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
         ended = finish;
         if (writing === 0) finish();
       };
-      return source.subscribe({
+      // a Subscriber of its own (no wrapper per event), closed with the consumer even during a synchronous start
+      const events = new HeldSubscriber<ConversationEvent>({
         next: (event) => {
           try {
             record(event);
@@ -113,6 +118,8 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
         error: (error: unknown) => end(() => subscriber.error(error)),
         complete: () => end(() => subscriber.complete()),
       });
+      subscriber.add(events);
+      source.subscribe(events);
     });
 }
 

@@ -54,18 +54,24 @@ function notAMessage(message: unknown): string | undefined {
   return typeof content === 'string' ? undefined : `message.content must be a string (got ${shown(content)})`;
 }
 
-/** Each entry as JSON, once it is known to be one; throws a TypeError naming the first that is not. */
-export function entriesAsJson(entries: readonly unknown[], what: string): string[] {
+/**
+ * Each entry through `asJson` (its JSON text for a file, a JSON copy in memory), once it is known to be one;
+ * throws a TypeError naming the first that is not an entry, or that JSON cannot write (a cycle, a BigInt).
+ */
+export function eachEntry<T>(entries: readonly unknown[], what: string, asJson: (entry: SessionEntry) => T): T[] {
   if (!Array.isArray(entries)) throw new TypeError(`${what} must be an array (got ${shown(entries)})`);
-  return entries.map((entry, index) => {
+  const out: T[] = [];
+  for (let index = 0; index < entries.length; index++) {
+    const entry: unknown = entries[index];
     const problem = notAnEntry(entry);
     if (problem !== undefined) throw new TypeError(`${what}[${index}] is not a session entry: ${problem}`);
     try {
-      return JSON.stringify(entry);
+      out.push(asJson(entry as SessionEntry));
     } catch (error) {
       throw new TypeError(`${what}[${index}] does not survive JSON.stringify: ${(error as Error).message}`);
     }
-  });
+  }
+  return out;
 }
 
 /** Throws a TypeError naming `who` unless `store` has a `load` and an `append` function. */

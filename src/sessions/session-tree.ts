@@ -3,18 +3,24 @@ import type { AgentMessage, UserMessage } from '../types.js';
 import { errorText } from '../util/values.js';
 import { type SessionEntry, type SessionStore, checkStore, notAnEntry } from './session-entry.js';
 
+/** Who waits for a batch to be written: told once, `complete` when it is, `error` when it cannot be. */
+export interface Written {
+  complete(): void;
+  error(error: unknown): void;
+}
+
 /** A batch waiting for its turn to be written, and who waits for it. */
 interface Write {
   store: SessionStore;
   entries: readonly SessionEntry[];
-  done?: { complete(): void; error(error: unknown): void };
+  done?: Written;
 }
 
 // what persist does to a tree (grow it, write it); defined in the class's static block, which sees its private state
-let grow: (tree: SessionTree, messages: readonly AgentMessage[]) => SessionEntry[];
+let grow: (tree: SessionTree, messages: readonly AgentMessage[], into: SessionEntry[]) => void;
 let compact: (tree: SessionTree, summary: string, firstKeptId: string) => SessionEntry;
 let alignedIds: (tree: SessionTree) => (string | null)[];
-let write: (tree: SessionTree, store: SessionStore, entries: readonly SessionEntry[]) => Observable<void>;
+let write: (tree: SessionTree, store: SessionStore, entries: readonly SessionEntry[], done: Written) => void;
 
 /**
  * A session as a tree (S1): every message appended once, a branch is a move of the leaf, a compaction is an
@@ -49,6 +55,9 @@ export class SessionTree {
   /** The summary message of each compaction entry, made once, so that context() hands out the same object. */
   readonly #summaries = new WeakMap<SessionEntry, UserMessage>();
   #nextId = 1;
+  /** The `at` of the entries made in the millisecond `#stampedAt`: one Date per millisecond, not one per entry. */
+  #stamp = '';
+  #stampedAt = Number.NaN;
 
   private constructor(store: SessionStore) {
     this.#store = store;
@@ -116,28 +125,27 @@ export class SessionTree {
    */
   moveTo(entryId: string): void {
     this.#point(entryId, 'moveTo');
-    const entry: SessionEntry = { id: this.#newId(), parentId: this.#leaf, type: 'leaf', targetId: entryId, at: now() };
+    const entry: SessionEntry = { id: this.#newId(), parentId: this.#leaf, type: 'leaf', targetId: entryId, at: this.#now() };
     this.#add(entry);
     this.#enqueue({ store: this.#store, entries: [entry] });
   }
 
   static {
-    grow = (tree, messages) =>
-      messages.map((message) => {
-        const entry: SessionEntry = { id: tree.#newId(), parentId: tree.#leaf, type: 'message', message, at: now() };
+    grow = (tree, messages, into) => {
+      const at = tree.#now();
+      for (const message of messages) {
+        const entry: SessionEntry = { id: tree.#newId(), parentId: tree.#leaf, type: 'message', message, at };
         tree.#add(entry);
-        return entry;
-      });
+        into.push(entry);
+      }
+    };
     compact = (tree, summary, firstKeptId) => {
-      const entry: SessionEntry = { id: tree.#newId(), parentId: tree.#leaf, type: 'compaction', summary, firstKeptId, at: now() };
+      const entry: SessionEntry = { id: tree.#newId(), parentId: tree.#leaf, type: 'compaction', summary, firstKeptId, at: tree.#now() };
       tree.#add(entry);
       return entry;
     };
     alignedIds = (tree) => tree.#context(tree.path()).ids;
-    write = (tree, store, entries) =>
-      new Observable<void>((subscriber) => {
-        tree.#enqueue({ store, entries, done: { complete: () => (subscriber.next(), subscriber.complete()), error: (error) => subscriber.error(error) } });
-      });
+    write = (tree, store, entries, done) => tree.#enqueue({ store, entries, done });
   }
 
   /** The entry `id` names, if it can be a leaf (a message or a compaction); throws otherwise. */
@@ -202,6 +210,16 @@ export class SessionTree {
     this.#leaf = entry.type === 'leaf' ? entry.targetId : entry.id;
   }
 
+  /** Now, as an entry's `at` (ISO 8601): the same string as `new Date().toISOString()`, made once per millisecond. */
+  #now(): string {
+    const ms = Date.now();
+    if (ms !== this.#stampedAt) {
+      this.#stampedAt = ms;
+      this.#stamp = new Date(ms).toISOString();
+    }
+    return this.#stamp;
+  }
+
   /** Ids in order of making (`1`, `2`, …), skipping any an earlier writer used: unique within the session. */
   #newId(): string {
     let id: string;
@@ -247,9 +265,9 @@ export class SessionTree {
   }
 }
 
-/** persist's hold on a tree: its messages joined the history (S2). */
-export function growTree(tree: SessionTree, messages: readonly AgentMessage[]): SessionEntry[] {
-  return grow(tree, messages);
+/** persist's hold on a tree: its messages joined the history (S2); their entries are pushed onto `into`. */
+export function growTree(tree: SessionTree, messages: readonly AgentMessage[], into: SessionEntry[]): void {
+  grow(tree, messages, into);
 }
 
 /** persist's hold on a tree: compactWhen summarised the path before `firstKeptId` (S5). */
@@ -262,11 +280,10 @@ export function contextIds(tree: SessionTree): (string | null)[] {
   return alignedIds(tree);
 }
 
-/** Appends `entries` to `store` after every write the tree was asked for before. */
-export function writeTree(tree: SessionTree, store: SessionStore, entries: readonly SessionEntry[]): Observable<void> {
-  return write(tree, store, entries);
-}
-
-function now(): string {
-  return new Date().toISOString();
+/**
+ * Appends `entries` to `store` after every write the tree was asked for before, then tells `done` (no Observable
+ * of its own: persist hands the tree a batch per event, and one observer for them all).
+ */
+export function writeTree(tree: SessionTree, store: SessionStore, entries: readonly SessionEntry[], done: Written): void {
+  write(tree, store, entries, done);
 }
