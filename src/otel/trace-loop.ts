@@ -434,7 +434,8 @@ class LoopSpans {
 
   /**
    * A1: an agent tool's update forwards `event` of its inner loop: recorded by the inner loop's spans, under
-   * the tool's, at any depth (a forwarded update forwards in turn) — unless a traceLoop saw it already.
+   * the tool's, at any depth (a forwarded update forwards in turn) — unless a recording traceLoop traced that
+   * inner loop already: then its first event, the call's first forwarded one, is marked (loopStarts).
    */
   private forward(toolCallId: string, event: LoopEvent): void {
     const open = this.findTool(toolCallId);
