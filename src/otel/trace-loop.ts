@@ -41,7 +41,8 @@ export interface TraceLoopOptions {
  * without running (an unknown tool, an invalid input, a duplicate id, a denied call, one answered by
  * its hook or dropped by an abort: no `tool_start`, R23) gets an `execute_tool` span of zero length at
  * its `tool_result`, with `rx_tool_loop.tool.started: false`, so the trace shows what the model asked for.
- * A tracer that records nothing (the API without an SDK) gets the `invoke_agent` span alone (O4).
+ * A tracer that records nothing (the API without an SDK) gets the `invoke_agent` span alone, and each event
+ * then costs one field test (O4); a span that a sampler drops gets none of its attributes or content built.
  *
  * An agent tool (A1) forwards its inner loop's events as the call's `tool_update`s: from them the operator
  * traces the inner loop as the outer one, with `invoke_agent TOOL` (the agent named after the tool) under the
