@@ -1,6 +1,7 @@
 /** O1–O3: traceLoop's spans, read back from sdk-trace-base's in-memory exporter. */
 import { type Span, type Tracer, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
-import { NEVER, Observable, Subject, from, last, lastValueFrom, map, of, takeWhile, toArray } from 'rxjs';
+import { AlwaysOffSampler, BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { NEVER, Observable, Subject, from, last, lastValueFrom, map, of, take, takeWhile, toArray } from 'rxjs';
 import { ToolRegistry, agentTool, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type ProviderEvent, type ProviderInput, type Tool } from 'rx-tool-loop';
 import { toolSpanContext, traceLoop } from 'rx-tool-loop/otel';
 import { answerTurn, call, end, only, start, text, tool, toolTurn } from '../support/events.js';
@@ -251,6 +252,43 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
     expect(memory.finished().some((span) => span.attributes['rx_tool_loop.cancelled'] !== undefined)).toBe(false);
   });
 
+  it('O3: a consumer that leaves on the first event, inside the loop\'s subscribe, closes the loop at once: no provider call; its open spans end cancelled', () => {
+    const memory = memoryTracer();
+    let calls = 0;
+    const provider = (input: ProviderInput) => {
+      calls++;
+      return s04Script()(input);
+    };
+    const seen: string[] = [];
+    runEventedToolLoop({ provider, registry: new ToolRegistry().register(clock), messages: question })
+      .pipe(traceLoop({ tracer: memory.tracer }), take(1))
+      .subscribe((event) => seen.push(event.type));
+    expect(seen).toEqual(['turn_start']);
+    expect(calls).toBe(0);
+    // the reply's span opened at turn_start, before the event went on: both end, cancelled, once
+    expect(memory.finished().map((span) => [span.name, span.attributes['rx_tool_loop.cancelled']])).toEqual([
+      ['chat', true],
+      ['invoke_agent', true],
+    ]);
+    expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
+  });
+
+  it('O1, O3: toolSpanContext(call) is the open span\'s context until an unsubscribe ends it, then undefined', () => {
+    const memory = memoryTracer();
+    const hanging = tool('current_time', () => NEVER);
+    const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1'))]);
+    const started: LoopEvent[] = [];
+    const subscription = runEventedToolLoop({ provider, registry: new ToolRegistry().register(hanging), messages: question })
+      .pipe(traceLoop({ tracer: memory.tracer }))
+      .subscribe((event) => event.type === 'tool_start' && started.push(event));
+    const running = started[0]?.type === 'tool_start' ? started[0].call : undefined;
+    expect(running).toBeDefined();
+    expect(trace.getSpan(toolSpanContext(running!)!)?.isRecording()).toBe(true);
+    subscription.unsubscribe();
+    expect(toolSpanContext(running!)).toBeUndefined();
+    expect(spanNamed(memory.finished(), 'execute_tool current_time').attributes['rx_tool_loop.cancelled']).toBe(true);
+  });
+
   it("O3, C3: an error of the conversation's prompts$ ends the open spans with ERROR before it is passed on", () => {
     const memory = memoryTracer();
     const prompts = new Subject<string>();
@@ -326,6 +364,33 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
     expect(traced).toEqual(await s04());
     expect(started).toEqual(['invoke_agent s04']);
     expect(ends).toBe(1);
+  });
+
+  it('O4: spans that a sampler drops record nothing, so nothing is built for them: with recordContent, no span event is added; the spans still end once; the events pass unchanged', async () => {
+    const dropping = new BasicTracerProvider({ sampler: new AlwaysOffSampler() }).getTracer('dropped');
+    const started: string[] = [];
+    let added = 0;
+    let ends = 0;
+    const tracer: Tracer = {
+      startSpan: (name, options, parent) => {
+        const span = dropping.startSpan(name, options, parent);
+        started.push(name);
+        const [addEvent, end] = [span.addEvent.bind(span), span.end.bind(span)];
+        span.addEvent = (...args) => (added++, addEvent(...args));
+        span.end = (time) => (ends++, end(time));
+        return span;
+      },
+      startActiveSpan: dropping.startActiveSpan.bind(dropping) as Tracer['startActiveSpan'],
+    };
+    const prompts = of('What time is it?');
+    const run = (through: (events: Observable<ConversationEvent>) => Observable<ConversationEvent>) =>
+      lastValueFrom(through(prompts.pipe(conversation({ provider: s04Script(), registry: new ToolRegistry().register(clock) }))).pipe(toArray()));
+    const traced = await run((events) => events.pipe(traceLoop({ tracer, recordContent: true })));
+    expect(traced).toEqual(await run((events) => events));
+    // a dropped span still has a valid context (its children are dropped by the same decision): all are made
+    expect(started).toEqual(['invoke_agent', 'chat', 'execute_tool current_time', 'chat']);
+    expect(ends).toBe(4);
+    expect(added).toBe(0);
   });
 
   describe('an agent tool (A1): its inner loop traced from the events it forwards', () => {
@@ -587,6 +652,33 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
         '      chat (CLIENT)',
         '      execute_tool search (INTERNAL)',
         '      chat (CLIENT)',
+        '  chat (CLIENT)',
+      ]);
+      expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
+    });
+
+    it('O1, A1: an agent tool whose inner loop has a traceLoop of its own, subscribed outside any span, is traced once: by that traceLoop, on its own', async () => {
+      const memory = memoryTracer();
+      const search = tool('search', () => 'found');
+      const researcher = agentTool({
+        name: 'researcher',
+        description: 'researches',
+        agent: (_input, { signal }) =>
+          runEventedToolLoop({ provider: scriptedProvider([toolTurn(call('search', {}, 'r1')), answerTurn('UTC')]), registry: new ToolRegistry().register(search), messages: question, signal }).pipe(
+            traceLoop<LoopEvent>({ tracer: memory.tracer, agentName: 'own-researcher' }),
+          ),
+      });
+      const provider = scriptedProvider([toolTurn(call('researcher', {}, 'c1')), answerTurn('noon')]);
+      const events = await lastValueFrom(runEventedToolLoop({ provider, registry: new ToolRegistry().register(researcher), messages: question }).pipe(traceLoop({ tracer: memory.tracer, agentName: 'main' }), toArray()));
+      expect(only(events, 'tool_update').filter((update) => update.event !== undefined).length).toBeGreaterThan(0);
+      expect(memory.tree()).toEqual([
+        'invoke_agent main (INTERNAL)',
+        '  chat (CLIENT)',
+        '  execute_tool researcher (INTERNAL)',
+        '  chat (CLIENT)',
+        'invoke_agent own-researcher (INTERNAL)',
+        '  chat (CLIENT)',
+        '  execute_tool search (INTERNAL)',
         '  chat (CLIENT)',
       ]);
       expect(memory.ends().every((span) => span.ends === 1)).toBe(true);

@@ -1,4 +1,4 @@
-import { type MonoTypeOperatorFunction, defer, tap } from 'rxjs';
+import { type MonoTypeOperatorFunction, Observable, Subscriber } from 'rxjs';
 import { type Attributes, type Context, type Span, type SpanOptions, type Tracer, SpanKind, SpanStatusCode, context, isSpanContextValid, trace } from '@opentelemetry/api';
 import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, StopReason, ToolCall, ToolResultMessage, Usage } from '../types.js';
 import { errorText, shown } from '../util/values.js';
@@ -41,7 +41,8 @@ export interface TraceLoopOptions {
  * without running (an unknown tool, an invalid input, a duplicate id, a denied call, one answered by
  * its hook or dropped by an abort: no `tool_start`, R23) gets an `execute_tool` span of zero length at
  * its `tool_result`, with `rx_tool_loop.tool.started: false`, so the trace shows what the model asked for.
- * A tracer that records nothing (the API without an SDK) gets the `invoke_agent` span alone (O4).
+ * A tracer that records nothing (the API without an SDK) gets the `invoke_agent` span alone, and each event
+ * then costs one field test (O4); a span that a sampler drops gets none of its attributes or content built.
  *
  * An agent tool (A1) forwards its inner loop's events as the call's `tool_update`s: from them the operator
  * traces the inner loop as the outer one, with `invoke_agent TOOL` (the agent named after the tool) under the
@@ -64,18 +65,52 @@ export interface TraceLoopOptions {
 export function traceLoop<E extends LoopEvent | ConversationEvent>(options: TraceLoopOptions): MonoTypeOperatorFunction<E> {
   const settings = checkOptions(options);
   return (source) =>
-    defer(() => {
-      const spans = new LoopSpans(settings, context.active());
-      // tap: an unsubscribe reaches the loop at once, even while it is still inside its subscribe
-      return source.pipe(
-        tap({
-          next: (event) => spans.observe(event),
-          error: (error: unknown) => spans.failAll(error),
-          complete: () => spans.closeAll(),
-          unsubscribe: () => spans.cancelAll(),
-        }),
-      );
+    new Observable<E>((subscriber) => {
+      source.subscribe(new TraceSubscriber(subscriber, new LoopSpans(settings, context.active())));
     });
+}
+
+/**
+ * The operator's one layer over the source: each event recorded, then passed on. Made before it subscribes
+ * and added to the consumer's subscriber, so an unsubscribe reaches the loop at once, even while the loop
+ * is still inside its subscribe; then the spans still open end, as cancelled (O3).
+ */
+class TraceSubscriber<E extends LoopEvent | ConversationEvent> extends Subscriber<E> {
+  constructor(
+    destination: Subscriber<E>,
+    private readonly spans: LoopSpans,
+  ) {
+    super(destination);
+  }
+
+  // `next` itself rather than `_next`: this sits on every event, one call less each (O4)
+  override next(event: E): void {
+    if (this.isStopped) return;
+    try {
+      this.spans.observe(event);
+    } catch (error) {
+      // as an operator's callback that throws: the run fails with it
+      this.destination.error(error);
+      return;
+    }
+    this.destination.next(event);
+  }
+
+  protected override _error(error: unknown): void {
+    this.spans.failAll(error);
+    super._error(error);
+  }
+
+  protected override _complete(): void {
+    this.spans.closeAll();
+    super._complete();
+  }
+
+  override unsubscribe(): void {
+    if (this.closed) return;
+    super.unsubscribe(); // the source first: nothing more comes while the spans end
+    this.spans.cancelAll(); // nothing left after an error or a complete: only an unsubscribe cancels
+  }
 }
 
 /** An execute_tool span open now; its context is made only when a tool asks for it (toolSpanContext). */
@@ -96,13 +131,16 @@ function contextOf(open: OpenTool): Context {
   return (open.context ??= trace.setSpan(open.parent, open.span));
 }
 
-// The events some recording traceLoop has seen: an agent tool's update forwarding one of them is not traced
-// again (the user traced the inner loop, e.g. under toolSpanContext). Weak: an event is forgotten with itself.
-const tracedEvents = new WeakSet<object>();
-
-// The subscriptions with an execute_tool span open: where toolSpanContext looks for a call. A subscription
-// joins at its first tool_start and leaves when its loop ends, so the hot path pays per loop, not per call.
-const withOpenTools = new Set<LoopSpans>();
+// The module's two side channels, both weak, both written only while a tracer records (never on O4's path):
+//
+// - toolSpanContext(call) has nothing but the call to go by, so the call must lead to its span: each
+//   execute_tool span open now, by the call object its tool_start carries (the handler's `context.call`).
+const openTools = new WeakMap<ToolCall, OpenTool>();
+// - "an inner loop traced by a traceLoop of its own is not traced twice" must hold wherever the user
+//   subscribed that traceLoop, so it is told by the events: the first event of each loop a recording traceLoop
+//   traced. An agent tool forwards every inner event from the first (A1), and the outer traceLoop decides at a
+//   call's first forwarded event (forward), so one mark a loop is enough.
+const loopStarts = new WeakSet<object>();
 
 /**
  * The context of `call`'s `execute_tool` span while a {@link traceLoop} has it open (from its `tool_start`
@@ -120,11 +158,8 @@ const withOpenTools = new Set<LoopSpans>();
  * ```
  */
 export function toolSpanContext(call: ToolCall): Context | undefined {
-  for (const spans of withOpenTools) {
-    const open = spans.openTool(call);
-    if (open !== undefined) return contextOf(open);
-  }
-  return undefined;
+  const open = openTools.get(call);
+  return open === undefined ? undefined : contextOf(open);
 }
 
 interface TraceSettings {
@@ -183,9 +218,9 @@ class LoopSpans {
   private chat: Span | undefined;
   // the running calls (ids unique within a turn, R28): a few at a time, so a list beats a Map here
   private tools: OpenTool[] = [];
-  private listed = false; // in withOpenTools
   private off = false; // the tracer records nothing (openAgent)
-  // recordContent: the reply so far, for the chat span's event
+  // recordContent, and the chat span records: the reply so far, for its event (none built for a span that drops it)
+  private content = false;
   private text = '';
   private calls: ToolCall[] = [];
 
@@ -195,17 +230,24 @@ class LoopSpans {
     private readonly parent: Context,
   ) {}
 
-  /** An event of the traced source itself: recorded, and marked as traced (tracedEvents). */
+  /** An event of the traced source itself: recorded; the first of a loop traced is marked (loopStarts). */
   observe(event: LoopEvent | ConversationEvent): void {
-    this.record(event);
-    if (!this.off) tracedEvents.add(event);
+    if (this.agent !== undefined) {
+      // O4: the loop's span records nothing, so neither would any other: only its end is left to do
+      if (this.off) {
+        if (event.type === 'loop_end') this.endOffLoop();
+      } else this.record(event);
+      return;
+    }
+    this.record(event); // opens the loop's span (a loop_end alone opens and ends it)
+    if (!this.off && (this.agent !== undefined || event.type === 'loop_end')) loopStarts.add(event);
   }
 
   record(event: LoopEvent | ConversationEvent): void {
     switch (event.type) {
       case 'user_message':
         this.openAgent();
-        if (this.settings.recordContent) this.agent!.addEvent('gen_ai.user.message', { content: event.message.content });
+        if (this.settings.recordContent && this.agent!.isRecording()) this.agent!.addEvent('gen_ai.user.message', { content: event.message.content });
         return;
       case 'turn_start':
         this.openAgent();
@@ -218,10 +260,10 @@ class LoopSpans {
     if (this.off) return; // O4: a tracer that records nothing gets the invoke_agent span alone
     switch (event.type) {
       case 'text_delta':
-        if (this.settings.recordContent && this.chat !== undefined) this.text += event.text;
+        if (this.content) this.text += event.text;
         return;
       case 'tool_call':
-        if (this.settings.recordContent && this.chat !== undefined) this.calls.push(event.call);
+        if (this.content) this.calls.push(event.call);
         return;
       case 'message_end':
         this.endChat(event.stopReason, event.errorMessage, event.usage);
@@ -244,11 +286,6 @@ class LoopSpans {
     }
   }
 
-  /** `call`'s span, while it is open here (toolSpanContext). */
-  openTool(call: ToolCall): OpenTool | undefined {
-    return this.tools.find((open) => open.call === call);
-  }
-
   /** Unsubscribed: every open span ends, marked as cancelled (O3). */
   cancelAll(): void {
     this.endOpen({ 'rx_tool_loop.cancelled': true });
@@ -265,15 +302,12 @@ class LoopSpans {
   }
 
   private endOpen(attributes: Attributes, errorMessage?: string): void {
-    if (this.agent === undefined && this.chat === undefined && this.tools.length === 0 && !this.listed) return;
+    if (this.agent === undefined && this.chat === undefined && this.tools.length === 0) return;
     const open: Span[] = [];
     for (const tool of this.tools) {
       tool.inner?.endOpen(attributes, errorMessage); // an inner loop's spans end before the tool's
+      unlist(tool);
       open.push(tool.span);
-    }
-    if (this.listed) {
-      withOpenTools.delete(this);
-      this.listed = false;
     }
     if (this.chat !== undefined) open.push(this.chat);
     if (this.agent !== undefined) open.push(this.agent);
@@ -300,6 +334,13 @@ class LoopSpans {
     if (!this.off) this.agentContext = trace.setSpan(this.parent, span);
   }
 
+  /** O4: the `loop_end` of a loop whose span records nothing: that span ends, alone (nothing else opened). */
+  private endOffLoop(): void {
+    const agent = this.agent!;
+    this.agent = undefined;
+    agent.end();
+  }
+
   private endLoop(reason: string, assistant: AssistantMessage, usage: Usage, messages: readonly AgentMessage[]): void {
     this.openAgent(); // R7: a loop aborted at subscribe has loop_end as its only event
     this.endChatWith(assistant);
@@ -321,7 +362,8 @@ class LoopSpans {
     const { tracer, chat } = this.settings;
     this.chat = tracer.startSpan(chat.name, chat.options, this.agentContext);
     this.chat.setAttribute('rx_tool_loop.turn', turn);
-    if (this.settings.recordContent) {
+    this.content = this.settings.recordContent && this.chat.isRecording();
+    if (this.content) {
       this.text = '';
       this.calls = [];
     }
@@ -335,13 +377,17 @@ class LoopSpans {
     const chat = this.chat;
     if (chat === undefined) return;
     this.chat = undefined;
-    if (stopReason !== undefined) chat.setAttribute('gen_ai.response.finish_reasons', [stopReason]);
-    if (usage !== undefined) chat.setAttributes(usageAttributes(usage));
-    if (stopReason === 'error') chat.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage ?? 'error' });
-    if (this.settings.recordContent) {
+    // a span the sampler dropped records nothing: none of its attributes is built
+    if (chat.isRecording()) {
+      if (stopReason !== undefined) chat.setAttribute('gen_ai.response.finish_reasons', [stopReason]);
+      if (usage !== undefined) chat.setAttributes(usageAttributes(usage));
+      if (stopReason === 'error') chat.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage ?? 'error' });
+    }
+    if (this.content) {
       const content: Attributes = { content: this.text, finish_reason: stopReason ?? 'unknown' };
       if (this.calls.length > 0) content.tool_calls = json(this.calls);
       chat.addEvent('gen_ai.assistant.message', content);
+      this.content = false;
       this.text = '';
       this.calls = [];
     }
@@ -353,11 +399,8 @@ class LoopSpans {
     const span = this.toolSpan(call.id, call.name);
     const open: OpenTool = { span, call, parent: this.agentContext! };
     this.tools.push(open);
-    if (!this.listed) {
-      withOpenTools.add(this);
-      this.listed = true;
-    }
-    if (this.settings.recordContent) span.addEvent('gen_ai.tool.call.arguments', { arguments: json(call.input) });
+    openTools.set(call, open);
+    if (this.settings.recordContent && span.isRecording()) span.addEvent('gen_ai.tool.call.arguments', { arguments: json(call.input) });
   }
 
   /** `unstartedAt`: the moment of a call that never ran, its span's start and end. */
@@ -384,6 +427,7 @@ class LoopSpans {
       if (open.call.id !== id) continue;
       tools[index] = tools[tools.length - 1]!;
       tools.pop();
+      unlist(open);
       return open;
     }
     return undefined;
@@ -391,13 +435,19 @@ class LoopSpans {
 
   /**
    * A1: an agent tool's update forwards `event` of its inner loop: recorded by the inner loop's spans, under
-   * the tool's, at any depth (a forwarded update forwards in turn) — unless a traceLoop saw it already.
+   * the tool's, at any depth (a forwarded update forwards in turn) — unless a recording traceLoop traced that
+   * inner loop already: then its first event, the call's first forwarded one, is marked (loopStarts).
    */
   private forward(toolCallId: string, event: LoopEvent): void {
-    const open = this.tools.find((tool) => tool.call.id === toolCallId);
+    const open = this.findTool(toolCallId);
     if (open === undefined) return;
-    if (open.inner === undefined) open.inner = tracedEvents.has(event) ? null : new LoopSpans(innerSettings(this.settings, open.call.name), contextOf(open));
+    if (open.inner === undefined) open.inner = loopStarts.has(event) ? null : new LoopSpans(innerSettings(this.settings, open.call.name), contextOf(open));
     open.inner?.record(event);
+  }
+
+  private findTool(id: string): OpenTool | undefined {
+    for (const open of this.tools) if (open.call.id === id) return open;
+    return undefined;
   }
 
   private endTool(result: ToolResultMessage): void {
@@ -407,13 +457,20 @@ class LoopSpans {
     // answered without running (R23: no tool_start): a span of zero length, so the call is still seen
     const at = open === undefined ? performance.now() : undefined;
     const span = open?.span ?? this.toolSpan(result.toolCallId, result.toolName, at);
-    if (result.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: result.content });
-    if (this.settings.recordContent) span.addEvent('gen_ai.tool.message', { id: result.toolCallId, content: result.content, is_error: result.isError }, at);
+    if (span.isRecording()) {
+      if (result.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: result.content });
+      if (this.settings.recordContent) span.addEvent('gen_ai.tool.message', { id: result.toolCallId, content: result.content, is_error: result.isError }, at);
+    }
     span.end(at);
   }
 }
 
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
+
+/** `open` is no longer toolSpanContext's: unless another traceLoop of the same call has it now. */
+function unlist(open: OpenTool): void {
+  if (openTools.get(open.call) === open) openTools.delete(open.call);
+}
 
 function usageAttributes(usage: Usage): Attributes {
   const attributes: Attributes = { 'gen_ai.usage.input_tokens': usage.inputTokens, 'gen_ai.usage.output_tokens': usage.outputTokens };
