@@ -2,7 +2,7 @@ import { once, EventEmitter } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { inspect } from 'node:util';
+import { inspect, types } from 'node:util';
 import { Observable, lastValueFrom } from 'rxjs';
 import { LazyAbort } from '../../src/util/lazy-abort.js';
 import { isAbortSignal, onAbort } from '../../src/util/abort-signal.js';
@@ -28,6 +28,9 @@ function controllersMadeBy(run: () => void): number {
 }
 
 describe('LazyAbort: the one context with a lazy signal (R31)', () => {
+  // the first read of a process asks the platform whether it takes stand-ins (that probe makes one controller)
+  beforeAll(() => void new LazyAbort().signal);
+
   it('R31: reading the signal, checking it and listening to it through onAbort make no AbortController', () => {
     const context = new LazyAbort();
     const heard: string[] = [];
@@ -116,6 +119,35 @@ describe('LazyAbort: the one context with a lazy signal (R31)', () => {
     (signal as AbortSignal & { mark?: string }).mark = 'set';
     expect((signal as AbortSignal & { mark?: string }).mark).toBe('set');
     expect(Object.prototype.toString.call(signal)).toBe('[object AbortSignal]');
+  });
+
+  it('R31: where the platform refuses a stand-in (a browser checks its own signals), the signal is a real one, made on read', () => {
+    const aborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!;
+    // a browser's getter runs only on its own objects, never through a Proxy
+    Object.defineProperty(AbortSignal.prototype, 'aborted', {
+      ...aborted,
+      get(this: AbortSignal) {
+        if (types.isProxy(this)) throw new TypeError('Illegal invocation');
+        return aborted.get!.call(this) as boolean;
+      },
+    });
+    try {
+      let Fresh: typeof LazyAbort | undefined;
+      jest.isolateModules(() => {
+        Fresh = (require('../../src/util/lazy-abort.js') as { LazyAbort: typeof LazyAbort }).LazyAbort;
+      });
+      const context = new Fresh!();
+      const made = controllersMadeBy(() => void context.signal);
+      const { signal } = context;
+      expect(made).toBe(1);
+      expect(types.isProxy(signal)).toBe(false);
+      expect(context.signal).toBe(signal);
+      expect(Fresh!.listen(signal, () => {})).toBeUndefined(); // heard as any signal is
+      context.abort();
+      expect(signal.aborted).toBe(true);
+    } finally {
+      Object.defineProperty(AbortSignal.prototype, 'aborted', aborted);
+    }
   });
 
   it('R31, R11: an inner loop given a context signal makes no AbortController, and the context aborting aborts the loop', async () => {

@@ -8,7 +8,9 @@
  * anything; the library's own listener ({@link LazyAbort.listen}, through `onAbort`) is a plain callback. Any
  * other use — `addEventListener`, `reason`, `onabort`, `fetch(url, { signal })`, `AbortSignal.any` — makes the
  * real signal then (aborted already if the context was), and every property is that signal's from then on.
- * Only identity tells them apart: an `abort` event's `target` is the real signal, not the stand-in.
+ * Only identity tells them apart: an `abort` event's `target` is the real signal, not the stand-in. A platform whose
+ * own `AbortSignal` refuses a stand-in (a browser's, whose `fetch` checks that a signal is its own object, not a
+ * Proxy of one) gets the real signal on read instead, as before: the first read of a process asks the platform.
  *
  * ```ts
  * class ToolCallContext extends LazyAbort { constructor(readonly call: ToolCall) { super(); } }
@@ -24,8 +26,10 @@ export class LazyAbort {
   private aborted = false;
 
   get signal(): AbortSignal {
+    if (this.standIn !== undefined) return this.standIn;
+    if (!LazyAbort.standInsServe()) return LazyAbort.real(this);
     // the context itself is the stand-in's target: one Proxy, nothing else, per context that is asked
-    return (this.standIn ??= new Proxy(this, LazyAbort.standInTraps) as unknown as AbortSignal);
+    return (this.standIn = new Proxy(this, LazyAbort.standInTraps) as unknown as AbortSignal);
   }
 
   /** Aborts the signal, now if the real one was made, else as soon as it is; runs the listeners once. */
@@ -64,6 +68,28 @@ export class LazyAbort {
       if (context.aborted) context.controller.abort();
     }
     return context.controller.signal;
+  }
+
+  private static serve: boolean | undefined;
+
+  /**
+   * Whether the platform takes a stand-in for its own signal, asked once: its `aborted` getter, run on a stand-in,
+   * reads the real signal's state through the Proxy where signals keep it in properties (Node, whose `fetch`,
+   * timers and streams check a signal by those); a browser checks the object itself and throws.
+   */
+  private static standInsServe(): boolean {
+    if (LazyAbort.serve === undefined) {
+      try {
+        const probe = new LazyAbort();
+        const standIn = new Proxy(probe, LazyAbort.standInTraps);
+        const before = Reflect.get(AbortSignal.prototype, 'aborted', standIn) as unknown;
+        probe.abort();
+        LazyAbort.serve = before === false && Reflect.get(AbortSignal.prototype, 'aborted', standIn) === true;
+      } catch {
+        LazyAbort.serve = false;
+      }
+    }
+    return LazyAbort.serve;
   }
 
   private static readonly standInTraps: ProxyHandler<LazyAbort> = {
