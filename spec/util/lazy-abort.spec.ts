@@ -53,6 +53,20 @@ describe('LazyAbort: the one context with a lazy signal (R31)', () => {
     expect(heard).toEqual(['a', 'b', 'late']);
   });
 
+  it('R31: as on an EventTarget, a listener that an earlier one removes while the abort is heard is not called', () => {
+    const context = new LazyAbort();
+    const heard: string[] = [];
+    let stopB = (): void => {};
+    onAbort(context.signal, () => {
+      heard.push('a');
+      stopB();
+    });
+    stopB = onAbort(context.signal, () => heard.push('b'));
+    onAbort(context.signal, () => heard.push('c'));
+    context.abort();
+    expect(heard).toEqual(['a', 'c']);
+  });
+
   it('R31: any other use makes the real signal, which aborts with the context and fires its abort event', () => {
     const context = new LazyAbort();
     const { signal } = context;

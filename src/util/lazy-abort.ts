@@ -38,8 +38,10 @@ export class LazyAbort {
     this.aborted = true;
     this.controller?.abort();
     const listeners = this.listeners;
+    if (listeners === undefined) return;
+    // in order, each once; one that an earlier one removed is not called, as on an EventTarget
+    while (listeners.length > 0) listeners.shift()!();
     this.listeners = undefined;
-    if (listeners !== undefined) for (const listener of listeners) listener();
   }
 
   /**
