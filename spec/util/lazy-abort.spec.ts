@@ -1,4 +1,4 @@
-import { once, EventEmitter } from 'node:events';
+import { EventEmitter, getMaxListeners, once, setMaxListeners } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -75,7 +75,9 @@ describe('LazyAbort: the one context with a lazy signal (R31)', () => {
       signal.addEventListener('abort', (event) => events.push(`listener ${event.type}`), { once: true });
     });
     expect(made).toBe(1);
-    signal.onabort = () => events.push('onabort');
+    const onabort = () => events.push('onabort');
+    signal.onabort = onabort;
+    expect(signal.onabort).toBe(onabort); // a value given comes back as it was
     expect(signal.reason).toBeUndefined();
     expect(() => signal.throwIfAborted()).not.toThrow();
     context.abort();
@@ -133,6 +135,9 @@ describe('LazyAbort: the one context with a lazy signal (R31)', () => {
     (signal as AbortSignal & { mark?: string }).mark = 'set';
     expect((signal as AbortSignal & { mark?: string }).mark).toBe('set');
     expect(Object.prototype.toString.call(signal)).toBe('[object AbortSignal]');
+    expect(signal.constructor).toBe(AbortSignal);
+    setMaxListeners(20, signal); // Node's check of an EventTarget reads its constructor
+    expect(getMaxListeners(signal)).toBe(20);
   });
 
   it('R31: where the platform refuses a stand-in (a browser checks its own signals), the signal is a real one, made on read', () => {

@@ -100,8 +100,9 @@ export class LazyAbort {
       if (key === OWNER) return context;
       const real = LazyAbort.real(context);
       const value: unknown = Reflect.get(real, key, real);
-      // a method runs on the real signal, whose internals the platform checks
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(real) : value;
+      // a method of the platform's runs on the real signal, whose internals it checks; any other value (a
+      // handler set as `onabort`, say) comes back as it was given
+      return typeof value === 'function' && platformMethods().has(value) ? (value as (...args: unknown[]) => unknown).bind(real) : value;
     },
     set: (context, key, value) => Reflect.set(LazyAbort.real(context), key, value),
     has: (context, key) => key === OWNER || Reflect.has(context.controller?.signal ?? AbortSignal.prototype, key),
@@ -116,5 +117,22 @@ export class LazyAbort {
 
 /** How a stand-in names its context: a property only the stand-in answers, so a real signal answers `undefined`. */
 const OWNER: unique symbol = Symbol('rx-tool-loop.lazyAbort');
+
+let methods: Set<unknown> | undefined;
+
+/** The functions `AbortSignal.prototype` and its prototypes hold (`addEventListener`, `throwIfAborted`, …). */
+function platformMethods(): Set<unknown> {
+  if (methods === undefined) {
+    methods = new Set();
+    for (let proto: object | null = AbortSignal.prototype; proto !== null && proto !== Object.prototype; proto = Object.getPrototypeOf(proto) as object | null) {
+      for (const key of Reflect.ownKeys(proto)) {
+        if (key === 'constructor') continue; // the class itself, not a method: `signal.constructor === AbortSignal`
+        const descriptor = Object.getOwnPropertyDescriptor(proto, key);
+        if (descriptor !== undefined && 'value' in descriptor && typeof descriptor.value === 'function') methods.add(descriptor.value);
+      }
+    }
+  }
+  return methods;
+}
 
 function noop(): void {}
