@@ -1083,31 +1083,72 @@ async function w9() {
   // as the README wires it (the call's signal passed on), and without the signal: unsubscription alone tears the inner loop down (A3)
   const contenders = [
     contender('rx-tool-loop'),
-    agentToolContender('a one-turn loop per call, not forwarded', 'alone'),
+    agentToolContender(W9_ALONE, 'alone'),
     agentToolContender('agent tools', 'signal'),
     agentToolContender('agent tools, no signal', 'none'),
   ];
+  // round-robin in one process, the order reversed every other round: each round's four runs see the same
+  // machine, so an inner turn is measured against the outer turn of its own round (the machine is shared)
+  const ms = new Map(contenders.map((who) => [who.name, []]));
+  const cpu = new Map(contenders.map((who) => [who.name, []]));
+  const failures = {};
+  const attempt = async (who, keep) => {
+    if (failures[who.name]) return;
+    try {
+      const run = await once(who, spec);
+      if (keep) {
+        ms.get(who.name).push(run.ms);
+        cpu.get(who.name).push(run.cpuMs);
+      }
+    } catch (error) {
+      failures[who.name] = String(error?.message ?? error);
+    }
+  };
+  gc();
+  for (const who of contenders) for (let i = 0; i < 5; i++) await attempt(who, false);
+  const rounds = QUICK ? 7 : 31;
+  for (let r = 0; r < rounds; r++) for (const who of r % 2 ? contenders.slice().reverse() : contenders) await attempt(who, true);
+  const perConversation = (v) => (v * 1000) / spec.conversations;
   const timing = {};
   for (const who of contenders) {
-    log(`  ${who.name}…`);
-    try {
-      await who.load();
-      timing[who.name] = await block(who, spec, { warmup: 5, reps: QUICK ? 7 : 21, perRep: (ms) => (ms * 1000) / spec.conversations });
-    } catch (error) {
-      timing[who.name] = { error: String(error?.message ?? error) };
-    }
+    timing[who.name] = failures[who.name] ? { error: failures[who.name] } : { ...stats(ms.get(who.name).map(perConversation)), cpu: stats(cpu.get(who.name).map(perConversation)) };
     log(`  ${who.name}: ${describe(timing[who.name])}`);
   }
-  const loop = timing['rx-tool-loop'];
-  for (const name of ['a one-turn loop per call, not forwarded', 'agent tools', 'agent tools, no signal']) {
-    const agents = timing[name];
-    if (loop.error || agents.error) continue;
-    const outerTurn = (loop.median * spec.conversations) / turns;
-    const innerTurn = ((agents.median - loop.median) * spec.conversations) / innerTurns;
-    log(`  ${name}: an outer turn ${outerTurn.toFixed(2)} µs, an inner turn ${innerTurn.toFixed(2)} µs: ${(innerTurn / outerTurn).toFixed(2)}×`);
+  if (failures['rx-tool-loop']) return { spec, innerTurns, rounds, timing };
+  // per round, on CPU time (less moved than the wall clock by the other work on a shared machine) and on wall time
+  const paired = { cpu: w9Paired(cpu, failures, turns, innerTurns), wall: w9Paired(ms, failures, turns, innerTurns) };
+  for (const [clock, p] of Object.entries(paired)) {
+    for (const name of [W9_ALONE, 'agent tools', 'agent tools, no signal']) {
+      const q = p[name];
+      if (q) log(`  ${clock}, ${name}: an inner turn ${q.innerTurn.median.toFixed(2)} µs, ${q.ratio.median.toFixed(2)}× an outer turn (${p.outerTurn.median.toFixed(2)} µs)${q.perOneTurnLoop ? `, ${q.perOneTurnLoop.median.toFixed(2)}× a one-turn loop per call` : ''} (medians of ${rounds} rounds)`);
+    }
   }
-  return { spec, innerTurns, timing };
+  return { spec, innerTurns, rounds, timing, paired };
 }
+
+/**
+ * W9 per round: an outer turn (W1's loop over its turns), each contender's inner turn (what it adds over W1's loop,
+ * over the inner turns), their ratio, and for the agent tools their inner turn against a one-turn loop per call
+ * (the plain echo running that loop itself, nothing forwarded): medians of the rounds' own figures.
+ */
+function w9Paired(series, failures, turns, innerTurns) {
+  const loop = series.get('rx-tool-loop');
+  const outer = loop.map((v) => (v * 1000) / turns);
+  const inner = (name) => series.get(name).map((v, i) => ((v - loop[i]) * 1000) / innerTurns);
+  const paired = { outerTurn: stats(outer) };
+  for (const name of [W9_ALONE, 'agent tools', 'agent tools, no signal']) {
+    if (failures[name]) continue;
+    const mine = inner(name);
+    paired[name] = { innerTurn: stats(mine), ratio: stats(mine.map((v, i) => v / outer[i])) };
+    if (name !== W9_ALONE && !failures[W9_ALONE]) {
+      const alone = inner(W9_ALONE);
+      paired[name].perOneTurnLoop = stats(mine.map((v, i) => v / alone[i]));
+    }
+  }
+  return paired;
+}
+
+const W9_ALONE = 'a one-turn loop per call, not forwarded';
 
 // ---------------------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ import {
 } from '../../src/index.js';
 import { call, describeEvent, end, marbleProvider, marbleTools, start, text } from '../../src/testing/index.js';
 import { only } from '../support/events.js';
+import { LazyAbort } from '../../src/util/lazy-abort.js';
 
 const ask = (content: string): AgentMessage[] => [{ role: 'user', content }];
 const scheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
@@ -224,6 +225,36 @@ describe('agentTool (A1–A3)', () => {
     expect(innerSubs).toBe('3-8');
     expect(toolSubs).toBe('6-8');
     expect(only(seen.map(({ event }) => event), 'tool_update').some((u) => u.event?.type === 'loop_end')).toBe(false);
+  });
+
+  it('A3, R31: wired as the README shows (signal: context.signal), the inner loop makes no AbortController; a cancel still reaches its Promise tool', () => {
+    void new LazyAbort().signal; // the process's first read asks the platform once whether it takes stand-ins: not counted
+    const Real = globalThis.AbortController;
+    let made = 0;
+    globalThis.AbortController = class extends Real {
+      constructor() {
+        super();
+        made++;
+      }
+    };
+    let searchSignal: AbortSignal | undefined;
+    try {
+      const search = { name: 'search', description: 's', input: {}, handler: (_input: unknown, context: ToolContext) => ((searchSignal = context.signal), new Promise<string>(() => {})) };
+      const researcher = agentTool({
+        name: 'researcher',
+        description: 'r',
+        agent: (_input, context) => runEventedToolLoop({ provider: () => of(start, call('search'), end('toolUse')), registry: new ToolRegistry().register(search), messages: ask('q'), signal: context.signal }),
+      });
+      const seen: LoopEvent[] = [];
+      const subscription = runEventedToolLoop({ provider: () => of(start, call('researcher'), end('toolUse')), registry: new ToolRegistry().register(researcher), messages: ask('go') }).subscribe((event) => seen.push(event));
+      expect(seen.some((event) => event.type === 'tool_update' && event.event?.type === 'tool_start')).toBe(true); // the search is running
+      expect(searchSignal?.aborted).toBe(false);
+      subscription.unsubscribe();
+    } finally {
+      globalThis.AbortController = Real;
+    }
+    expect(searchSignal?.aborted).toBe(true);
+    expect(made).toBe(0);
   });
 
   it('A3: a call the outer hooks deny never subscribes the inner loop', () => {

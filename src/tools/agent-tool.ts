@@ -13,8 +13,9 @@ import type { JsonSchemaObject, LoopEvent, LoopEventOf, Tool, ToolContext, ToolO
  * inner assistant's content when the reason is `stop` or `terminated`, else the error result
  * `error: sub-agent NAME ended with REASON: MESSAGE`; `details` is `{ reason, messages, usage }` (the inner
  * history and token counts, JSON). Cancelling the call — the outer loop unsubscribed or aborted, a
- * `toolTimeoutMs` — unsubscribes the inner loop, its provider call and its tools with it; pass the call's
- * `context.signal` on as the inner loop's `signal` so that its Promise tools hear of it too (A3).
+ * `toolTimeoutMs` — unsubscribes the inner loop, its provider call and its tools with it (A3); the call's
+ * `context.signal`, passed on as the inner loop's `signal`, aborts too. Passing it costs no `AbortController`:
+ * the inner loop checks it and listens to it without making one (R31, `LazyAbort`).
  *
  * ```text
  * turn1:      -s-a-----t----o-------u|                     the outer model: a = tool_call researcher
