@@ -116,6 +116,8 @@ describe('describeEvent (T2)', () => {
       cyclic.self = cyclic;
       expect(describeEvent(search(cyclic))).toBe('tool_call search (an object)');
       expect(describeEvent(search({ n: BigInt(1) }))).toBe('tool_call search (an object)');
+      const throwing = { get q(): string { throw new Error('no'); } };
+      expect(describeEvent(search(throwing))).toBe('tool_call search (an object)');
     });
 
     it('R32: any edit of an input or a content changes the line', () => {

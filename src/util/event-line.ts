@@ -19,10 +19,10 @@ export function eventLine(event: ConversationEvent): string {
     case 'text_delta':
       return `text_delta ${event.text}`;
     case 'tool_call':
-      return `tool_call ${event.call.name}${inputText(event.call.input)}`;
+      return `tool_call ${event.call.name}${inputText(event.call)}`;
     case 'tool_start':
       // the input the tool runs on: a hook's edit (H2) shows here, the model's own on the tool_call
-      return `tool_start ${event.call.name}${inputText(event.call.input)}`;
+      return `tool_start ${event.call.name}${inputText(event.call)}`;
     case 'tool_call_delta':
       return `tool_call_delta ${event.name ?? `#${event.index}`}: ${event.argumentsDelta}`;
     case 'reasoning_delta':
@@ -50,11 +50,14 @@ export function eventLine(event: ConversationEvent): string {
 
 /**
  * A call's input after its name (R32): ` {"q":"rx"}` as JSON, nothing for `{}`, so that `call('slow')` still
- * reads `tool_call slow`; what JSON cannot write (a cycle, a BigInt) reads as its kind, ` (an object)`.
+ * reads `tool_call slow`; what JSON cannot write (a cycle, a BigInt, a getter that throws) reads as its kind,
+ * ` (an object)`: a line never fails on a hostile model's input (R17).
  */
-function inputText(input: unknown): string {
+function inputText(call: { readonly input?: unknown }): string {
+  let input: unknown;
   let json: string | undefined;
   try {
+    input = call.input;
     json = JSON.stringify(input);
   } catch {
     json = undefined;
