@@ -25,7 +25,7 @@ const events = {
 const weatherValues = { R: 'sunny, 21 °C' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
-  γ: 'tool_start weather',
+  γ: 'tool_start weather {"city":"Paris"}',
   R: 'tool_result weather: sunny, 21 °C',
   E: 'turn_end 1 (toolUse): user, assistant "Let me check. One moment."[weather], toolResult weather',
   2: 'turn_start 2',

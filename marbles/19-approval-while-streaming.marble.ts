@@ -32,7 +32,7 @@ const results = { A: 'deployed v42', B: 'all green' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
   β: 'tool_start status',
-  α: 'tool_start deploy',
+  α: 'tool_start deploy {"env":"prod"}',
   B: 'tool_result status: all green',
   A: 'tool_result deploy: deployed v42',
   E: 'turn_end 1 (toolUse): user, assistant "Waiting for your approval."[deploy,status], toolResult deploy, toolResult status',

@@ -21,7 +21,7 @@ const events = { s: start, a: call('write_file', { path: '/etc/notes.txt' }), u:
 const edits = { e: { action: 'run', input: { path: 'sandbox/notes.txt' } } as const };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
-  α: 'tool_start write_file',
+  α: 'tool_start write_file {"path":"sandbox/notes.txt"}',
   W: 'tool_result write_file: wrote sandbox/notes.txt',
   E: 'turn_end 1 (toolUse): user, assistant[write_file], toolResult write_file',
   2: 'turn_start 2',

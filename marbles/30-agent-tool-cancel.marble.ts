@@ -20,11 +20,11 @@ const researchEvents = { s: start, c: call('search', { q: 'coffee health' }), u:
 const searchValues = { r: '3 papers' };
 const loop = loopLegend(events, {
   1: 'turn_start 1',
-  α: 'tool_start researcher',
+  α: 'tool_start researcher {"question":"Is coffee healthy?"}',
   P: 'tool_update researcher: turn_start 1',
   M: 'tool_update researcher: message_start',
-  C: 'tool_update researcher: tool_call search',
-  S: 'tool_update researcher: tool_start search',
+  C: 'tool_update researcher: tool_call search {"q":"coffee health"}',
+  S: 'tool_update researcher: tool_start search {"q":"coffee health"}',
   U: 'tool_update researcher: message_end toolUse',
 });
 

@@ -279,8 +279,8 @@ describe('the playground in headless Chromium (V1–V5)', () => {
       expect(inner.marbles[0]!.frame).toBe(3);
       expect(inner.marbles[inner.marbles.length - 1]!.text).toBe('|');
       const legend = await page.$$eval('#legend li', (items) => items.map((item) => item.textContent));
-      expect(legend.some((item) => item?.endsWith('tool_call search'))).toBe(true);
-      expect(legend.some((item) => item?.endsWith('tool_update researcher: tool_call search'))).toBe(true);
+      expect(legend.some((item) => item?.endsWith('tool_call search {"q":"coffee health"}'))).toBe(true);
+      expect(legend.some((item) => item?.endsWith('tool_update researcher: tool_call search {"q":"coffee health"}'))).toBe(true);
       expect((await drawnLanes(page)).find((lane) => lane.kind === 'loop')?.line).toBe(diagram['loop']);
       await page.screenshot({ path: AGENT_SCREENSHOT, fullPage: true });
       expect(statSync(AGENT_SCREENSHOT).size).toBeGreaterThan(10_000);

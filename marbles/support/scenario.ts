@@ -12,25 +12,28 @@ import { RunHelpers, TestScheduler } from 'rxjs/testing';
  * flushed, each cold line must have been first subscribed at the frame its indentation draws it at.
  */
 export function scenario(name: string, body: (helpers: RunHelpers) => void): void {
-  test(name, () => {
-    const colds: Cold[] = [];
-    let drawn = false;
-    let failure: unknown;
-    try {
-      new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run((helpers) => {
-        body(strict(helpers, colds));
-        drawn = true;
-      });
-    } catch (error) {
-      if (!drawn) throw error; // a guard refused a line: nothing ran, so nothing was subscribed
-      failure = error;
-    }
-    const misdrawn = colds.flatMap(misplaced);
-    // a misdrawn line explains the diff it causes, so it is reported first
-    const diff = failure instanceof Error ? [failure.message] : failure === undefined ? [] : [String(failure)];
-    if (misdrawn.length > 0) throw new Error([...misdrawn, ...diff].join('\n'));
-    if (failure !== undefined) throw failure;
-  });
+  test(name, () => runScenario(body));
+}
+
+/** A scenario's body run once, as {@link scenario} runs it: throws what its test would fail with. */
+export function runScenario(body: (helpers: RunHelpers) => void): void {
+  const colds: Cold[] = [];
+  let drawn = false;
+  let failure: unknown;
+  try {
+    new TestScheduler((actual, expected) => expect(actual).toEqual(expected)).run((helpers) => {
+      body(strict(helpers, colds));
+      drawn = true;
+    });
+  } catch (error) {
+    if (!drawn) throw error; // a guard refused a line: nothing ran, so nothing was subscribed
+    failure = error;
+  }
+  const misdrawn = colds.flatMap(misplaced);
+  // a misdrawn line explains the diff it causes, so it is reported first
+  const diff = failure instanceof Error ? [failure.message] : failure === undefined ? [] : [String(failure)];
+  if (misdrawn.length > 0) throw new Error([...misdrawn, ...diff].join('\n'));
+  if (failure !== undefined) throw failure;
 }
 
 /** An `AbortSignal` that aborts at the `!` of `marble` (e.g. `'------!'`: at frame 6). Call it inside a scenario. */

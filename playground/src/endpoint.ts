@@ -1,7 +1,8 @@
 /**
  * A run on a real OpenAI-compatible endpoint (V1), drawn live (V2): `openAIChatProvider` with the URL,
  * model and key typed into the page (kept in the page only: never stored, sent nowhere but that URL),
- * a `current_time` tool, and `recordMarbles` in real time, a frame every `frameMs` ms, for the copy (V3).
+ * a `current_time` tool, drawn on one clock, a frame every `frameMs` ms, from which the run is recorded
+ * with `recordMarbles` for the copy (V3): the copied line is the drawn one.
  */
 import { ToolRegistry, openAIChatProvider, runEventedToolLoop } from 'rx-tool-loop';
 import { Recorder } from './recorder';
@@ -57,7 +58,10 @@ export function runEndpoint(settings: EndpointSettings, update: () => void, done
   return { recorder, stop: () => abort.abort() };
 }
 
-/** Frames since now, `Math.floor(elapsed / frameMs)`, read once per synchronous burst, as `recordMarbles` reads them. */
+/**
+ * The page's clock: frames since now, `Math.floor(elapsed / frameMs)`, read once per synchronous burst, as
+ * `recordMarbles` reads its own in real time. The lanes and the recording both take their frames from it.
+ */
 function frameClock(frameMs: number): () => number {
   const origin = Date.now();
   let burst: number | undefined;

@@ -4,10 +4,12 @@
  * other cold line a scenario feeds in (prompts, an approval). Each event a mark with its letter, its
  * `describeEvent` line and the whole event. An agent tool's inner loop (A4, V5) is drawn from the events it forwards
  * as lanes nested under its call: the inner loop's own output, its provider calls and its tool runs (and theirs, at
- * any depth). The loop is also recorded by `recordMarbles` (T3), exactly as
- * spec/testing/round-trip.spec.ts does it: a tap into a Subject the recorder listens to.
+ * any depth). The loop is also recorded by `recordMarbles` (T3) on the lanes' own clock: in virtual time as
+ * spec/testing/round-trip.spec.ts does it, a tap into a Subject the recorder listens to; in real time from the
+ * frames the loop lane drew (see {@link Recorder.loop}).
  */
-import { Observable, Subject } from 'rxjs';
+import { Observable, Subject, timer } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
 import type { ConversationEvent, LoopEvent, Provider, ProviderEvent } from 'rx-tool-loop';
 import { describeEvent, recordMarbles } from 'rx-tool-loop/testing';
 import type { MarbleRecording } from 'rx-tool-loop/testing';
@@ -53,12 +55,15 @@ interface Nest {
   lanes: Lane[];
 }
 
+/** What the loop lane drew: an event, the error or the completion, at its frame. */
+type Drawn = { frame: number; kind: 'N'; event: ConversationEvent } | { frame: number; kind: 'E'; error: unknown } | { frame: number; kind: 'C' };
+
 const PROVIDER_EVENTS = new Set(['message_start', 'text_delta', 'reasoning_delta', 'tool_call_delta', 'tool_call', 'message_end']);
 
 export interface RecorderOptions {
   /** Letters given by a scenario's legend (letter → description). */
   legend?: Record<string, string>;
-  /** Real time: milliseconds a frame (for `recordMarbles`); virtual time when absent. */
+  /** Real time: milliseconds a frame of the page's clock (the recording is made from its frames); virtual time when absent. */
   frameMs?: number;
   /** A provider call's lane name, e.g. the scenario's `turn1`. */
   callLabel?: (provider: Provider, call: number) => string | undefined;
@@ -120,34 +125,40 @@ export class Recorder {
     };
   }
 
-  /** The loop's output: drawn on the loop lane, tool runs opened and closed from its events, and recorded (T3). */
+  /**
+   * The loop's output: drawn on the loop lane, tool runs opened and closed from its events, and recorded (T3).
+   * In virtual time `recordMarbles` listens as the run goes, on the scheduler's clock that the lanes read too.
+   * In real time the lanes' clock is the page's own, so the run is recorded when it ends, from the frames the
+   * lanes drew: its events replayed at those frames in virtual time. One clock, so the recorded line is the
+   * drawn one.
+   */
   loop<T extends ConversationEvent>(run: Observable<T>, operator: string): Observable<T> {
     this.operator = operator;
-    const seen = new Subject<ConversationEvent>();
-    const { frameMs } = this.options;
-    recordMarbles(seen, frameMs === undefined ? {} : { frameMs }).subscribe({
-      next: (recording) => {
-        this.recording = recording;
-        this.onChange();
-      },
-      error: (error: unknown) => (this.recordingError = String(error)),
-    });
+    const live = this.options.frameMs === undefined ? new Subject<ConversationEvent>() : undefined;
+    if (live !== undefined) this.record(live);
+    const drawn: Drawn[] = [];
     return new Observable<T>((subscriber) => {
-      const lane = (this.loopLane = { id: this.ids++, kind: 'loop', label: 'loop', caption: 'output', subscribed: this.now(), marks: [] });
+      const lane: Lane = { id: this.ids++, kind: 'loop', label: 'loop', caption: 'output', subscribed: this.now(), marks: [] };
+      this.loopLane = lane;
       const subscription = run.subscribe({
         next: (event) => {
           this.loopEvent(lane, event);
-          seen.next(event);
+          drawn.push({ frame: lane.marks[lane.marks.length - 1]!.frame, kind: 'N', event });
+          live?.next(event);
           subscriber.next(event);
         },
         error: (error: unknown) => {
           this.add(lane, this.endMark('E', error));
-          seen.error(error);
+          drawn.push({ frame: lane.marks[lane.marks.length - 1]!.frame, kind: 'E', error });
+          if (live !== undefined) live.error(error);
+          else this.recordDrawn(drawn);
           subscriber.error(error);
         },
         complete: () => {
           this.add(lane, this.endMark('C'));
-          seen.complete();
+          drawn.push({ frame: lane.marks[lane.marks.length - 1]!.frame, kind: 'C' });
+          if (live !== undefined) live.complete();
+          else this.recordDrawn(drawn);
           subscriber.complete();
         },
       });
@@ -159,6 +170,34 @@ export class Recorder {
         for (const nest of this.nests.values()) this.closeNest(nest); // and the agent tools' inner loops with them (A3)
         this.nests.clear();
       };
+    });
+  }
+
+  /** `recordMarbles` of `run$`: the recording (or its error) when the run ends. */
+  private record(run$: Observable<ConversationEvent>): void {
+    recordMarbles(run$).subscribe({
+      next: (recording) => {
+        this.recording = recording;
+        this.onChange();
+      },
+      error: (error: unknown) => (this.recordingError = String(error)),
+    });
+  }
+
+  /** Real time: the loop's events, its error or completion replayed in virtual time at the frames the loop lane drew them at. */
+  private recordDrawn(drawn: readonly Drawn[]): void {
+    new TestScheduler(() => undefined).run(() => {
+      const replay = new Observable<ConversationEvent>((subscriber) => {
+        const timers = drawn.map((entry) =>
+          timer(entry.frame).subscribe(() => {
+            if (entry.kind === 'N') subscriber.next(entry.event);
+            else if (entry.kind === 'E') subscriber.error(entry.error);
+            else subscriber.complete();
+          }),
+        );
+        return () => timers.forEach((t) => t.unsubscribe());
+      });
+      this.record(replay);
     });
   }
 

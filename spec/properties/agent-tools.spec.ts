@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import type { AgentMessage, LoopEvent } from '../../src/index.js';
-import { assertValidHistory } from '../../src/testing/index.js';
+import { historyProblem } from './support/history.js';
 import { type Tally, agentArb, cancelArb, hangs, loopOf } from './support/agent-tree.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
@@ -71,7 +71,7 @@ describe('agent tools nested up to three deep, under every cancellation moment (
         expect(stillOpen).toEqual([]);
         expect([...tally.open]).toEqual([]);
         expect(tally.ranAfterTeardown).toEqual([]);
-        for (const history of events.flatMap((event) => histories(event))) assertValidHistory(history);
+        for (const history of events.flatMap((event) => histories(event))) expect(historyProblem(history)).toBeUndefined();
         if (!unsubscribed) {
           expect(completed).toBe(true);
           expect(events.filter((event) => event.type === 'loop_end')).toHaveLength(1);

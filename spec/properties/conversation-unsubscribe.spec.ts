@@ -1,24 +1,27 @@
 /**
  * C3 and C2 on generated conversations, in virtual time: prompts from two sources (some synchronous at
  * subscribe, some in the same frame from both), every policy, models that answer or call tools (synchronous
- * or not, inside their subscribe or after a delay), a saved history that resumes (C5), stop presses (`abort$`)
- * and a `signal` that aborts on hearing of an event.
+ * or not, inside their subscribe or after a delay), a saved history that resumes (C5), stop presses (`abort$`,
+ * synchronous at subscribe or at a frame) and a `signal` that aborts on hearing of an event. 1,000 runs each
+ * (`PROPERTY_RUNS=N` to change).
  *
- * - C3 / R11: a consumer that unsubscribes synchronously while it hears event k — for every k of the run —
- *   leaves nothing open at that moment (no provider call, no tool, no subscription to `prompts$` or `abort$`),
- *   and nothing runs afterwards (no provider call, no handler). The same for a bare loop.
  * - C2: prompts that arrive in one frame from separate sources behave as the policy says, and
- *   `TestScheduler.flush()` never throws from inside the conversation.
+ *   `TestScheduler.flush()` never throws from inside the conversation; left open (a): a prompt is dropped only
+ *   by a press in its frame (or the signal), nothing typed is lost, and a press ends the running loop as aborted.
+ * - C3 / R11: a consumer that unsubscribes synchronously while it hears event k leaves nothing open at that
+ *   moment (no provider call, no tool, no subscription to `prompts$` or `abort$`), and nothing runs afterwards
+ *   (no provider call, no handler). The same for a bare loop. Each run is left at one or two of its events,
+ *   generated, so the runs stay cheap; over a thousand runs every index comes up.
  */
 import fc from 'fast-check';
 import { Observable, Subscription, merge, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { AgentMessage, ConversationEvent, ConversationPolicy, ProviderEvent, ProviderInput, ToolRegistry, conversation, runEventedToolLoop } from '../../src/index.js';
-import { assertValidHistory, call, end, start, text } from '../../src/testing/index.js';
-import { checkMessages } from '../../src/loop/check-messages.js';
+import { call, end, start, text } from '../../src/testing/index.js';
+import { historyProblem } from './support/history.js';
 import { HeldSubscriber } from '../../src/util/held-subscriber.js';
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 40);
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
 
 /** What one provider call does: `after` 0 sends it all inside the provider's subscribe. */
 type Reply = { kind: 'answer'; after: number } | { kind: 'tools'; after: number; tools: ('email' | 'slow' | 'stuck')[] } | { kind: 'stall' };
@@ -28,7 +31,10 @@ interface Generated {
   /** `frame` -1: synchronous, at subscribe; `source` 0 or 1: two separate Observables, merged. */
   prompts: { frame: number; source: 0 | 1 }[];
   replies: Reply[];
+  /** `abort$`'s presses, by frame; -1: synchronous, at subscribe. */
   presses: number[];
+  /** Where the C3 / R11 properties leave: each taken modulo the number of events of the whole run. */
+  leaves: number[];
   /** The consumer aborts the signal on hearing of this event (index), if any. */
   abortOn: number | undefined;
   resume: boolean;
@@ -51,7 +57,8 @@ const generatedArb: fc.Arbitrary<Generated> = fc.record({
   policy: fc.constantFrom<ConversationPolicy>('queue', 'switch', 'steer'),
   prompts: fc.array(fc.record({ frame: fc.integer({ min: -1, max: 8 }), source: fc.constantFrom<0 | 1>(0, 1) }), { minLength: 1, maxLength: 5 }),
   replies: fc.array(replyArb, { minLength: 1, maxLength: 5 }),
-  presses: fc.array(fc.nat(12), { maxLength: 2 }),
+  presses: fc.array(fc.integer({ min: -1, max: 12 }), { maxLength: 3 }),
+  leaves: fc.array(fc.nat(), { minLength: 1, maxLength: 2 }),
   abortOn: fc.option(fc.nat(30), { nil: undefined, freq: 4 }),
   resume: fc.boolean(),
 });
@@ -142,12 +149,16 @@ interface Played {
   atLeave: Counts | undefined;
   /** Each prompt's text and the frame it arrived in. */
   arrivals: { text: string; frame: number }[];
+  /** The frame of each event. */
+  frames: number[];
+  /** Each press of `abort$`: its frame, and how many events the consumer had heard by then. */
+  pressed: { frame: number; heard: number }[];
 }
 
 /** Plays `generated` in virtual time; with `leaveAt`, the consumer unsubscribes while it hears that event. */
 function play(generated: Generated, leaveAt?: number, bare = false): Played {
   const counts: Counts = { providerCalls: 0, providersOpen: 0, handlerCalls: 0, toolsOpen: 0, promptsOpen: 0, abortsOpen: 0 };
-  const played: Played = { events: [], completed: false, failed: undefined, counts, atLeave: undefined, arrivals: [] };
+  const played: Played = { events: [], completed: false, failed: undefined, counts, atLeave: undefined, arrivals: [], frames: [], pressed: [] };
   const scheduler = new TestScheduler((a, b) => expect(a).toEqual(b));
   scheduler.run(({ flush }) => {
     const controller = new AbortController();
@@ -166,8 +177,13 @@ function play(generated: Generated, leaveAt?: number, bare = false): Played {
         return timers;
       });
     const presses = tracked<number>(counts, 'abortsOpen', (subscriber) => {
+      const press = (frame: number) => {
+        played.pressed.push({ frame: scheduler.now(), heard: played.events.length });
+        subscriber.next(frame);
+      };
+      for (const frame of generated.presses) if (frame === -1 && !subscriber.closed) press(frame);
       const timers = new Subscription();
-      for (const frame of generated.presses) timers.add(timer(frame).subscribe(() => subscriber.next(frame)));
+      for (const frame of generated.presses) if (frame >= 0) timers.add(timer(frame).subscribe(() => press(frame)));
       return timers;
     });
     const options = { provider: provider(generated.replies, counts), registry: registry(counts), maxTurns: 3, toolTimeoutMs: 7, signal: controller.signal };
@@ -177,6 +193,7 @@ function play(generated: Generated, leaveAt?: number, bare = false): Played {
     const consumer: HeldSubscriber<ConversationEvent> = new HeldSubscriber<ConversationEvent>({
       next: (event) => {
         const index = played.events.push(event) - 1;
+        played.frames.push(scheduler.now());
         if (index === generated.abortOn) controller.abort();
         if (index === leaveAt) {
           consumer.unsubscribe();
@@ -195,18 +212,90 @@ function play(generated: Generated, leaveAt?: number, bare = false): Played {
 
 const params = { numRuns: RUNS };
 
-describe('C3 / R11: synchronous unsubscription at every event closes everything (property)', () => {
-  it('C3: a consumer that leaves while it hears any event of a conversation leaves no provider call, tool, prompts$ or abort$ open, and nothing runs after', () => {
+/** `expect(actual).toEqual(expected)`, asked only when they differ: a thousand runs of cheap checks stay cheap. */
+function same(actual: object, expected: object): void {
+  if (JSON.stringify(actual) !== JSON.stringify(expected)) expect(actual).toEqual(expected);
+}
+
+/**
+ * The events a run is left at: generated ones (modulo the run's length), so that 1,000 runs stay cheap — each
+ * run replays a few leave points, not all of them; over the runs every index comes up.
+ */
+function leavePoints(generated: Generated, whole: Played): number[] {
+  return whole.events.length === 0 ? [] : [...new Set(generated.leaves.map((leave) => leave % whole.events.length))];
+}
+
+/**
+ * C2 and left open (a) on a conversation played whole: prompts from separate sources in one frame behave as the
+ * policy says; every prompt joins once, in order, or is dropped by a press of `abort$` in its frame (or the
+ * signal); a press while a loop runs ends it as aborted; every history handed out is valid (R4, R29).
+ */
+function checkWhole(generated: Generated, played: Played): void {
+  const { events, completed, failed, counts, arrivals } = played;
+  expect(failed).toBeUndefined();
+  const users = events.filter((e): e is Extract<ConversationEvent, { type: 'user_message' }> => e.type === 'user_message').map((e) => e.message.content);
+  const dropped = events.filter((e): e is Extract<ConversationEvent, { type: 'prompt_dropped' }> => e.type === 'prompt_dropped').map((e) => e.message.content);
+  const sent = arrivals.map((a) => a.text);
+  // every prompt that arrived before the end either joined or was dropped, once; those that joined, in arrival order
+  expect(users).toEqual(sent.filter((t) => users.includes(t)));
+  expect(new Set([...users, ...dropped]).size).toBe(users.length + dropped.length);
+  if (completed && !generated.abortOn) expect([...users, ...dropped].sort()).toEqual([...sent].sort());
+  if (dropped.length > 0) expect(generated.presses.length > 0 || generated.abortOn !== undefined).toBe(true);
+  if (completed) expect({ providersOpen: counts.providersOpen, toolsOpen: counts.toolsOpen, promptsOpen: counts.promptsOpen }).toEqual({ providersOpen: 0, toolsOpen: 0, promptsOpen: 0 });
+
+  const frameOf = new Map(arrivals.map((a) => [a.text, a.frame]));
+  const kinds = events.map((e) => (e.type === 'user_message' ? e.message.content : e.type));
+  if (generated.policy === 'switch') {
+    // of several arriving in one frame, one loop runs on: no turn_start between the user_messages of one frame
+    kinds.forEach((kind, i) => {
+      if (!frameOf.has(kind)) return;
+      const next = kinds.slice(i + 1).find((k) => k === 'turn_start' || (frameOf.has(k) && frameOf.get(k) === frameOf.get(kind)));
+      if (next !== undefined && next !== 'turn_start') expect(kinds.slice(i + 1, kinds.indexOf(next))).not.toContain('turn_start');
+    });
+  }
+  if (generated.policy === 'queue') {
+    // each loop takes one prompt: never two user_messages before one turn_start
+    const starts = kinds.filter((k) => k === 'turn_start' || frameOf.has(k)).join(' ');
+    expect(starts).not.toMatch(/prompt \d+ prompt \d+/);
+  }
+  // left open (a): a prompt is dropped only by a press of abort$ in its frame, or once the signal aborted
+  const { frames, pressed } = played;
+  events.forEach((event, i) => {
+    if (event.type !== 'prompt_dropped') return;
+    const byPress = pressed.some((press) => press.frame === frames[i] && press.heard <= i);
+    const bySignal = generated.abortOn !== undefined && generated.abortOn < i;
+    expect({ dropped: event.message.content, frame: frames[i], by: byPress ? 'press' : bySignal ? 'signal' : 'nothing' }).not.toMatchObject({ by: 'nothing' });
+  });
+  // R11 through abort$: a press while a loop runs ends that loop as aborted
+  for (const press of pressed) {
+    const before = events.slice(0, press.heard);
+    const lastStart = before.map((e) => e.type).lastIndexOf('turn_start');
+    const lastEnd = before.map((e) => e.type).lastIndexOf('loop_end');
+    if (lastStart <= lastEnd) continue; // no loop ran then
+    const ended = events.slice(press.heard).find((e) => e.type === 'loop_end');
+    if (ended !== undefined) expect({ press: press.frame, reason: ended.reason }).toEqual({ press: press.frame, reason: 'aborted' });
+  }
+  for (const event of events) {
+    if (!('messages' in event)) continue;
+    // R29: a tool_result's history may still wait for results: one the loop resumes (R21, R22)
+    const waiting = event.type === 'tool_result';
+    const problem = historyProblem(event.messages, { waiting, fields: waiting });
+    if (problem !== undefined) throw new Error(`the history of a ${event.type}: ${problem}`);
+  }
+}
+
+describe('C2, C3 / R11: conversations played whole, and left at any event (property)', () => {
+  it('C2, C3, left open (a): a conversation of prompts from separate sources in one frame, abort$ presses and a signal plays as its policy says, drops a prompt only at a press (or the signal), ends the running loop as aborted at a press, flush never throws; a consumer that leaves while it hears any event leaves no provider call, tool, prompts$ or abort$ open, and nothing runs after', () => {
     fc.assert(
       fc.property(generatedArb, (generated) => {
-        const whole = play(generated);
-        expect(whole.failed).toBeUndefined();
-        for (let k = 0; k < whole.events.length; k++) {
+        const whole = play(generated); // throws if flush() does
+        checkWhole(generated, whole);
+        for (const k of leavePoints(generated, whole)) {
           const left = play(generated, k);
           expect(left.atLeave).toBeDefined();
-          expect({ k, ...left.atLeave! }).toEqual({ k, ...left.atLeave!, providersOpen: 0, toolsOpen: 0, promptsOpen: 0, abortsOpen: 0 });
+          same({ k, ...left.atLeave! }, { k, ...left.atLeave!, providersOpen: 0, toolsOpen: 0, promptsOpen: 0, abortsOpen: 0 });
           // nothing ran after it left, and nothing was opened again
-          expect({ k, ...left.counts }).toEqual({ k, ...left.atLeave! });
+          same({ k, ...left.counts }, { k, ...left.atLeave! });
         }
       }),
       params,
@@ -217,10 +306,10 @@ describe('C3 / R11: synchronous unsubscription at every event closes everything 
     fc.assert(
       fc.property(generatedArb, (generated) => {
         const whole = play(generated, undefined, true);
-        for (let k = 0; k < whole.events.length; k++) {
+        for (const k of leavePoints(generated, whole)) {
           const left = play(generated, k, true);
-          expect({ k, providersOpen: left.atLeave!.providersOpen, toolsOpen: left.atLeave!.toolsOpen }).toEqual({ k, providersOpen: 0, toolsOpen: 0 });
-          expect({ k, ...left.counts }).toEqual({ k, ...left.atLeave! });
+          same({ k, providersOpen: left.atLeave!.providersOpen, toolsOpen: left.atLeave!.toolsOpen }, { k, providersOpen: 0, toolsOpen: 0 });
+          same({ k, ...left.counts }, { k, ...left.atLeave! });
         }
       }),
       params,
@@ -228,45 +317,3 @@ describe('C3 / R11: synchronous unsubscription at every event closes everything 
   });
 });
 
-describe('C2: same-frame prompts under every policy (property)', () => {
-  it('C2: prompts from separate sources in one frame: flush never throws; each joins once, in order; switch starts one loop for a frame\'s prompts, queue one per prompt', () => {
-    fc.assert(
-      fc.property(generatedArb, (generated) => {
-        const { events, completed, failed, counts, arrivals } = play(generated); // throws if flush() does
-        expect(failed).toBeUndefined();
-        const users = events.filter((e): e is Extract<ConversationEvent, { type: 'user_message' }> => e.type === 'user_message').map((e) => e.message.content);
-        const dropped = events.filter((e): e is Extract<ConversationEvent, { type: 'prompt_dropped' }> => e.type === 'prompt_dropped').map((e) => e.message.content);
-        const sent = arrivals.map((a) => a.text);
-        // every prompt that arrived before the end either joined or was dropped, once; those that joined, in arrival order
-        expect(users).toEqual(sent.filter((t) => users.includes(t)));
-        expect(new Set([...users, ...dropped]).size).toBe(users.length + dropped.length);
-        if (completed && !generated.abortOn) expect([...users, ...dropped].sort()).toEqual([...sent].sort());
-        if (dropped.length > 0) expect(generated.presses.length > 0 || generated.abortOn !== undefined).toBe(true);
-        if (completed) expect({ providersOpen: counts.providersOpen, toolsOpen: counts.toolsOpen, promptsOpen: counts.promptsOpen }).toEqual({ providersOpen: 0, toolsOpen: 0, promptsOpen: 0 });
-
-        const frameOf = new Map(arrivals.map((a) => [a.text, a.frame]));
-        const kinds = events.map((e) => (e.type === 'user_message' ? e.message.content : e.type));
-        if (generated.policy === 'switch') {
-          // of several arriving in one frame, one loop runs on: no turn_start between the user_messages of one frame
-          kinds.forEach((kind, i) => {
-            if (!frameOf.has(kind)) return;
-            const next = kinds.slice(i + 1).find((k) => k === 'turn_start' || (frameOf.has(k) && frameOf.get(k) === frameOf.get(kind)));
-            if (next !== undefined && next !== 'turn_start') expect(kinds.slice(i + 1, kinds.indexOf(next))).not.toContain('turn_start');
-          });
-        }
-        if (generated.policy === 'queue') {
-          // each loop takes one prompt: never two user_messages before one turn_start
-          const starts = kinds.filter((k) => k === 'turn_start' || frameOf.has(k)).join(' ');
-          expect(starts).not.toMatch(/prompt \d+ prompt \d+/);
-        }
-        for (const event of events) {
-          if (!('messages' in event)) continue;
-          // R29: a tool_result's history may still wait for results: one the loop resumes (R21, R22)
-          if (event.type === 'tool_result') checkMessages(event.messages);
-          else assertValidHistory(event.messages);
-        }
-      }),
-      params,
-    );
-  });
-});

@@ -86,11 +86,66 @@ describe('describeEvent (T2)', () => {
   it('A4: an agent tool\'s forwarded update names the inner event, at every depth; one without event shows its content', () => {
     const inner: LoopEvent = { type: 'tool_call', call: { id: 's1', name: 'search', input: { q: 'x' } } };
     const update: LoopEvent = { type: 'tool_update', toolCallId: 'r1', toolName: 'researcher', content: 'tool_call search', event: inner };
-    expect(describeEvent(update)).toBe('tool_update researcher: tool_call search');
+    expect(describeEvent(update)).toBe('tool_update researcher: tool_call search {"q":"x"}');
     const text: LoopEvent = { type: 'tool_update', toolCallId: 'r1', toolName: 'researcher', content: 'hello', event: { type: 'text_delta', text: 'lo' } };
     expect(describeEvent(text)).toBe('tool_update researcher: text_delta lo');
-    expect(describeEvent({ type: 'tool_update', toolCallId: 'p1', toolName: 'planner', content: '…', event: update })).toBe('tool_update planner: tool_update researcher: tool_call search');
+    expect(describeEvent({ type: 'tool_update', toolCallId: 'p1', toolName: 'planner', content: '…', event: update })).toBe('tool_update planner: tool_update researcher: tool_call search {"q":"x"}');
     expect(describeEvent({ type: 'tool_update', toolCallId: 'd', toolName: 'download', content: '50%' })).toBe('tool_update download: 50%');
+  });
+
+  describe('payloads (R32)', () => {
+    const search = (input: unknown): LoopEvent => ({ type: 'tool_call', call: { id: 's1', name: 'search', input: input as Record<string, unknown> } });
+    const result = (content: string): LoopEvent => ({
+      type: 'tool_result',
+      message: { role: 'toolResult', toolCallId: 's1', toolName: 'search', content, isError: false },
+      messages: [],
+    });
+
+    it('R32: a call shows its input as JSON, a start the input it runs on, a result its content', () => {
+      expect(describeEvent(search({ q: 'rx' }))).toBe('tool_call search {"q":"rx"}');
+      expect(describeEvent({ type: 'tool_start', call: { id: 's1', name: 'search', input: { q: 'rx', limit: 3 } } })).toBe('tool_start search {"q":"rx","limit":3}');
+      expect(describeEvent(result('3 hits'))).toBe('tool_result search: 3 hits');
+    });
+
+    it('R32: an empty input shows nothing (T2\'s `tool_call slow`); a hostile one shows what it is', () => {
+      expect(describeEvent(search({}))).toBe('tool_call search');
+      expect(describeEvent(search(null))).toBe('tool_call search null');
+      expect(describeEvent(search([1, 2]))).toBe('tool_call search [1,2]');
+      expect(describeEvent(search('q'))).toBe('tool_call search "q"');
+      const cyclic: Record<string, unknown> = { q: 'rx' };
+      cyclic.self = cyclic;
+      expect(describeEvent(search(cyclic))).toBe('tool_call search (an object)');
+      expect(describeEvent(search({ n: BigInt(1) }))).toBe('tool_call search (an object)');
+      const throwing = { get q(): string { throw new Error('no'); } };
+      expect(describeEvent(search(throwing))).toBe('tool_call search (an object)');
+    });
+
+    it('R32: any edit of an input or a content changes the line', () => {
+      expect(describeEvent(search({ q: 'rx' }))).not.toBe(describeEvent(search({ q: 'rX' })));
+      expect(describeEvent(search({ q: 'rx' }))).not.toBe(describeEvent(search({ q: 'rx', page: 2 })));
+      expect(describeEvent(result('3 hits'))).not.toBe(describeEvent(result('4 hits')));
+    });
+
+    it('R32: a payload past 60 characters reads as its first 48, … and a hash of the whole, which any edit changes', () => {
+      const long = { path: 'docs/a-very-long-name-for-a-file-that-goes-on-and-on.md' };
+      expect(describeEvent(search(long))).toBe('tool_call search {"path":"docs/a-very-long-name-for-a-file-that-g… #a3902ed4');
+      // an edit past the shown part (same length) still changes the line
+      const edited = describeEvent(search({ path: 'docs/a-very-long-name-for-a-file-that-goes-on-and-ON.md' }));
+      expect(edited).toMatch(/^tool_call search \{"path":"docs\/a-very-long-name-for-a-file-that-g… #[0-9a-f]{8}$/);
+      expect(edited).not.toBe(describeEvent(search(long)));
+      const content = 'x'.repeat(60);
+      expect(describeEvent(result(content))).toBe(`tool_result search: ${content}`);
+      const longer = describeEvent(result(`${content}y`));
+      expect(longer).toMatch(/^tool_result search: x{48}… #[0-9a-f]{8}$/);
+      expect(longer).not.toBe(describeEvent(result(`${content}z`)));
+      // the same text reads the same, run after run
+      expect(longer).toBe(describeEvent(result(`${content}y`)));
+    });
+
+    it('R32: a shortened payload never cuts a surrogate pair in two', () => {
+      const line = describeEvent(result(`${'x'.repeat(47)}😀${'y'.repeat(20)}`));
+      expect(line).toMatch(/^tool_result search: x{47}… #[0-9a-f]{8}$/);
+    });
   });
 
   it('described maps a run to its lines', async () => {

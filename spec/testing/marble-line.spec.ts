@@ -20,6 +20,13 @@ describe('the letters of a recording (T7)', () => {
     expect(fresh.letterOf('tool_start search')).toBe('α');
   });
 
+  it('R23, R32: a start whose input a hook edited still takes its call\'s letter in Greek (the latest call of that tool)', () => {
+    const letters = new Letters({ a: 'tool_call write_file {"path":"/etc/notes"}', c: 'tool_call read {"path":"a"}', d: 'tool_call read {"path":"b"}', e: 'tool_call ping' });
+    expect(letters.letterOf('tool_start read {"path":"a"}')).toBe('γ');
+    expect(letters.letterOf('tool_start ping {"n":1}')).toBe('ε');
+    expect(letters.letterOf('tool_start write_file {"path":"sandbox/notes"}')).toBe('α');
+  });
+
   it('T7: past the whole alphabet, a RangeError that says how to draw fewer letters', () => {
     const letters = new Letters();
     for (let i = 0; i < MARBLE_ALPHABET.length; i++) letters.letterOf(`text_delta ${i}`);

@@ -11,18 +11,23 @@ import { argumentError, checkRecord } from './arguments.js';
  * | `turn_start` | `turn_start 1` |
  * | `message_start`, `message_end` | `message_start`, `message_end toolUse` (the stop reason only) |
  * | `text_delta` | `text_delta hi` |
- * | `tool_call` | `tool_call slow` |
- * | `tool_start` | `tool_start slow` |
+ * | `tool_call` | `tool_call search {"q":"rx"}` (the input as JSON; none for `{}`: `tool_call slow`) |
+ * | `tool_start` | `tool_start search {"q":"rx"}` (the input the tool runs on, after a hook's edit) |
  * | `tool_call_delta` | `tool_call_delta slow: {"pa` (the call's name when the event has it, else `#INDEX`) |
  * | `reasoning_delta` | `reasoning_delta TEXT` |
  * | `tool_update` | `tool_update slow: 50%`; one an agent tool forwards (A4): `tool_update researcher: tool_call search`, the inner event's line |
- * | `tool_result` | `tool_result slow: S`, `tool_result slow: error: boom (isError)` |
+ * | `tool_result` | `tool_result search: 3 hits`, `tool_result slow: error: boom (isError)` |
  * | `turn_end` | `turn_end 1 (toolUse): user, assistant "hm"[slow,fast], toolResult slow, toolResult fast` |
  * | `loop_end` | `loop_end stop` |
  * | `user_message` | `user_message what time is it?` (a conversation's prompt, C1) |
  * | `prompt_dropped` | `prompt_dropped what time is it?` (a prompt a stop dropped, left open (a)) |
  *
- * A failed turn shows its error: `turn_end 2 (error: overloaded): …`. Anything that is not an event throws
+ * A failed turn shows its error: `turn_end 2 (error: overloaded): …`. Payloads are in the lines (R32), so a
+ * scenario whose call input or tool result changes fails: an input or a result's content longer than 60
+ * characters reads as its first 48, `…` and a hash of the whole text
+ * (`tool_call read {"path":"docs/a-very-long-name-for-a-file-that-g… #a3902ed4`),
+ * which still changes with any edit. An input JSON cannot write (a cycle) reads as its kind: `tool_call x (an object)`.
+ * `turn_end` keeps to the history's shape. Anything that is not an event throws
  * a `TypeError` that names it: `describeEvent: event must be a loop or conversation event (got null)`.
  */
 export function describeEvent(event: ConversationEvent): string {

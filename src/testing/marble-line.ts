@@ -115,7 +115,7 @@ export class Letters {
 
   private free(value: string): string | undefined {
     // R23: a call's start is its letter in Greek, as in the project's diagrams (`α` for `a`)
-    const call = value.startsWith('tool_start ') ? this.byValue.get(`tool_call ${value.slice('tool_start '.length)}`) : undefined;
+    const call = value.startsWith('tool_start ') ? this.callLetter(value.slice('tool_start '.length)) : undefined;
     const mirror = call === undefined ? -1 : LOWER.indexOf(call);
     const mirrored = mirror >= 0 && mirror < GREEK.length ? GREEK[mirror] : undefined;
     if (mirrored !== undefined && !this.taken.has(mirrored)) return mirrored;
@@ -123,6 +123,19 @@ export class Letters {
     // letters are only ever taken, so the first free one is never before the last one found
     while (this.cursor < MARBLE_ALPHABET.length && this.taken.has(MARBLE_ALPHABET[this.cursor]!)) this.cursor++;
     return MARBLE_ALPHABET[this.cursor];
+  }
+
+  /**
+   * The letter of the call a `tool_start` line (`NAME INPUT`) starts: the `tool_call` with the same line, else
+   * (a hook edited the input, R32 shows it) the latest `tool_call` of the same tool.
+   */
+  private callLetter(started: string): string | undefined {
+    const same = this.byValue.get(`tool_call ${started}`);
+    if (same !== undefined) return same;
+    const name = started.split(' ', 1)[0]!;
+    let latest: string | undefined;
+    for (const [value, letter] of this.byValue) if (value === `tool_call ${name}` || value.startsWith(`tool_call ${name} `)) latest = letter;
+    return latest;
   }
 }
 

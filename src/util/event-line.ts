@@ -1,4 +1,5 @@
 import type { AgentMessage, AssistantMessage, ConversationEvent } from '../types.js';
+import { kindOf } from './values.js';
 
 /**
  * The one short, stable line of an event (T2): what `describeEvent` of rx-tool-loop/testing prints, and
@@ -18,9 +19,10 @@ export function eventLine(event: ConversationEvent): string {
     case 'text_delta':
       return `text_delta ${event.text}`;
     case 'tool_call':
-      return `tool_call ${event.call.name}`;
+      return `tool_call ${event.call.name}${inputText(event.call)}`;
     case 'tool_start':
-      return `tool_start ${event.call.name}`;
+      // the input the tool runs on: a hook's edit (H2) shows here, the model's own on the tool_call
+      return `tool_start ${event.call.name}${inputText(event.call)}`;
     case 'tool_call_delta':
       return `tool_call_delta ${event.name ?? `#${event.index}`}: ${event.argumentsDelta}`;
     case 'reasoning_delta':
@@ -31,7 +33,7 @@ export function eventLine(event: ConversationEvent): string {
       // A4: an agent tool's update names the inner event it forwards, at any depth
       return `tool_update ${event.toolName}: ${event.event === undefined ? event.content : eventLine(event.event)}`;
     case 'tool_result':
-      return `tool_result ${event.message.toolName}: ${event.message.content}${event.message.isError ? ' (isError)' : ''}`;
+      return `tool_result ${event.message.toolName}: ${payload(event.message.content)}${event.message.isError ? ' (isError)' : ''}`;
     case 'turn_end':
       return `turn_end ${event.turn} (${why(event.assistant)}): ${event.messages.map(brief).join(', ')}`;
     case 'loop_end':
@@ -44,6 +46,48 @@ export function eventLine(event: ConversationEvent): string {
       // `as never`: an event type added to ConversationEvent later still compiles here, and reads as unknown
       return unknownEvent(event as never);
   }
+}
+
+/**
+ * A call's input after its name (R32): ` {"q":"rx"}` as JSON, nothing for `{}`, so that `call('slow')` still
+ * reads `tool_call slow`; what JSON cannot write (a cycle, a BigInt, a getter that throws) reads as its kind,
+ * ` (an object)`: a line never fails on a hostile model's input (R17).
+ */
+function inputText(call: { readonly input?: unknown }): string {
+  let input: unknown;
+  let json: string | undefined;
+  try {
+    input = call.input;
+    json = JSON.stringify(input);
+  } catch {
+    json = undefined;
+  }
+  if (json === '{}') return '';
+  return ` ${json === undefined ? `(${kindOf(input)})` : payload(json)}`;
+}
+
+/** Past this many characters a payload is shortened. */
+const PAYLOAD_MAX = 60;
+
+/**
+ * A payload as a line shows it: whole up to {@link PAYLOAD_MAX} characters; longer, its first 48, `…` and a
+ * hash of the whole text (`#` and 8 hex digits, FNV-1a), so an edit anywhere in it still changes the line.
+ */
+function payload(text: string): string {
+  if (text.length <= PAYLOAD_MAX) return text;
+  // never cut a surrogate pair in two
+  const cut = /[\uD800-\uDBFF]/.test(text.charAt(47)) ? 47 : 48;
+  return `${text.slice(0, cut)}… #${fnv1a(text)}`;
+}
+
+/** The 32-bit FNV-1a hash of the text's UTF-16 code units, as 8 hex digits: stable across runs and platforms. */
+function fnv1a(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0).toString(16).padStart(8, '0');
 }
 
 function why({ stopReason, errorMessage }: AssistantMessage): string {

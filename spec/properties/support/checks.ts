@@ -2,11 +2,10 @@
  * The invariants of CONTRACT.md as checks on a {@link RunRecord}. Each throws an Error that says what
  * broke; the properties in `spec/properties/*.spec.ts` call them on generated scenarios.
  */
-import { assertValidHistory } from '../../../src/testing/index.js';
-import { checkMessages } from '../../../src/loop/check-messages.js';
 import type { AgentMessage, LoopEvent, LoopEventOf, ProviderInput, ToolCall, ToolResultMessage } from '../../../src/index.js';
 import { HookRun, RunRecord, callsById } from './harness.js';
 import { KNOWN_DEFECTS } from './known-defects.js';
+import { historyProblem } from './history.js';
 import { afterResult, beforeOutcome, prepareFailure } from './model.js';
 import { DEFAULT_MAX_TURNS, KEEP_AFTER, inputProblem, isRegistered } from './scenario.js';
 
@@ -105,14 +104,9 @@ export function checkEnds(record: RunRecord): void {
 // ---------------------------------------------------------------------------------------------
 // every messages handed out is provider-valid (R4, R11)
 
-/** Each assistant's calls are followed, directly, by exactly one result each, in call order; no result without its call: the kit's check. */
+/** Each assistant's calls are followed, directly, by exactly one result each, in call order; no result without its call (R4). */
 export function providerValidity(messages: readonly AgentMessage[]): string | undefined {
-  try {
-    assertValidHistory(messages);
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
+  return historyProblem(messages);
 }
 
 /** H6: the provider calls whose input prepareTurn compacted: they need not start with the caller's messages. */
@@ -151,11 +145,8 @@ export function checkValidHistories(record: RunRecord): void {
     if (problem) fail(`${what}, after a JSON round trip: ${problem}`);
     const objectInputs = copy.every((m) => m.role !== 'assistant' || (m.toolCalls ?? []).every((c) => typeof c.input === 'object' && c.input !== null && !Array.isArray(c.input)));
     if (objectInputs) {
-      try {
-        checkMessages(copy);
-      } catch (error) {
-        fail(`${what}, after a JSON round trip, is refused (R21): ${(error as Error).message}`);
-      }
+      const refused = historyProblem(copy, { fields: true });
+      if (refused) fail(`${what}, after a JSON round trip, is not one the loop takes back (R21): ${refused}`);
     }
   }
 

@@ -1,0 +1,46 @@
+/**
+ * V1, V3: in real time the page's lanes and its recording share one clock (playground/src/recorder.ts): the run
+ * is recorded from the frames the loop lane drew, so the copied line is the drawn one whatever the wall clock
+ * says. Here the page's clock is the test's own, and moves while no millisecond passes: a recorder with a
+ * clock of its own would draw every event at frame 0.
+ */
+import { Subject } from 'rxjs';
+import { type Provider, type ProviderEvent, runEventedToolLoop } from 'rx-tool-loop';
+import { call, end, marbleTools, start, text } from 'rx-tool-loop/testing';
+import { Recorder, laneLine } from '../../playground/src/recorder';
+
+describe('the playground recorder in real time (V1, V3)', () => {
+  it('V1, V3: the recorded line is the loop lane\'s, frame for frame, on the page\'s clock', () => {
+    let frame = 0;
+    const recorder = new Recorder(() => frame, { frameMs: 50 });
+    const turns = [new Subject<ProviderEvent>(), new Subject<ProviderEvent>()];
+    let calls = 0;
+    const provider: Provider = () => turns[calls++]!;
+    const run$ = recorder.loop(
+      runEventedToolLoop({ provider: recorder.provider(provider), registry: marbleTools({ clock: '12:00' }), messages: [{ role: 'user', content: 'time?' }] }),
+      'runEventedToolLoop',
+    );
+    let completed = false;
+    run$.subscribe({ complete: () => (completed = true) });
+    frame = 2;
+    turns[0]!.next(start);
+    frame = 4;
+    turns[0]!.next(call('clock'));
+    frame = 9;
+    turns[0]!.next(end('toolUse'));
+    turns[0]!.complete();
+    frame = 14;
+    turns[1]!.next(start);
+    frame = 16;
+    turns[1]!.next(text('noon'));
+    frame = 18;
+    turns[1]!.next(end('stop'));
+    turns[1]!.complete();
+
+    expect(completed).toBe(true);
+    expect(recorder.recordingError).toBeUndefined();
+    const drawn = laneLine(recorder.loopLane!);
+    expect(drawn).toBe('1-s-(cγR)(eE2)s-t-(uFL|)');
+    expect(recorder.recording?.diagram).toBe(drawn);
+  });
+});
