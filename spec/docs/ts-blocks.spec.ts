@@ -243,7 +243,7 @@ function diagnostics(): string[] {
     const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
     const line = diagnostic.file !== undefined && diagnostic.start !== undefined ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start).line : -1;
     if (file === checkPath) {
-      found.push((comparisons.get(line) ?? `the check of the declarations, line ${line + 1}`) + " :: " + text);
+      found.push(comparisons.get(line) ?? `the check of the declarations, line ${line + 1}: ${text}`);
       continue;
     }
     const owner = virtual.find((entry) => entry.path === file);

@@ -20,6 +20,9 @@ export interface DocBlock {
 /** The marker that exempts a block from every check: a part of something, not a whole that compiles or runs. */
 export const EXCERPT = 'excerpt';
 
+/** The marker of a picture of the source tree (spec/docs/src-tree.spec.ts). */
+export const SRC_TREE = 'tree of src/';
+
 export function isExcerpt(block: DocBlock): boolean {
   return block.marker === EXCERPT || block.marker?.startsWith(`${EXCERPT}:`) === true;
 }
