@@ -238,7 +238,10 @@ function diagnostics(): string[] {
   };
   const program = ts.createProgram([...sources.keys()], options, host);
   const found: string[] = [];
-  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
+  // only the documents' files are checked: what they use of src/ is checked as they use it
+  const own = [...sources.keys()].map((file) => program.getSourceFile(file)!);
+  const all = [...program.getOptionsDiagnostics(), ...own.flatMap((file) => [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)])];
+  for (const diagnostic of all) {
     const file = diagnostic.file?.fileName;
     const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
     const line = diagnostic.file !== undefined && diagnostic.start !== undefined ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start).line : -1;
