@@ -6,7 +6,7 @@
  * - A block of code (a snippet that does something) is compiled as a module of its own: it imports what it
  *   uses, and declares what it takes as given (`declare const provider: Provider;`).
  * - A block of declarations only (interfaces, types, classes and functions without bodies, `const NAME: T;`)
- *   states the API: it is compiled as a declaration file, and each name it declares is compared with the
+ *   states the API: it is compiled as ambient declarations (`declare` added where TypeScript needs it), and each name it declares is compared with the
  *   export of that name from the package's entries — both ways assignable, with the same keys (so a field
  *   added, dropped, renamed or retyped on either side fails). Names it uses without declaring come from the
  *   entries (and `Observable` and friends from rxjs), as they do in the document's prose.
@@ -170,16 +170,22 @@ blocks.filter((block) => !isExcerpt(block)).forEach((block, index) => {
   if (declarations) {
     // A documented class is compared under a name of its own; everything else in the block refers to the real
     // one, whose private members make it a type no documented copy is assignable to.
+    // It is compiled as a .ts file with `declare` before what has no body (a .d.ts would go unchecked under
+    // skipLibCheck), so that a name it cannot resolve is an error, not a type that matches anything.
     for (const statement of [...parsed.statements].reverse()) {
-      if (!ts.isClassDeclaration(statement) || statement.name === undefined) continue;
-      text = text.slice(0, statement.name.getEnd()) + DOCUMENTED + text.slice(statement.name.getEnd());
+      if (ts.isClassDeclaration(statement) && statement.name !== undefined) {
+        text = text.slice(0, statement.name.getEnd()) + DOCUMENTED + text.slice(statement.name.getEnd());
+      }
+      const ambient = ts.isFunctionDeclaration(statement) || ts.isClassDeclaration(statement) || ts.isVariableStatement(statement) || ts.isModuleDeclaration(statement);
+      const declared = ts.canHaveModifiers(statement) && ts.getModifiers(statement)?.some((m) => m.kind === ts.SyntaxKind.DeclareKeyword);
+      if (ambient && !declared) text = text.slice(0, statement.getStart(parsed)) + 'declare ' + text.slice(statement.getStart(parsed));
     }
     parsed = ts.createSourceFile('block.ts', text, ts.ScriptTarget.Latest, true);
   }
   const base = `${block.file.replace(/\W/g, '-')}-${block.line}`;
   // one line before the block: a declaration block takes what it does not declare from the entries and rxjs
   const local = new Set(parsed.statements.flatMap(declaredNames));
-  const path = join(here, `${base}.${declarations ? 'd.ts' : 'ts'}`);
+  const path = join(here, `${base}.ts`);
   // a declaration block exports what it declares, to be compared; a block of code is a module of its own
   const declared = [...new Set(parsed.statements.flatMap((s) => (ts.isImportDeclaration(s) ? [] : declaredNames(s))))];
   const exported = declarations ? `export { ${declared.join(', ')} };` : 'export {};';
@@ -219,6 +225,7 @@ function compilerOptions(): ts.CompilerOptions {
     module: ts.ModuleKind.ESNext,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
     noUnusedLocals: false,
+    isolatedModules: false, // a declaration block exports its types by name
     noEmit: true,
     declaration: false,
     sourceMap: false,
