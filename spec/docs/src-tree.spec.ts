@@ -4,10 +4,10 @@
  * backticks on a folder's line is exported by a file in that folder (or below it), each on a file's line by
  * that file. When the layout changes, the message names what is missing from the tree and what is not in src/.
  */
-import ts from 'typescript';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SRC_TREE, docBlocks } from './support/doc-blocks.js';
+import { exportedNames } from './support/exported-names.js';
 
 const root = resolve(__dirname, '..', '..');
 
@@ -27,20 +27,6 @@ function sources(folder: string): string[] {
   return readdirSync(folder).flatMap((name) => {
     const path = join(folder, name);
     return statSync(path).isDirectory() ? sources(path) : name.endsWith('.ts') ? [path] : [];
-  });
-}
-
-/** Whether a file exports `name` (declared there or passed on: `export { name } from`). */
-function exports(file: string, name: string): boolean {
-  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
-  return source.statements.some((statement) => {
-    if (ts.isExportDeclaration(statement)) {
-      return statement.exportClause !== undefined && ts.isNamedExports(statement.exportClause) && statement.exportClause.elements.some((e) => e.name.text === name);
-    }
-    if (!ts.canHaveModifiers(statement) || !ts.getModifiers(statement)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) return false;
-    if (ts.isVariableStatement(statement)) return statement.declarationList.declarations.some((d) => ts.isIdentifier(d.name) && d.name.text === name);
-    const named = statement as ts.Statement & { name?: ts.Node };
-    return named.name !== undefined && ts.isIdentifier(named.name) && named.name.text === name;
   });
 }
 
@@ -81,7 +67,7 @@ describe('R32: the src/ tree of README.md', () => {
   it('R32: every name in backticks is exported where the tree puts it', () => {
     const wrong = rows.flatMap(({ path, names, line }) => {
       const files = path.endsWith('/') ? sources(join(root, 'src', path)) : [join(root, 'src', path)];
-      return names.filter((name) => !files.some((file) => exports(file, name))).map((name) => `README.md:${line}: ${name} is not exported from src/${path}`);
+      return names.filter((name) => !files.some((file) => exportedNames(file).includes(name))).map((name) => `README.md:${line}: ${name} is not exported from src/${path}`);
     });
     expect(wrong).toEqual([]);
   });

@@ -6,15 +6,16 @@
  * - A block of code (a snippet that does something) is compiled as a module of its own: it imports what it
  *   uses, and declares what it takes as given (`declare const provider: Provider;`).
  * - A block of declarations only (interfaces, types, classes and functions without bodies, `const NAME: T;`)
- *   states the API: it is compiled as ambient declarations (`declare` added where TypeScript needs it), and each name it declares is compared with the
- *   export of that name from the package's entries — both ways assignable, with the same keys (so a field
- *   added, dropped, renamed or retyped on either side fails). Names it uses without declaring come from the
- *   entries (and `Observable` and friends from rxjs), as they do in the document's prose.
+ *   states the API: it is compiled as ambient declarations (`declare` added where TypeScript needs it), and
+ *   each name it declares is compared with the export of that name from the package's entries — both ways
+ *   assignable, with the same keys (so a field added, dropped, renamed or retyped on either side fails). Names
+ *   it uses without declaring come from the entries (and `Observable` and friends from rxjs), as they do in
+ *   the document's prose.
  */
 import ts from 'typescript';
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DOCUMENTS, type DocBlock, docBlocks, isExcerpt, where } from './support/doc-blocks.js';
+import { declaredNames, exportedNames } from './support/exported-names.js';
 
 const root = resolve(__dirname, '..', '..');
 const here = join(root, 'spec', 'docs');
@@ -35,37 +36,6 @@ const RXJS: Record<string, string[]> = {
   'rxjs/testing': ['RunHelpers'],
 };
 
-/** The names an entry exports, read from its source (`export { a } from`, `export function b`). */
-function exportsOf(file: string): string[] {
-  const source = ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest);
-  return source.statements.flatMap((statement) => {
-    if (ts.isExportDeclaration(statement)) {
-      if (statement.exportClause === undefined || !ts.isNamedExports(statement.exportClause)) throw new Error(`${file}: export * is not read here`);
-      return statement.exportClause.elements.map((element) => element.name.text);
-    }
-    const exported = ts.canHaveModifiers(statement) && ts.getModifiers(statement)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
-    return exported ? declaredNames(statement) : [];
-  });
-}
-
-/** The names a top-level statement declares (or imports). */
-function declaredNames(statement: ts.Statement): string[] {
-  if (ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement) || ts.isEnumDeclaration(statement)) return [statement.name.text];
-  if (ts.isClassDeclaration(statement) || ts.isFunctionDeclaration(statement)) return statement.name === undefined ? [] : [statement.name.text];
-  if (ts.isModuleDeclaration(statement) && ts.isIdentifier(statement.name)) return [statement.name.text];
-  if (ts.isVariableStatement(statement)) return statement.declarationList.declarations.flatMap((d) => (ts.isIdentifier(d.name) ? [d.name.text] : []));
-  if (ts.isImportDeclaration(statement)) {
-    const clause = statement.importClause;
-    if (clause === undefined) return [];
-    const named = clause.namedBindings;
-    return [
-      ...(clause.name === undefined ? [] : [clause.name.text]),
-      ...(named === undefined ? [] : ts.isNamespaceImport(named) ? [named.name.text] : named.elements.map((element) => element.name.text)),
-    ];
-  }
-  return [];
-}
-
 /** Whether a statement only declares: no body, no initializer but a literal one (`const MAX_TURNS = 8;`). */
 function onlyDeclares(statement: ts.Statement): boolean {
   if (ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement) || ts.isImportDeclaration(statement)) return true;
@@ -83,13 +53,13 @@ function onlyDeclares(statement: ts.Statement): boolean {
 const DOCUMENTED = '__documented';
 
 const blocks = DOCUMENTS.flatMap((file) => docBlocks(root, file)).filter((block) => block.lang === 'ts');
-const entryExports = Object.entries(ENTRIES).map(([entry, file]) => ({ entry, names: exportsOf(file) }));
+const entryExports = Object.entries(ENTRIES).map(([entry, file]) => ({ entry, names: exportedNames(join(root, file)) }));
 /** Each exported name, and the first entry that exports it. */
 const entryOf = new Map<string, string>();
 for (const { entry, names } of entryExports) for (const name of names) if (!entryOf.has(name)) entryOf.set(name, entry);
 const alias = (entry: string) => `E_${entry.replace(/\W/g, '_')}`;
 
-/** `import type { … } from …` for the names in `wanted` that `local` does not declare, each from where it comes. */
+/** `import type { … } from …` of every name of rxjs and the entries that `local` does not declare, each from where it comes. */
 function given(local: Set<string>): string {
   const lines: string[] = [];
   for (const [module, names] of Object.entries(RXJS)) {
