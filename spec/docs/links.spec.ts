@@ -1,7 +1,7 @@
 /**
  * R32: README.md links to the rules instead of restating them, so its links must land: every link to
  * `CONTRACT.md#…` or to `#…` in README.md and CONTRACT.md names a heading of that file (its anchor as GitHub
- * makes it), and every relative link names a file of the repository.
+ * makes it), and every relative link names a file of the repository; every `npm run NAME` names a script.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -51,5 +51,18 @@ describe('R32: the links of README.md and CONTRACT.md', () => {
       }),
     );
     expect(broken).toEqual([]);
+  });
+});
+
+describe('R32: the commands of README.md and CONTRACT.md', () => {
+  it('R32: every `npm run NAME` names a script of package.json', () => {
+    const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const named = DOCUMENTS.flatMap((file) =>
+      readFileSync(join(root, file), 'utf8')
+        .split('\n')
+        .flatMap((line, index) => [...line.matchAll(/\bnpm run ([\w:-]+)/g)].map((match) => ({ file, line: index + 1, script: match[1]! }))),
+    );
+    expect(named.length).toBeGreaterThan(10);
+    expect(named.filter(({ script }) => !(script in scripts)).map(({ file, line, script }) => `${file}:${line}: npm run ${script}: no such script`)).toEqual([]);
   });
 });
