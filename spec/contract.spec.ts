@@ -8,9 +8,11 @@
  *   climbs above the root from where its file lives.
  * - Rules are numbered in order without gaps, but for numbers that a section heading's range keeps for
  *   rules still to come (`## Events and tools (R21–R28)` holding only R24 so far).
- * - Every rule number cited in src/, spec/, marbles/, examples/ and README.md is defined in CONTRACT.md,
- *   and every rule CONTRACT.md defines is cited by at least one spec or marble file (ranges such as
- *   "R1–R17" prove nothing and do not count as citations).
+ * - Every rule number cited in src/, spec/, marbles/, examples/ and README.md is defined in CONTRACT.md.
+ * - R32: a rule counts as tested only where the NAME of a test cites it — `it(`, `test(`, `describe(` (with
+ *   `.each`, `.skip`, …) or a wrapper that passes its name on (`scenario(` of the marbles, `browserTest` of the
+ *   playground), in spec/ or marbles/ — never a comment; every rule CONTRACT.md defines, H, C and D included,
+ *   is cited so (ranges such as "R1–R17" prove nothing and do not count).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -112,7 +114,7 @@ describe('CONTRACT.md and the rule numbers cited in the repository agree', () =>
   it('defines each rule once, in order, numbered without gaps from 1 but for numbers a heading keeps', () => {
     expect(defined.length).toBeGreaterThan(0);
     expect(defined.length).toBe(definedSet.size);
-    for (const letter of ['R', 'P', 'T', 'V', 'S', 'M', 'O', 'A']) {
+    for (const letter of ['R', 'H', 'C', 'P', 'T', 'V', 'S', 'M', 'O', 'A']) {
       const numbers = defined.filter((id) => id[0] === letter).map((id) => Number(id.slice(1)));
       expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
       const gaps = Array.from({ length: Math.max(0, ...numbers) }, (_, index) => `${letter}${index + 1}`).filter(
@@ -129,12 +131,62 @@ describe('CONTRACT.md and the rule numbers cited in the repository agree', () =>
     expect(undefinedRules).toEqual([]);
   });
 
-  it('has every rule it defines cited by at least one spec or marble file', () => {
-    const proven = new Set(
-      cited.filter(({ file, inRange }) => !inRange && /^(spec|marbles)\/.*\.ts$/.test(file)).map(({ rule: id }) => id),
-    );
-    const uncited = defined.filter((id) => !proven.has(id));
+  it('R32: has every rule it defines, H and C included, cited by the name of a test', () => {
+    const uncited = defined.filter((id) => !namedInTests.has(id));
     expect(uncited).toEqual([]);
+  });
+});
+
+/** The specs and marbles: where tests are. */
+const testFiles = files.filter((file) => /^(spec|marbles)\/.*\.ts$/.test(file) && file !== self);
+
+/**
+ * Functions that define a test under the name they are given: `const browserTest = found ? it : it.skip`, or
+ * `function scenario(name: string, …) { test(name, …) }`.
+ */
+const wrappers = new Set(
+  testFiles.flatMap((file) => {
+    const text = read(file);
+    return [
+      ...[...text.matchAll(/\bconst (\w+) = [^;\n]*\?\s*(?:it|test)(?:\.skip)?\s*:\s*(?:it|test)\b/g)].map((m) => m[1]!),
+      ...[...text.matchAll(/\bfunction (\w+)\(name: string[^{]*\{\s*(?:it|test|describe)\(name\b/g)].map((m) => m[1]!),
+    ];
+  }),
+);
+
+/** The names of the tests of a file, as written (a template literal's text with its `${…}` left in). */
+function testNames(text: string): string[] {
+  const definers = ['it', 'test', 'describe', ...wrappers].join('|');
+  const call = new RegExp(`(?<![\\w.])(?:${definers})(?:\\.(?:each\\((?:[^()]|\\([^()]*\\))*\\)|only|skip|concurrent|failing))*\\(\\s*(['"\`])((?:\\\\.|(?!\\1)[^\\\\])*)\\1`, 'g');
+  return [...text.matchAll(call)].map((match) => match[2]!);
+}
+
+/** The rules test names cite; a range (`R1–R17`) cites nothing; D (Restate) only under spec/restate, where D1–D11 are not the property suite's defects. */
+const namedInTests = new Set(
+  testFiles.flatMap((file) =>
+    testNames(read(file)).flatMap((name) =>
+      [...name.replace(/\b([A-Z])\d+\s*[–-]\s*\1?\d+\b/g, ' ').matchAll(/\b([RPTHCVSMOAD])(\d+)\b/g)]
+        .map((match) => `${match[1]}${match[2]}`)
+        .filter((id) => !id.startsWith('D') || file.startsWith('spec/restate/')),
+    ),
+  ),
+);
+
+describe('R32: rule coverage is read from test names', () => {
+  it('R32: finds the names of it, test, describe and the wrappers, and only names', () => {
+    expect([...wrappers].sort()).toEqual(expect.arrayContaining(['browserTest', 'scenario']));
+    const names = testNames(
+      [
+        "// R9 in a comment is no test",
+        "it('R1: cold', () => {});",
+        'describe(`R2 and ${x}`, () => {});',
+        "it.each([[1], [2]])('R3 %s', () => {});",
+        "scenario('04 R4: a picture', () => {});",
+        "expect(x).toEqual('R5');",
+        "splitIt('R6');",
+      ].join('\n'),
+    );
+    expect(names).toEqual(['R1: cold', 'R2 and ${x}', 'R3 %s', '04 R4: a picture']);
   });
 });
 

@@ -129,7 +129,7 @@ async function runToEnd(page: Page): Promise<string> {
   return page.evaluate(() => document.body.dataset['state'] ?? '');
 }
 
-describe('the playground in headless Chromium (V1–V5)', () => {
+describe('V4: the playground in headless Chromium (V1–V5)', () => {
   let served: Served | undefined;
   let browser: Browser | undefined;
   let context: BrowserContext | undefined;
