@@ -47,7 +47,7 @@ function line(event: LoopEvent): string {
 }
 
 describe('draftTurn (R30: the turn’s last phase)', () => {
-  it('R30, R4, R29: the loop’s events from the parts; each result with the history so far; turn_end with the history in call order', () => {
+  it('R30, R18, R4, R29: the loop’s events from the parts; each result with the history so far; the turn ends with its turn_end, the history in call order', () => {
     scheduler().run(({ hot, expectObservable }) => {
       const reply = new Reply();
       const p = turnParts(reply);

@@ -16,11 +16,14 @@ import { NO_USAGE, copyUsage } from './usage.js';
  * history. Ends with exactly one `loop_end`, then completes; never errors. Cold: every subscription is
  * a loop of its own, and unsubscribing cancels the provider call and the running tools.
  *
+ * Each turn is `streamReply → runTools → draftTurn` (R30): the reply streamed, its calls run as they come,
+ * the history drafted; the projection `goOn` reads the `turn_end` and decides — the next turn, or the end.
+ *
  * ```text
- * turn 1:   -s-h-c-i-u|                    s = message_start, h/i = text_delta, c = tool_call,
- * tool:          --------(R|)              u = message_end(toolUse); the tool starts at its call
- * turn 2:                -----s-t-e|       t = text_delta, e = message_end(stop)
- * loop:     1s-h-c-i-u---(RE2)s-t-e(FL|)   1/2 = turn_start, R = tool_result, E/F = turn_end, L = loop_end
+ * turn1:    -s-h-c---i-u|                  s = message_start, h/i = text_delta, c = tool_call,
+ * weather:       --------(R|)              u = message_end(toolUse); the tool starts at its call
+ * turn2:                 -----s-t-e|       t = text_delta, e = message_end(stop)
+ * loop:     1s-h-(cγ)i-u-(RE2)s-t-e(FL|)   1/2 = turn_start, γ = tool_start, R = tool_result, E/F = turn_end, L = loop_end
  * ```
  * (`marbles/03-delayed-tool.marble.ts` runs this very diagram.)
  *

@@ -1,5 +1,5 @@
 /**
- * `rx-tool-loop/testing`: marble-test your own agent (T1–T6). Framework-agnostic — it imports neither
+ * `rx-tool-loop/testing`: marble-test your own agent (T1–T10). Framework-agnostic — it imports neither
  * jest nor vitest — and made for `TestScheduler.run`: the doubles never use Promises, so everything
  * runs in virtual time.
  */
