@@ -120,7 +120,7 @@ describe('draftTurn (R30: the turn’s last phase)', () => {
     const provider = jest.fn((): Observable<ProviderEvent> => of<ProviderEvent[]>(start, end('stop')));
     const loop = settings({ provider, signal: controller.signal });
     const events: LoopEvent[] = [];
-    of(request()).pipe(streamReply(loop), runTools(loop), draftTurn(loop)).subscribe((event) => events.push(event));
+    streamReply(request(), loop).pipe(runTools(loop), draftTurn(loop)).subscribe((event) => events.push(event));
     expect(provider).not.toHaveBeenCalled();
     expect(events.map((event) => event.type)).toEqual(['turn_start', 'turn_end']);
     expect((events[1] as TurnEnd).assistant.stopReason).toBe('aborted');

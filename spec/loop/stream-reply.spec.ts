@@ -27,7 +27,7 @@ describe('streamReply (R30: the turn’s first phase)', () => {
     scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const provider = cold<ProviderEvent>('-s-t-c-e|', { s: start, t: text('hi'), c: call('search', {}, 'c1'), e: end('toolUse') });
       const loop = settings({ provider: () => provider });
-      expectObservable(of(request()).pipe(streamReply(loop), map(partLine))).toBe('bs-t-c-e|', {
+      expectObservable(streamReply(request(), loop).pipe(map(partLine))).toBe('bs-t-c-e|', {
         b: 'begin 1',
         s: 'message_start',
         t: 'text hi',
@@ -41,17 +41,17 @@ describe('streamReply (R30: the turn’s first phase)', () => {
   it('R30, R10: a provider that errors ends the reply with failed, never an error; the reply says why', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const provider = cold<ProviderEvent>('-s-#', { s: start }, new Error('boom'));
-      const reply$ = of(request()).pipe(streamReply(settings({ provider: () => provider })));
+      const reply$ = streamReply(request(), settings({ provider: () => provider }));
       expectObservable(reply$.pipe(map(partLine))).toBe('bs-(f|)', { b: 'begin 1', s: 'message_start', f: 'failed' });
     });
-    const parts = collect(of(request()).pipe(streamReply(settings({ provider: () => new Observable<ProviderEvent>((s) => s.error(new Error('boom'))) }))));
+    const parts = collect(streamReply(request(), settings({ provider: () => new Observable<ProviderEvent>((s) => s.error(new Error('boom'))) })));
     expect(replyOf(parts)).toMatchObject({ ended: true, stopReason: 'error', errorMessage: 'provider error: boom' });
   });
 
   it('R30, R10: a broken event order ends the reply at the first broken event and closes the provider', () => {
     scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const provider = cold<ProviderEvent>('-s-s-t-e|', { s: start, t: text('late'), e: end('stop') });
-      expectObservable(of(request()).pipe(streamReply(settings({ provider: () => provider })), map(partLine))).toBe('bs-(f|)', {
+      expectObservable(streamReply(request(), settings({ provider: () => provider })).pipe(map(partLine))).toBe('bs-(f|)', {
         b: 'begin 1',
         s: 'message_start',
         f: 'failed',
@@ -61,14 +61,14 @@ describe('streamReply (R30: the turn’s first phase)', () => {
   });
 
   it('R30, R20: a provider that returns no Observable, or a registry whose getSpecs throws, is a failed reply, named', () => {
-    const none = collect(of(request()).pipe(streamReply(settings({ provider: (() => undefined) as never }))));
+    const none = collect(streamReply(request(), settings({ provider: (() => undefined) as never })));
     expect(none.map(partLine)).toEqual(['begin 1', 'failed']);
     expect(replyOf(none).errorMessage).toBe('provider returned undefined, not an Observable');
     const registry = new ToolRegistry();
     registry.getSpecs = () => {
       throw new Error('no specs');
     };
-    const broken = collect(of(request()).pipe(streamReply(settings({ registry, provider: () => of(start, end('stop')) }))));
+    const broken = collect(streamReply(request(), settings({ registry, provider: () => of(start, end('stop')) })));
     expect(replyOf(broken).errorMessage).toBe('registry.getSpecs failed: no specs');
   });
 
@@ -76,7 +76,7 @@ describe('streamReply (R30: the turn’s first phase)', () => {
     const history = [{ role: 'user' as const, content: 'hi' }];
     const provider = jest.fn(() => of(start, end('stop')));
     const registry = new ToolRegistry().register(tool('search', () => 'found'));
-    collect(of(request(1, history)).pipe(streamReply(settings({ registry, provider }))));
+    collect(streamReply(request(1, history), settings({ registry, provider })));
     const [input] = provider.mock.calls[0] as unknown as [{ messages: unknown[]; tools: { name: string }[] }];
     expect(input.messages).toEqual(history);
     expect(input.messages).not.toBe(history);
@@ -88,7 +88,7 @@ describe('streamReply (R30: the turn’s first phase)', () => {
       const prepared = cold('----(p|)', { p: { messages: [{ role: 'user' as const, content: 'short' }], tools: [] } });
       const provider = jest.fn(() => cold<ProviderEvent>('-s-e|', { s: start, e: end('stop') }));
       const loop = settings({ provider, prepareTurn: () => prepared });
-      expectObservable(of(request()).pipe(streamReply(loop), map(partLine))).toBe('(bw)as-e|', {
+      expectObservable(streamReply(request(), loop).pipe(map(partLine))).toBe('(bw)as-e|', {
         b: 'begin 1',
         w: 'waiting',
         a: 'asked',
@@ -100,7 +100,7 @@ describe('streamReply (R30: the turn’s first phase)', () => {
 
   it('R30, R22: a request that resumes (turn 0) asks no model: begin, then the end', () => {
     const provider = jest.fn(() => NEVER);
-    const parts = collect(of({ ...request(0), resume: { assistant: { role: 'assistant' as const, content: '', stopReason: 'toolUse' as const }, calls: [] } }).pipe(streamReply(settings({ provider }))));
+    const parts = collect(streamReply({ ...request(0), resume: { assistant: { role: 'assistant' as const, content: '', stopReason: 'toolUse' as const }, calls: [] } }, settings({ provider })));
     expect(parts.map(partLine)).toEqual(['begin 0']);
     expect(provider).not.toHaveBeenCalled();
   });
@@ -116,9 +116,8 @@ describe('streamReply (R30: the turn’s first phase)', () => {
         subscriber.complete();
       });
     const seen: string[] = [];
-    of(request())
+    streamReply(request(), settings({ provider }))
       .pipe(
-        streamReply(settings({ provider })),
         takeWhile((part) => part.type !== 'message_start', true), // leaves inside the provider's subscribe
       )
       .subscribe((part) => seen.push(partLine(part)));

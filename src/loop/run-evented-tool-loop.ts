@@ -65,10 +65,9 @@ export function runLoop(loop: LoopSettings, steering?: Steering): Observable<Con
 
 /** A turn of this loop: the model's reply streamed, its calls run as they come, the history drafted (R30). */
 function turnOf(loop: LoopSettings): (request: TurnRequest) => Observable<LoopEvent> {
-  const reply = streamReply(loop);
   const tools = runTools(loop);
   const draft = draftTurn(loop);
-  return (request) => draft(tools(reply(of(request))));
+  return (request) => draft(tools(streamReply(request, loop)));
 }
 
 /**

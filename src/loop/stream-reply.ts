@@ -1,4 +1,4 @@
-import { Observable, OperatorFunction, Subscriber, Subscription, isObservable } from 'rxjs';
+import { Observable, Subscriber, Subscription, isObservable } from 'rxjs';
 import type { AgentMessage, ProviderEvent, ProviderInput, ToolSpec } from '../types.js';
 import { firstAnswer } from '../util/first-answer.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
@@ -12,42 +12,36 @@ import { Reply } from './reply.js';
 import type { TurnPart, TurnRequest } from './turn-parts.js';
 
 /**
- * The turn's first phase: for its request, the reply — `begin`, then the provider's events as they arrive
- * (R2), each `tool_call` as a `call` with its slot (R28). It asks the registry for the tools and, with a
- * `prepareTurn` (H6), waits for the model's view of the turn before it calls the provider. It never errors: a
- * provider that throws, returns no Observable, errors or breaks the event order (R10, R20), a broken registry
- * or a failing prepareTurn end the reply with `failed`, the reply saying why. A request that resumes
- * (turn 0, R22) asks no model. A turn has one request; unsubscribing closes the provider call and
- * prepareTurn's answer.
+ * The turn's first phase, the source of its parts: the reply to `request` — `begin`, then the provider's
+ * events as they arrive (R2), each `tool_call` as a `call` with its slot (R28). It asks the registry for the
+ * tools and, with a `prepareTurn` (H6), waits for the model's view of the turn before it calls the provider. It
+ * never errors: a provider that throws, returns no Observable, errors or breaks the event order (R10, R20), a
+ * broken registry or a failing prepareTurn end the reply with `failed`, the reply saying why. A request that
+ * resumes (turn 0, R22) asks no model. Cold; unsubscribing closes the provider call and prepareTurn's answer.
  *
  * ```text
- * request:     r|
  * provider:    -s-t-c-e|            s = message_start, t = text_delta, c = tool_call, e = message_end
- * streamReply: b-s-t-C-e|           b = begin, C = call (the slot of c)
+ * streamReply: bs-t-c-e|            b = begin, c = the call with its slot
  * provider:    -s-#
- * streamReply: b-s-(f|)             f = failed: the reply's errorMessage is 'provider error: …'
+ * streamReply: bs-(f|)              f = failed: the reply's errorMessage is 'provider error: …'
  * ```
  * (spec/loop/stream-reply.spec.ts)
  */
-export function streamReply(loop: LoopSettings): OperatorFunction<TurnRequest, TurnPart> {
-  return (requests) =>
-    new Observable<TurnPart>((subscriber) => {
-      requests.subscribe(new ReplyStream(subscriber, loop));
-    });
+export function streamReply(request: TurnRequest, loop: LoopSettings): Observable<TurnPart> {
+  return new Observable<TurnPart>((subscriber) => new ReplyStream(subscriber, loop).start(request));
 }
 
 /**
- * The subscriber streamReply puts on its request: the turn's reply, its event order and its calls' slots
- * (a class rather than a closure: an object a turn instead of a dozen functions, bench W1). Added to `out`,
- * so that a consumer who leaves on an event of a synchronous provider closes that provider at once (C3).
+ * The turn's reply, its event order and its calls' slots, and the provider's subscriber (a class rather than
+ * a closure: an object a turn instead of a dozen functions, bench W1). Added to `out` before the provider is
+ * subscribed, so that a consumer who leaves on an event of a synchronous provider closes it at once (C3).
  */
-class ReplyStream extends Subscriber<TurnRequest> {
+class ReplyStream extends Subscriber<ProviderEvent> {
   private readonly reply = new Reply();
   private readonly order = new EventOrder();
   private readonly slots = new CallSlots();
-  private started = false;
-  /** The provider call, or prepareTurn's answer. */
-  private asking: Subscription | undefined;
+  /** prepareTurn's answer (H6). */
+  private preparing: Subscription | undefined;
 
   constructor(
     private readonly out: Subscriber<TurnPart>,
@@ -56,9 +50,7 @@ class ReplyStream extends Subscriber<TurnRequest> {
     super(out);
   }
 
-  override next(request: TurnRequest): void {
-    if (this.isStopped || this.started) return;
-    this.started = true;
+  start(request: TurnRequest): void {
     const { out, loop } = this;
     out.next({ type: 'begin', request, reply: this.reply });
     // the consumer left at turn_start, or the signal aborted the turn: no model call
@@ -77,13 +69,37 @@ class ReplyStream extends Subscriber<TurnRequest> {
     this.prepare(input, request);
   }
 
-  // once the request is taken, the reply ends when the provider's does; without one, there is no reply
+  // the provider's events: checked, read once (R20: a getter that throws is the provider's failure), then out
+  protected override _next(event: ProviderEvent): void {
+    let part: TurnPart;
+    try {
+      const problem = this.order.accept(event);
+      if (problem !== undefined) throw new ProviderProtocolError(problem);
+      // the call takes its slot before anyone hears of it: an abort during its delivery still answers it
+      if (event.type === 'tool_call') part = this.slots.add(event);
+      else {
+        this.reply.record(event);
+        part = event;
+      }
+    } catch (error) {
+      return this.fail(error instanceof ProviderProtocolError ? error : new ProviderProtocolError(`provider sent an event that could not be read: ${errorText(error)}`));
+    }
+    this.out.next(part);
+  }
+
+  protected override _error(error: unknown): void {
+    this.fail(error);
+  }
+
+  /** The provider completed: the reply ends, unless it never sent its message_end (R10). */
   protected override _complete(): void {
-    if (!this.started) this.end();
+    const problem = this.order.complete();
+    if (problem !== undefined) return this.fail(new ProviderProtocolError(problem));
+    this.end();
   }
 
   override unsubscribe(): void {
-    this.asking?.unsubscribe();
+    this.preparing?.unsubscribe();
     super.unsubscribe();
   }
 
@@ -99,11 +115,8 @@ class ReplyStream extends Subscriber<TurnRequest> {
     if (!isObservable(events)) return this.fail(new ProviderProtocolError(`provider returned ${shown(events)}, not an Observable`));
     // cancelled while the provider function ran (it aborted the signal, say): do not subscribe
     if (this.out.closed) return;
-    // held before it subscribes: a consumer that leaves on an event of a synchronous provider closes it at once (C3)
-    const held = new ProviderSubscriber(this);
-    this.asking = held;
     try {
-      (events as Observable<ProviderEvent>).subscribe(held);
+      (events as Observable<ProviderEvent>).subscribe(this);
     } catch (error) {
       this.fail(error); // an Observable of another kind, whose subscribe throws
     }
@@ -126,37 +139,12 @@ class ReplyStream extends Subscriber<TurnRequest> {
       },
       error: (error: unknown) => this.fail(error, 'prepareTurn failed: '),
     });
-    this.asking = held;
+    this.preparing = held;
     firstAnswer(() => loop.prepareTurn!(input, context), () => context.abort()).subscribe(held);
   }
 
-  /** A provider's event: checked, read once (R20: a getter that throws is the provider's failure), then out. */
-  event(event: ProviderEvent): void {
-    let part: TurnPart;
-    try {
-      const problem = this.order.accept(event);
-      if (problem !== undefined) throw new ProviderProtocolError(problem);
-      // the call takes its slot before anyone hears of it: an abort during its delivery still answers it
-      if (event.type === 'tool_call') part = this.slots.add(event);
-      else {
-        this.reply.record(event);
-        part = event;
-      }
-    } catch (error) {
-      return this.fail(error instanceof ProviderProtocolError ? error : new ProviderProtocolError(`provider sent an event that could not be read: ${errorText(error)}`));
-    }
-    this.out.next(part);
-  }
-
-  /** The provider completed: the reply ends, unless it never sent its message_end (R10). */
-  ended(): void {
-    const problem = this.order.complete();
-    if (problem !== undefined) return this.fail(new ProviderProtocolError(problem));
-    this.end();
-  }
-
   /** R10, R20: the provider (or prepareTurn, `what`, or the registry) failed: the reply ends, saying how. */
-  fail(error: unknown, what = 'provider error: '): void {
+  private fail(error: unknown, what = 'provider error: '): void {
     const { out } = this;
     this.unsubscribe();
     if (out.closed) return;
@@ -169,27 +157,6 @@ class ReplyStream extends Subscriber<TurnRequest> {
     const { out } = this;
     this.unsubscribe();
     out.complete();
-  }
-}
-
-/** The provider's subscriber: its events to the reply (not after it was closed). */
-class ProviderSubscriber extends Subscriber<ProviderEvent> {
-  constructor(private readonly stream: ReplyStream) {
-    super();
-  }
-
-  protected override _next(event: ProviderEvent): void {
-    this.stream.event(event);
-  }
-
-  protected override _error(error: unknown): void {
-    this.unsubscribe();
-    this.stream.fail(error);
-  }
-
-  protected override _complete(): void {
-    this.unsubscribe();
-    this.stream.ended();
   }
 }
 
