@@ -56,6 +56,11 @@ class Drafting extends Subscriber<TurnPart> {
   override next(part: TurnPart): void {
     if (this.isStopped) return;
     const { draft } = this;
+    // the most frequent part first: a reply is mostly text
+    if (part.type === 'text_delta') {
+      draft!.changed();
+      return this.emit(part);
+    }
     switch (part.type) {
       case 'begin':
         return this.begin(part.request, part.reply);
