@@ -37,6 +37,36 @@ describe('layout', () => {
     expect(cycles).toEqual([]);
   });
 
+  it('R31: no import loop between folders of src/ (a file at the top, such as types.ts, is a folder of its own)', () => {
+    // a folder is a part: src/loop, src/tools, src/providers/http …; types.ts and index.ts are parts of their own
+    const part = (file: string) => {
+      const path = relative(join(root, 'src'), file);
+      return path.includes('/') ? dirname(path) : path;
+    };
+    const graph = new Map<string, Set<string>>();
+    for (const file of sources) {
+      const from = part(file);
+      for (const target of imports(file)) {
+        const to = part(target);
+        if (to !== from) (graph.get(from) ?? graph.set(from, new Set()).get(from)!).add(to);
+      }
+    }
+    const state = new Map<string, 'visiting' | 'done'>();
+    const loops: string[] = [];
+    const visit = (folder: string, path: string[]) => {
+      if (state.get(folder) === 'done') return;
+      if (state.get(folder) === 'visiting') {
+        loops.push([...path.slice(path.indexOf(folder)), folder].join(' -> '));
+        return;
+      }
+      state.set(folder, 'visiting');
+      for (const next of graph.get(folder) ?? []) visit(next, [...path, folder]);
+      state.set(folder, 'done');
+    };
+    for (const folder of graph.keys()) visit(folder, []);
+    expect(loops).toEqual([]);
+  });
+
   it('every relative import of src/ resolves to a file', () => {
     const missing = sources.flatMap((file) => imports(file).filter((target) => !sources.includes(target)).map((t) => `${relative(root, file)} -> ${relative(root, t)}`));
     expect(missing).toEqual([]);

@@ -15,7 +15,7 @@ import {
   scriptedProvider,
 } from '../../src/index.js';
 import { expectLoop, loopLegend, marbleProvider, marbleTools } from '../../src/testing/index.js';
-import type { StandardSchemaV1 } from '../../src/tools/standard-schema.js';
+import type { StandardSchemaV1 } from '../../src/types.js';
 import { answerTurn, call, collectSync, end, loopEndOf, only, start, text, tool, toolTurn } from '../support/events.js';
 
 const ask = (content = 'go'): AgentMessage[] => [{ role: 'user', content }];

@@ -1,6 +1,6 @@
 import { Observable, OperatorFunction, Subscriber, Subscription, of } from 'rxjs';
-import type { ToolHooks } from '../hooks/tool-hooks.js';
-import { type ToolProgress, executeTool } from '../tools/execute-tool.js';
+import { hooked } from '../hooks/tool-hooks.js';
+import { type Between, type ToolProgress, executeTool } from '../tools/execute-tool.js';
 import { settled } from '../tools/tool-outcome.js';
 import { failureResult, limitOutput, toolErrorMessage } from '../tools/tool-result.js';
 import type { Tool, ToolCall, ToolResultMessage } from '../types.js';
@@ -36,7 +36,8 @@ export function runTools(loop: LoopSettings): OperatorFunction<TurnPart, TurnPar
  * so that unsubscribing downstream stops every tool at once, also one inside its synchronous start (C3).
  */
 class ToolRun extends Subscriber<TurnPart> {
-  private hooks: ToolHooks | undefined;
+  /** H1–H5: a call between the turn's hooks, when it has any. */
+  private between: Between | undefined;
   private sourceDone = false;
   private readonly waiting: CallPart[] = [];
   private head = 0; // waiting[head] is next: `shift()` is O(n) on a long queue
@@ -61,7 +62,10 @@ class ToolRun extends Subscriber<TurnPart> {
       const { request } = part;
       const { beforeToolCall: before, afterToolCall: after } = this.loop;
       // H2: the hooks are told the history as of the turn's start, which the turn's end must not change
-      if (before !== undefined || after !== undefined) this.hooks = { before, after, turn: request.turn, messages: request.history.slice() };
+      if (before !== undefined || after !== undefined) {
+        const hooks = { before, after, turn: request.turn, messages: request.history.slice() };
+        this.between = (call, run) => hooked(hooks, call, run);
+      }
       out.next(part);
       // R22, turn 0: the saved calls without a result run as any turn's do
       if (request.resume !== undefined) for (const call of request.resume.calls) if (!out.closed && call.answered === undefined) this.call(call);
@@ -153,7 +157,7 @@ class ToolRun extends Subscriber<TurnPart> {
     } catch (error) {
       return of(settled(failureResult(call, error, 'registry.get failed: ')));
     }
-    return executeTool(tool, call, this.loop.toolTimeoutMs, this.hooks);
+    return executeTool(tool, call, this.loop.toolTimeoutMs, this.between);
   }
 
   private stop(): void {

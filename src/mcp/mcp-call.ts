@@ -1,8 +1,8 @@
 import { Observable } from 'rxjs';
-import { toolProgress, type ToolProgressValue } from '../tools/tool-progress.js';
+import { toolProgress } from '../tools/tool-progress.js';
+import type { ToolContext, ToolOutput, ToolProgressValue } from '../types.js';
 import { LazyAbort } from '../util/lazy-abort.js';
 import { errorText } from '../util/values.js';
-import type { ToolContext, ToolOutput } from '../types.js';
 import type { McpCallResult, McpClient, McpProgress, McpRequestOptions } from './mcp-client.js';
 import { mcpOutput } from './mcp-content.js';
 

@@ -2,7 +2,7 @@ import { Observable, from, isObservable, of } from 'rxjs';
 import { isToolProgress } from '../tools/tool-progress.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { type FailureCause, causeOf } from '../tools/tool-result.js';
-import type { ToolProgressValue } from '../tools/tool-progress.js';
+import type { ToolProgressValue } from '../types.js';
 import type { Tool, ToolContext, ToolOutput } from '../types.js';
 import { isPromiseLike } from '../util/values.js';
 import type { Journal } from './journal.js';

@@ -1,9 +1,8 @@
 import { Observable, isObservable } from 'rxjs';
 import { eventLine } from '../util/event-line.js';
 import { kindOf, shown } from '../util/values.js';
-import { type ToolProgressValue, forwardedProgress } from './tool-progress.js';
-import type { StandardSchemaV1 } from './standard-schema.js';
-import type { JsonSchemaObject, LoopEvent, LoopEventOf, Tool, ToolContext, ToolOutput } from '../types.js';
+import { forwardedProgress } from './tool-progress.js';
+import type { JsonSchemaObject, LoopEvent, LoopEventOf, StandardSchemaV1, Tool, ToolContext, ToolOutput, ToolProgressValue } from '../types.js';
 
 /**
  * A sub-agent as a tool (A1–A3): a tool whose run is a whole loop of its own. The inner loop's Observable

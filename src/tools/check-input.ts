@@ -1,6 +1,5 @@
 import { isPlainObject, isPromiseLike, kindOf } from '../util/values.js';
-import type { StandardSchemaV1 } from './standard-schema.js';
-import type { Tool } from '../types.js';
+import type { StandardSchemaV1, Tool } from '../types.js';
 
 /**
  * What the input check says about one call: run the handler with `input`, answer with `content` without

@@ -1,5 +1,4 @@
-import type { StandardSchemaV1 } from './standard-schema.js';
-import type { JsonSchemaObject, Tool, ToolContext, ToolReturn } from '../types.js';
+import type { JsonSchemaObject, StandardSchemaV1, Tool, ToolContext, ToolReturn } from '../types.js';
 
 /** What `defineTool` takes: a tool whose input a Standard Schema validator checks (R24). */
 export interface ToolDefinition<Schema extends StandardSchemaV1> {

@@ -6,11 +6,17 @@ import { isPromiseLike } from '../util/values.js';
 import { type InputCheck, type PendingInputCheck, checkInput } from './check-input.js';
 import { toToolOutput, toolErrorMessage } from './tool-result.js';
 import { type ToolProgress, type ToolSettled, type ToolUpdate, ToolTimeout, failed, resultOf, settled } from './tool-outcome.js';
-import { type ToolHooks, hooked } from '../hooks/tool-hooks.js';
 import type { LoopEvent, Tool, ToolCall, ToolOutput, ToolReturn } from '../types.js';
 import { forwardedEvent, isToolProgress } from './tool-progress.js';
 
 export type { ToolProgress, ToolSettled, ToolStart, ToolUpdate } from './tool-outcome.js';
+
+/**
+ * What runs a known, valid call between its hooks (H1–H5, src/hooks/): given the call and its run (on the
+ * checked input as asked, or on `input`, checked again), the call's progress. The loop composes it
+ * (runTools), so that tools/ knows nothing of hooks.
+ */
+export type Between = (call: ToolCall, run: (input?: Record<string, unknown>) => Observable<ToolProgress>) => Observable<ToolProgress>;
 
 /**
  * Runs one call of `tool` (`undefined`: the model asked for a tool nobody registered). Cold: on subscribe
@@ -30,7 +36,7 @@ export function executeTool(
   tool: Tool | undefined,
   call: ToolCall,
   timeoutMs = Infinity,
-  hooks?: ToolHooks,
+  between?: Between,
 ): Observable<ToolProgress> {
   return new Observable<ToolProgress>((subscriber) => {
     if (tool === undefined) return finish(subscriber, settled(toolErrorMessage(call, `unknown tool: ${call.name}`)));
@@ -42,12 +48,12 @@ export function executeTool(
       return finish(subscriber, failed(call, error));
     }
     // the common case, without hooks and with a synchronous check: straight to the handler
-    if (hooks === undefined && checked.kind !== 'pending') return run(tool, call, checked, timeoutMs, subscriber);
+    if (between === undefined && checked.kind !== 'pending') return run(tool, call, checked, timeoutMs, subscriber);
     // H2: the hooks see only known, valid calls; an invalid one is answered as without hooks
     const go = (checked: InputCheck): TeardownLogic =>
-      hooks === undefined || checked.kind !== 'valid'
+      between === undefined || checked.kind !== 'valid'
         ? run(tool, call, checked, timeoutMs, subscriber)
-        : hooked(hooks, call, (input) =>
+        : between(call, (input) =>
             input === undefined
               ? new Observable<ToolProgress>((runner) => run(tool, call, checked, timeoutMs, runner))
               : executeTool(tool, { ...call, input }, timeoutMs), // rewritten: checked again, and what tool_start carries

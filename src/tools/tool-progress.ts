@@ -1,16 +1,4 @@
-/**
- * A progress value of an Observable tool (R14): the loop shows it as a `tool_update` at once, and it is
- * never taken for the result. A registered symbol marks it, so that a copy of the library bundled twice
- * still knows its own progress values.
- */
-const PROGRESS: unique symbol = Symbol.for('rx-tool-loop.toolProgress') as never;
-
-/** What {@link toolProgress} makes: a progress update, not a result. */
-export interface ToolProgressValue {
-  readonly [PROGRESS]: true;
-  readonly content: string;
-  readonly details?: unknown;
-}
+import { PROGRESS, type ToolProgressValue } from '../types.js';
 
 /**
  * Progress from an Observable tool, shown as a `tool_update` the moment it is emitted (R14).

@@ -1,6 +1,5 @@
 import { errorText, isPlainObject, shown } from '../util/values.js';
-import type { StandardJSONSchemaV1, StandardSchemaV1 } from './standard-schema.js';
-import type { JsonSchemaObject, Tool, ToolSpec } from '../types.js';
+import type { JsonSchemaObject, StandardJSONSchemaV1, StandardSchemaV1, Tool, ToolSpec } from '../types.js';
 
 /**
  * R24: what the model is told about `tool`, checked once, at registration. A series-style tool (`input`)
