@@ -1,11 +1,11 @@
 import { Observable, map, of } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import type { LoopEvent, ProviderEvent, ToolResultMessage } from '../../src/index.js';
+import type { LoopEvent, LoopEventOf, ProviderEvent, ToolResultMessage } from '../../src/index.js';
 import { runTools } from '../../src/loop/run-tools.js';
 import { streamReply } from '../../src/loop/stream-reply.js';
 import { draftTurn } from '../../src/loop/draft-turn.js';
 import { Reply } from '../../src/loop/reply.js';
-import { OUTCOME, type TurnEnd, type TurnPart, outcomeOf } from '../../src/loop/turn-parts.js';
+import { type TurnPart, outcomeOf } from '../../src/loop/turn-parts.js';
 import { callOf, end, start } from '../support/events.js';
 import { request, settings } from './turn-support.js';
 
@@ -70,15 +70,19 @@ describe('draftTurn (R30: the turn’s last phase)', () => {
     const p = turnParts(reply);
     const events: LoopEvent[] = [];
     of(p.begin, p.text('ok'), p.end()).pipe(draftTurn(settings())).subscribe((event) => events.push(event));
-    const turnEnd = events[events.length - 1] as TurnEnd;
+    const turnEnd = events[events.length - 1] as LoopEventOf<'turn_end'>;
     const outcome = outcomeOf(turnEnd)!;
     expect(outcome).toMatchObject({ turn: 1, stopReason: 'toolUse', results: 0, terminated: false });
     expect(outcome.history).toEqual(turnEnd.messages);
     expect(outcome.history).not.toBe(turnEnd.messages); // the loop's own array, which no consumer holds
     expect(Object.keys(turnEnd)).toEqual(['type', 'turn', 'assistant', 'toolResults', 'messages', 'usage']);
-    expect(Object.prototype.propertyIsEnumerable.call(turnEnd, OUTCOME)).toBe(false);
-    expect({ ...turnEnd }[OUTCOME]).toBeUndefined();
+    expect(Reflect.ownKeys(turnEnd)).toEqual(Object.keys(turnEnd)); // no hidden key, not even a symbol
+    expect(Object.getPrototypeOf(turnEnd)).toBe(Object.prototype); // a plain object
+    expect(outcomeOf({ ...turnEnd })).toBeUndefined(); // a copy is only the event
+    expect(outcomeOf(structuredClone(turnEnd))).toBeUndefined();
     expect(structuredClone(turnEnd)).toStrictEqual({ ...turnEnd });
+    expect(turnEnd).toStrictEqual({ ...turnEnd });
+    expect(JSON.parse(JSON.stringify(turnEnd))).toEqual({ ...turnEnd });
   });
 
   it('R30, R11: the signal ends the turn: the phases before it are unsubscribed, and a call without a result is answered error: aborted', () => {
@@ -123,6 +127,6 @@ describe('draftTurn (R30: the turn’s last phase)', () => {
     streamReply(request(), loop).pipe(runTools(loop), draftTurn(loop)).subscribe((event) => events.push(event));
     expect(provider).not.toHaveBeenCalled();
     expect(events.map((event) => event.type)).toEqual(['turn_start', 'turn_end']);
-    expect((events[1] as TurnEnd).assistant.stopReason).toBe('aborted');
+    expect((events[1] as LoopEventOf<'turn_end'>).assistant.stopReason).toBe('aborted');
   });
 });

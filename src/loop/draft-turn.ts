@@ -5,7 +5,7 @@ import type { AgentMessage, AssistantMessage, LoopEvent, LoopEventOf, ToolCall, 
 import { onAbort } from '../util/abort-signal.js';
 import type { LoopSettings } from './loop-options.js';
 import type { Reply } from './reply.js';
-import { type CallPart, OUTCOME, type TurnOutcome, type TurnPart, type TurnRequest } from './turn-parts.js';
+import { type CallPart, type TurnOutcome, type TurnPart, type TurnRequest, withOutcome } from './turn-parts.js';
 import { NO_USAGE, addUsage, copyUsage } from './usage.js';
 
 /**
@@ -321,8 +321,7 @@ class TurnDraft {
       messages: history.slice(),
       usage: copyUsage(usage),
     };
-    Object.defineProperty(turnEnd, OUTCOME, { value: outcome });
-    emit(turnEnd);
+    emit(withOutcome(turnEnd, outcome));
   }
 
   /** The assistant message as known now (R29), the same object until the draft changes. */
