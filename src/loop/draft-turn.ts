@@ -6,6 +6,7 @@ import { onAbort } from '../util/abort-signal.js';
 import type { LoopSettings } from './loop-options.js';
 import type { Reply } from './reply.js';
 import { type CallPart, type TurnOutcome, type TurnPart, type TurnRequest, withOutcome } from './turn-parts.js';
+import { PhaseSubscriber, TurnPhase } from './turn-phase.js';
 import { NO_USAGE, addUsage, copyUsage } from './usage.js';
 
 /**
@@ -25,18 +26,22 @@ import { NO_USAGE, addUsage, copyUsage } from './usage.js';
  * (spec/loop/draft-turn.spec.ts)
  */
 export function draftTurn(loop: LoopSettings): OperatorFunction<TurnPart, LoopEvent> {
+  const phase = (into: Subscriber<LoopEvent>, fused: boolean) => new Drafting(into, fused, loop);
   return (parts) =>
-    new Observable<LoopEvent>((subscriber) => {
-      parts.subscribe(new Drafting(subscriber, loop));
-    });
+    parts instanceof TurnPhase
+      ? parts.then(phase) // fused with the phases before (the loop's turn)
+      : new Observable<LoopEvent>((subscriber) => {
+          parts.subscribe(phase(subscriber, false));
+        });
 }
 
 /**
  * The subscriber draftTurn puts on its parts: the turn's draft, and when the turn ends (a class rather
- * than a closure: an object a turn instead of a dozen functions, bench W1). Added to `out`, so that
- * unsubscribing downstream closes the phases before it at once, also during their synchronous start (C3).
+ * than a closure: an object a turn instead of a dozen functions, bench W1). Joins `out` (or, fused, is held
+ * by it), so that unsubscribing downstream closes the phases before it at once, also during their
+ * synchronous start (C3).
  */
-class Drafting extends Subscriber<TurnPart> {
+class Drafting extends PhaseSubscriber<TurnPart, LoopEvent> {
   private draft: TurnDraft | undefined;
   private unasked = false; // H6: prepareTurn has not answered yet
   private ended = false;
@@ -47,10 +52,11 @@ class Drafting extends Subscriber<TurnPart> {
   private endWanted = false;
 
   constructor(
-    private readonly out: Subscriber<LoopEvent>,
+    out: Subscriber<LoopEvent>,
+    fused: boolean,
     private readonly loop: LoopSettings,
   ) {
-    super(out);
+    super(out, fused);
   }
 
   override next(part: TurnPart): void {

@@ -6,6 +6,7 @@ import { failureResult, limitOutput, toolErrorMessage } from '../tools/tool-resu
 import type { Tool, ToolCall, ToolResultMessage } from '../types.js';
 import type { LoopSettings } from './loop-options.js';
 import type { CallPart, TurnPart } from './turn-parts.js';
+import { PhaseSubscriber, TurnPhase } from './turn-phase.js';
 
 /**
  * The turn's second phase: every part passes through, and each `call` starts its tool as soon as it has
@@ -24,18 +25,22 @@ import type { CallPart, TurnPart } from './turn-parts.js';
  * (spec/loop/run-tools.spec.ts)
  */
 export function runTools(loop: LoopSettings): OperatorFunction<TurnPart, TurnPart> {
+  const phase = (into: Subscriber<TurnPart>, fused: boolean) => new ToolRun(into, fused, loop);
   return (parts) =>
-    new Observable<TurnPart>((subscriber) => {
-      parts.subscribe(new ToolRun(subscriber, loop));
-    });
+    parts instanceof TurnPhase
+      ? parts.then(phase) // fused with the phase before (the loop's turn)
+      : new Observable<TurnPart>((subscriber) => {
+          parts.subscribe(phase(subscriber, false));
+        });
 }
 
 /**
  * One turn's tools: the subscriber runTools puts on its parts, holding the turn's queue of calls (a class
- * rather than a closure: an object a turn instead of a dozen functions, bench W1). Added to `destination`,
- * so that unsubscribing downstream stops every tool at once, also one inside its synchronous start (C3).
+ * rather than a closure: an object a turn instead of a dozen functions, bench W1). Joins `out` (or, fused,
+ * is held by it), so that unsubscribing downstream stops every tool at once, also one inside its
+ * synchronous start (C3).
  */
-class ToolRun extends Subscriber<TurnPart> {
+class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
   /** H1–H5: a call between the turn's hooks, when it has any. */
   private between: Between | undefined;
   private sourceDone = false;
@@ -49,10 +54,11 @@ class ToolRun extends Subscriber<TurnPart> {
   private running: Subscription | undefined;
 
   constructor(
-    private readonly out: Subscriber<TurnPart>,
+    out: Subscriber<TurnPart>,
+    fused: boolean,
     private readonly loop: LoopSettings,
   ) {
-    super(out);
+    super(out, fused);
   }
 
   override next(part: TurnPart): void {

@@ -10,6 +10,7 @@ import { EventOrder, ProviderProtocolError } from './event-order.js';
 import type { LoopSettings } from './loop-options.js';
 import { Reply } from './reply.js';
 import type { TurnPart, TurnRequest } from './turn-parts.js';
+import { PhaseSubscriber, TurnPhase } from './turn-phase.js';
 
 /**
  * The turn's first phase, the source of its parts: the reply to `request` — `begin`, then the provider's
@@ -28,15 +29,16 @@ import type { TurnPart, TurnRequest } from './turn-parts.js';
  * (spec/loop/stream-reply.spec.ts)
  */
 export function streamReply(request: TurnRequest, loop: LoopSettings): Observable<TurnPart> {
-  return new Observable<TurnPart>((subscriber) => new ReplyStream(subscriber, loop).start(request));
+  return new TurnPhase<TurnPart>((into, fused) => new ReplyStream(into, fused, loop, request));
 }
 
 /**
  * The turn's reply, its event order and its calls' slots, and the provider's subscriber (a class rather than
- * a closure: an object a turn instead of a dozen functions, bench W1). Added to `out` before the provider is
- * subscribed, so that a consumer who leaves on an event of a synchronous provider closes it at once (C3).
+ * a closure: an object a turn instead of a dozen functions, bench W1). Joins `out` (or, fused, is held by it)
+ * before the provider is subscribed, so that a consumer who leaves on an event of a synchronous provider
+ * closes it at once (C3).
  */
-class ReplyStream extends Subscriber<ProviderEvent> {
+class ReplyStream extends PhaseSubscriber<ProviderEvent, TurnPart> {
   private readonly reply = new Reply();
   private readonly order = new EventOrder();
   private readonly slots = new CallSlots();
@@ -44,14 +46,16 @@ class ReplyStream extends Subscriber<ProviderEvent> {
   private preparing: Subscription | undefined;
 
   constructor(
-    private readonly out: Subscriber<TurnPart>,
+    out: Subscriber<TurnPart>,
+    fused: boolean,
     private readonly loop: LoopSettings,
+    private readonly request: TurnRequest,
   ) {
-    super(out);
+    super(out, fused);
   }
 
-  start(request: TurnRequest): void {
-    const { out, loop } = this;
+  start(): void {
+    const { out, loop, request } = this;
     out.next({ type: 'begin', request, reply: this.reply });
     // the consumer left at turn_start, or the signal aborted the turn: no model call
     if (out.closed) return;
