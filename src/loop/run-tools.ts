@@ -132,8 +132,8 @@ class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
     if (this.draining) return;
     this.draining = true;
     while (!this.stopped && this.active < this.loop.concurrency && this.head < this.waiting.length) this.start(this.waiting[this.head++]!);
-    if (this.head === this.waiting.length) {
-      this.waiting.length = 0; // emptied in place: no new array per call
+    if (this.head > 0 && this.head === this.waiting.length) {
+      this.waiting.length = 0; // emptied in place: no new array per call (and only when it had any: setting a length is a call into the runtime)
       this.head = 0;
     }
     this.draining = false;

@@ -29,7 +29,21 @@ import { PhaseSubscriber, TurnPhase } from './turn-phase.js';
  * (spec/loop/stream-reply.spec.ts)
  */
 export function streamReply(request: TurnRequest, loop: LoopSettings): Observable<TurnPart> {
-  return new TurnPhase<TurnPart>((into, fused) => new ReplyStream(into, fused, loop, request));
+  return new ReplyPhase(request, loop);
+}
+
+/** streamReply's Observable: the first of the turn's phases, which the next ones fuse with. */
+class ReplyPhase extends TurnPhase<TurnPart> {
+  constructor(
+    private readonly request: TurnRequest,
+    private readonly loop: LoopSettings,
+  ) {
+    super();
+  }
+
+  open(into: Subscriber<TurnPart>, fused: boolean): ReplyStream {
+    return new ReplyStream(into, fused, this.loop, this.request);
+  }
 }
 
 /**

@@ -43,14 +43,34 @@ export type PhaseOf<In, Out> = (into: Subscriber<Out>, fused: boolean) => PhaseS
  * subscriber → Drafting ← ToolRun ← ReplyStream ← provider           each phase holds the one before it
  * ```
  */
-export class TurnPhase<T> extends Observable<T> {
-  constructor(private readonly open: (into: Subscriber<T>, fused: boolean) => { start(): void }) {
-    super((subscriber) => open(subscriber, false).start());
+export abstract class TurnPhase<T> extends Observable<T> {
+  constructor() {
+    super(subscribePhases);
   }
+
+  /** Makes these phases' subscribers, the last one into `into` (`fused`: the next phase's), and returns the first. */
+  abstract open(into: Subscriber<T>, fused: boolean): { start(): void };
 
   /** These phases, then `phase`, fused: the Observable of `phase`'s subscriber over theirs. */
   then<R>(phase: PhaseOf<T, R>): TurnPhase<R> {
-    const { open } = this;
-    return new TurnPhase<R>((into, fused) => open(phase(into, fused), true));
+    return new Then(this, phase);
+  }
+}
+
+// one function for every TurnPhase (rxjs calls it with the Observable as `this`): no closure a turn
+function subscribePhases<T>(this: Observable<T>, subscriber: Subscriber<T>): void {
+  (this as TurnPhase<T>).open(subscriber, false).start();
+}
+
+class Then<T, R> extends TurnPhase<R> {
+  constructor(
+    private readonly before: TurnPhase<T>,
+    private readonly phase: PhaseOf<T, R>,
+  ) {
+    super();
+  }
+
+  open(into: Subscriber<R>, fused: boolean): { start(): void } {
+    return this.before.open(this.phase(into, fused), true);
   }
 }
