@@ -1,4 +1,4 @@
-import { Observable, OperatorFunction, Subscriber } from 'rxjs';
+import type { OperatorFunction } from 'rxjs';
 import { settled, type ToolSettled } from '../tools/tool-outcome.js';
 import { abortedResult, limitOutput } from '../tools/tool-result.js';
 import type { AgentMessage, AssistantMessage, LoopEvent, LoopEventOf, ToolCall, ToolResultMessage, Usage } from '../types.js';
@@ -6,7 +6,7 @@ import { onAbort } from '../util/abort-signal.js';
 import type { LoopSettings } from './loop-options.js';
 import type { Reply } from './reply.js';
 import { type CallPart, type TurnOutcome, type TurnPart, type TurnRequest, withOutcome } from './turn-parts.js';
-import { PhaseSubscriber, TurnPhase } from './turn-phase.js';
+import { type PhaseOut, PhaseSubscriber, TurnPhase, phaseOver } from './turn-phase.js';
 import { NO_USAGE, addUsage, copyUsage } from './usage.js';
 
 /**
@@ -26,13 +26,9 @@ import { NO_USAGE, addUsage, copyUsage } from './usage.js';
  * (spec/loop/draft-turn.spec.ts)
  */
 export function draftTurn(loop: LoopSettings): OperatorFunction<TurnPart, LoopEvent> {
-  const phase = (into: Subscriber<LoopEvent>, fused: boolean) => new Drafting(into, fused, loop);
-  return (parts) =>
-    parts instanceof TurnPhase
-      ? parts.then(phase) // fused with the phases before (the loop's turn)
-      : new Observable<LoopEvent>((subscriber) => {
-          parts.subscribe(phase(subscriber, false));
-        });
+  const phase = (into: PhaseOut<LoopEvent>, fused: boolean) => new Drafting(into, fused, loop);
+  // piped onto the phase before, as in the loop's turn: fused with it
+  return (parts) => (parts instanceof TurnPhase ? parts.then(phase) : phaseOver(parts, phase));
 }
 
 /**
@@ -52,7 +48,7 @@ class Drafting extends PhaseSubscriber<TurnPart, LoopEvent> {
   private endWanted = false;
 
   constructor(
-    out: Subscriber<LoopEvent>,
+    out: PhaseOut<LoopEvent>,
     fused: boolean,
     private readonly loop: LoopSettings,
   ) {

@@ -6,7 +6,7 @@ import { failureResult, limitOutput, toolErrorMessage } from '../tools/tool-resu
 import type { Tool, ToolCall, ToolResultMessage } from '../types.js';
 import type { LoopSettings } from './loop-options.js';
 import type { CallPart, TurnPart } from './turn-parts.js';
-import { PhaseSubscriber, TurnPhase } from './turn-phase.js';
+import { type PhaseOut, PhaseSubscriber, TurnPhase, phaseOver } from './turn-phase.js';
 
 /**
  * The turn's second phase: every part passes through, and each `call` starts its tool as soon as it has
@@ -25,13 +25,9 @@ import { PhaseSubscriber, TurnPhase } from './turn-phase.js';
  * (spec/loop/run-tools.spec.ts)
  */
 export function runTools(loop: LoopSettings): OperatorFunction<TurnPart, TurnPart> {
-  const phase = (into: Subscriber<TurnPart>, fused: boolean) => new ToolRun(into, fused, loop);
-  return (parts) =>
-    parts instanceof TurnPhase
-      ? parts.then(phase) // fused with the phase before (the loop's turn)
-      : new Observable<TurnPart>((subscriber) => {
-          parts.subscribe(phase(subscriber, false));
-        });
+  const phase = (into: PhaseOut<TurnPart>, fused: boolean) => new ToolRun(into, fused, loop);
+  // piped onto the phase before, as in the loop's turn: fused with it
+  return (parts) => (parts instanceof TurnPhase ? parts.then(phase) : phaseOver(parts, phase));
 }
 
 /**
@@ -54,7 +50,7 @@ class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
   private running: Subscription | undefined;
 
   constructor(
-    out: Subscriber<TurnPart>,
+    out: PhaseOut<TurnPart>,
     fused: boolean,
     private readonly loop: LoopSettings,
   ) {

@@ -10,7 +10,7 @@ import { EventOrder, ProviderProtocolError } from './event-order.js';
 import type { LoopSettings } from './loop-options.js';
 import { Reply } from './reply.js';
 import type { TurnPart, TurnRequest } from './turn-parts.js';
-import { PhaseSubscriber, TurnPhase } from './turn-phase.js';
+import { type PhaseOut, type PhaseSubscriber, TurnPhase } from './turn-phase.js';
 
 /**
  * The turn's first phase, the source of its parts: the reply to `request` — `begin`, then the provider's
@@ -41,7 +41,7 @@ class ReplyPhase extends TurnPhase<TurnPart> {
     super();
   }
 
-  open(into: Subscriber<TurnPart>, fused: boolean): ReplyStream {
+  open(into: PhaseOut<TurnPart>, fused: boolean): ReplyStream {
     return new ReplyStream(into, fused, this.loop, this.request);
   }
 }
@@ -52,7 +52,7 @@ class ReplyPhase extends TurnPhase<TurnPart> {
  * before the provider is subscribed, so that a consumer who leaves on an event of a synchronous provider
  * closes it at once (C3).
  */
-class ReplyStream extends PhaseSubscriber<ProviderEvent, TurnPart> {
+class ReplyStream extends Subscriber<ProviderEvent> {
   private readonly reply = new Reply();
   private readonly order = new EventOrder();
   private readonly slots = new CallSlots();
@@ -60,12 +60,15 @@ class ReplyStream extends PhaseSubscriber<ProviderEvent, TurnPart> {
   private preparing: Subscription | undefined;
 
   constructor(
-    out: Subscriber<TurnPart>,
+    private readonly out: PhaseOut<TurnPart>,
     fused: boolean,
     private readonly loop: LoopSettings,
     private readonly request: TurnRequest,
   ) {
-    super(out, fused);
+    // fused, runTools's subscriber holds it; else it joins `out` as any subscriber does (its own methods all
+    // go to `out`: no destination of rxjs's is needed)
+    super(fused ? undefined : (out as Subscriber<TurnPart>));
+    if (fused) (out as PhaseSubscriber<TurnPart, unknown>).hold(this);
   }
 
   start(): void {

@@ -1,36 +1,82 @@
-import { Observable, Subscriber, Subscription } from 'rxjs';
+import { Observable, Observer, Subscriber, Unsubscribable } from 'rxjs';
+import { HeldSubscriber } from '../util/held-subscriber.js';
+
+/** Where a phase of the turn sends its values: the next phase's subscriber, or the subscriber of its Observable. */
+export interface PhaseOut<T> extends Observer<T> {
+  readonly closed: boolean;
+}
 
 /**
  * The subscriber a phase of the turn puts on the phase before it (R30: `streamReply → runTools → draftTurn`),
- * with the state of one turn's phase. On its own, as an operator over any Observable (the phases' marble
- * specs), it joins its destination as every rxjs subscriber does. **Fused** — the phase piped straight onto
- * the one before it, as the loop's turn is (see {@link TurnPhase}) — it does not: the phase after it holds it
- * and unsubscribes it itself, so that a turn's three phases are one subscription, with no finalizer list to
- * join and leave and no Observable to subscribe between them (bench W1: about a sixth of a turn).
+ * holding that phase's state for one turn. It is an observer of its own rather than an rxjs `Subscriber`:
+ * the phase before it calls it directly, and it unsubscribes that phase itself (`before`), so that a turn's
+ * phases are one subscription, with no finalizer list to join and leave between them (bench W1). It joins
+ * `out` when `out` is an rxjs subscriber (`fused` false), or is held by `out`, the next phase's (`fused`).
+ * The same contract as a Subscriber's: after `complete`, `error` or `unsubscribe` it takes nothing more.
  */
-export abstract class PhaseSubscriber<In, Out> extends Subscriber<In> {
-  /** Fused: the phase before this one, unsubscribed with this one (rather than as one of its finalizers). */
-  private before: Subscription | undefined;
+export abstract class PhaseSubscriber<In, Out> implements PhaseOut<In>, Unsubscribable {
+  closed = false;
+  /** Told `complete` or `error`, or unsubscribed: it takes no more values. */
+  protected isStopped = false;
+  /** The phase before this one (or the subscription to its parts), unsubscribed with this one. */
+  private before: Unsubscribable | undefined;
 
   constructor(
-    protected readonly out: Subscriber<Out>,
+    protected readonly out: PhaseOut<Out>,
     fused: boolean,
   ) {
-    super(fused ? undefined : out);
-    if (fused) {
-      this.destination = out;
-      (out as unknown as PhaseSubscriber<Out, unknown>).before = this;
+    if (fused) (out as PhaseSubscriber<Out, unknown>).hold(this);
+    else (out as Subscriber<Out>).add(this);
+  }
+
+  /** Fused: `before`, the phase before this one, is this one's to unsubscribe. */
+  hold(before: Unsubscribable): void {
+    this.before = before;
+  }
+
+  abstract next(value: In): void;
+
+  error(error: unknown): void {
+    if (this.isStopped) return;
+    this.isStopped = true;
+    try {
+      this.out.error(error);
+    } finally {
+      this.unsubscribe();
     }
   }
 
-  override unsubscribe(): void {
-    super.unsubscribe();
+  complete(): void {
+    if (this.isStopped) return;
+    this.isStopped = true;
+    this._complete();
+  }
+
+  /** Its source completed. */
+  protected abstract _complete(): void;
+
+  unsubscribe(): void {
+    if (this.closed) return;
+    this.closed = this.isStopped = true;
     this.before?.unsubscribe();
   }
 }
 
 /** Makes a phase's subscriber into `into` (`fused`: `into` is the next phase's, which will hold it). */
-export type PhaseOf<In, Out> = (into: Subscriber<Out>, fused: boolean) => PhaseSubscriber<In, Out>;
+export type PhaseOf<In, Out> = (into: PhaseOut<Out>, fused: boolean) => PhaseSubscriber<In, Out>;
+
+/**
+ * A phase over any Observable of its parts (unfused: the phases' marble specs), its subscriber held before it
+ * subscribes, so that unsubscribing downstream during the parts' synchronous start closes them at once (C3).
+ */
+export function phaseOver<In, Out>(parts: Observable<In>, phase: PhaseOf<In, Out>): Observable<Out> {
+  return new Observable<Out>((subscriber) => {
+    const sink = phase(subscriber, false);
+    const input = new HeldSubscriber<In>(sink);
+    sink.hold(input);
+    parts.subscribe(input);
+  });
+}
 
 /**
  * The Observable of the turn's phases so far, which the next phase fuses with (as Reactor and RxJava fuse
@@ -49,7 +95,7 @@ export abstract class TurnPhase<T> extends Observable<T> {
   }
 
   /** Makes these phases' subscribers, the last one into `into` (`fused`: the next phase's), and returns the first. */
-  abstract open(into: Subscriber<T>, fused: boolean): { start(): void };
+  abstract open(into: PhaseOut<T>, fused: boolean): { start(): void };
 
   /** These phases, then `phase`, fused: the Observable of `phase`'s subscriber over theirs. */
   then<R>(phase: PhaseOf<T, R>): TurnPhase<R> {
@@ -70,7 +116,7 @@ class Then<T, R> extends TurnPhase<R> {
     super();
   }
 
-  open(into: Subscriber<R>, fused: boolean): { start(): void } {
+  open(into: PhaseOut<R>, fused: boolean): { start(): void } {
     return this.before.open(this.phase(into, fused), true);
   }
 }
