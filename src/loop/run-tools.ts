@@ -165,7 +165,7 @@ class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
   private stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    this.waiting.length = 0;
+    if (this.waiting.length > 0) this.waiting.length = 0;
     this.head = 0;
     for (const tool of this.starting) tool.unsubscribe();
     this.running?.unsubscribe();
