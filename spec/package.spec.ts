@@ -4,9 +4,9 @@
  * `skipLibCheck: false`). Needs `npm run build` first (`npm test` does it).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { consumerDir } from './support/consumer-dir';
 
 jest.setTimeout(180_000);
 
@@ -121,7 +121,7 @@ checks.forEach((check) => check.name.length);
 
 beforeAll(() => {
   if (!existsSync(join(root, 'dist/cjs/index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
-  project = mkdtempSync(join(tmpdir(), 'rx-tool-loop-consumer-'));
+  project = consumerDir('rx-tool-loop-consumer-');
   const [packed] = JSON.parse(
     execFileSync(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', project], { cwd: root, encoding: 'utf8' }),
   ) as { filename: string }[];

@@ -6,9 +6,9 @@
  * `npm run build` first (`npm test` does it).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { consumerDir } from '../support/consumer-dir';
 
 jest.setTimeout(180_000);
 
@@ -26,7 +26,7 @@ function block(name: string): string {
 
 beforeAll(() => {
   if (!existsSync(join(root, 'dist/cjs/testing/index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
-  project = mkdtempSync(join(tmpdir(), 'rx-tool-loop-newcomer-'));
+  project = consumerDir('rx-tool-loop-newcomer-');
   const rxjs = (JSON.parse(readFileSync(join(root, 'node_modules/rxjs/package.json'), 'utf8')) as { version: string }).version;
   const [packed] = JSON.parse(execFileSync(npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', project], { cwd: root, encoding: 'utf8' })) as { filename: string }[];
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'newcomer', version: '1.0.0', private: true }));
