@@ -24,6 +24,12 @@ describe('repoFiles: the specs that read the repository need no git (a downloade
     expect(repoFiles(copy)).toEqual(['.github/ci.yml', 'CONTRACT.md', 'bench/run.js', 'spec/a.spec.ts', 'src/index.ts']);
   });
 
+  it('leaves out the temporary folder when a runner set it inside the checkout (jest keeps its cache there)', () => {
+    for (const file of ['src/index.ts', '.tmp/jest_0/haste-map-1', '.tmp/rx-tool-loop-consumer-1/package.json']) put(file);
+    expect(repoFiles(copy, join(copy, '.tmp'))).toEqual(['src/index.ts']);
+    expect(repoFiles(copy, tmpdir())).toEqual(['.tmp/jest_0/haste-map-1', '.tmp/rx-tool-loop-consumer-1/package.json', 'src/index.ts']);
+  });
+
   it('a copy of this repository without .git lists exactly the files git lists here', () => {
     const files = repoFiles(root);
     expect(files).toContain('CONTRACT.md');

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 
 /** What a checkout has that is not the repository's own: dependencies, builds, profiles, git itself. */
 const NOT_OURS = new Set(['.git', 'node_modules', 'dist', 'coverage', 'profiles']);
@@ -12,11 +13,19 @@ const IGNORED = [/\.tsbuildinfo$/, /\.cpuprofile$/, /\.heapprofile$/, /^playgrou
  * ignored, so a file is checked before its first commit) when `root` is the top of a git checkout; otherwise —
  * a downloaded archive, a copy — every file under `root` but the folders and files the repository ignores.
  */
-export function repoFiles(root: string): string[] {
-  const files = isCheckout(root) ? gitFiles(root) : walk(root, root);
+export function repoFiles(root: string, temporary: string = tmpdir()): string[] {
+  const files = (isCheckout(root) ? gitFiles(root) : walk(root, root)).filter(notIn(scratch(root, temporary)));
   // a file deleted in the working tree but not yet in the index is no longer part of the repository
   return [...new Set(files)].filter((file) => existsSync(join(root, file)) && statSync(join(root, file)).isFile()).sort();
 }
+
+/** The system's temporary folder, relative to `root`, when a runner set TMPDIR inside the checkout. */
+function scratch(root: string, temporary: string): string | undefined {
+  const inside = relative(resolve(root), resolve(temporary));
+  return inside === '' || inside.startsWith('..') || isAbsolute(inside) ? undefined : `${inside.split(sep).join('/')}/`;
+}
+
+const notIn = (folder: string | undefined) => (file: string) => folder === undefined || !file.startsWith(folder);
 
 function isCheckout(root: string): boolean {
   try {
