@@ -141,9 +141,9 @@ async function timeAll(names, spec, options) {
  * the ratio of two blocks' medians (A/A trials, the same code on both sides, on a busy machine: W1
  * 0.95–1.11 per process against 0.51–1.50).
  */
-async function pairedWithBaseline(timing, spec, pairs) {
+async function pairedWithBaseline(timing, spec, pairs, { collect = true } = {}) {
   if (!baseline) return undefined;
-  return pairedRuns(timing, spec, pairs, 'rx-tool-loop', baseline.name);
+  return pairedRuns(timing, spec, pairs, 'rx-tool-loop', baseline.name, { collect });
 }
 
 /**
@@ -239,7 +239,11 @@ async function w1() {
   // code), a few KiB per conversation at 100, a few hundred bytes at 1,000
   const heapSpec = { conversations: 100, turns: 10, deltas: 5, calls: 1, pauseAtTurn: 5 };
   const bigHeapSpec = { ...heapSpec, conversations: QUICK ? 200 : 1000 };
-  const paired = await pairedWithBaseline(timing, spec, 20);
+  // W1's pairs run without a gc() before each run, as O4's: a forced full GC discards the optimized code that
+  // holds (weakly) objects of finished runs — 763 functions deoptimized for 'weak objects' over 30 runs of W1,
+  // 13 deopts in all without it — so each run after one measured V8 optimizing the loop again (~30 µs a turn
+  // instead of ~5), not the loop (findings.md, 'W1 against v2: what a gc() before each run measured')
+  const paired = await pairedWithBaseline(timing, spec, 20, { collect: false });
   // 60 pairs: a W1 run takes 10–20 ms, and 20 pairs moved the median by ±0.2 on a busy machine
   const otel = await pairedWithOtel(timing, spec, 60);
   if (TIMING_ONLY) return { spec, heapSpec, bigHeapSpec, timing, paired, otel, heap: {}, bigHeap: {} };
