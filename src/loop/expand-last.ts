@@ -1,4 +1,4 @@
-import { MonoTypeOperatorFunction, Observable, ObservableInput, SchedulerLike, Subscriber, from } from 'rxjs';
+import { MonoTypeOperatorFunction, Observable, ObservableInput, SchedulerAction, SchedulerLike, Subscriber, from } from 'rxjs';
 
 /**
  * Like `expand`, but one inner at a time, and the projection sees only each inner's **last** value.
@@ -34,36 +34,29 @@ export function expandLast<T>(
   return (source) =>
     new Observable<T>((subscriber) => {
       let index = 0;
-      const subscribeTo = (inner: Observable<T>) => {
-        inner.subscribe(
-          new LastValueSubscriber(subscriber, (last) => {
-            let next: ObservableInput<T> | undefined;
-            try {
-              next = project(last, index++);
-            } catch (error) {
-              return subscriber.error(error);
-            }
-            if (next === undefined) return subscriber.complete();
-            const nextInner = from(next);
-            if (scheduler === undefined) return subscribeTo(nextInner);
-            subscriber.add(
-              scheduler.schedule(function () {
-                this.unsubscribe(); // done with: leave `subscriber`, so that a long loop keeps no finished actions
-                subscribeTo(nextInner);
-              }),
-            );
-          }),
-        );
+      // made once a subscription, not once an inner (bench W1: an inner is a turn)
+      const onLast = (last: T): void => {
+        let next: ObservableInput<T> | undefined;
+        try {
+          next = project(last, index++);
+        } catch (error) {
+          return subscriber.error(error);
+        }
+        if (next === undefined) return subscriber.complete();
+        if (scheduler === undefined) return subscribeTo(from(next));
+        subscriber.add(scheduler.schedule(subscribeNext, 0, from(next)));
+      };
+      function subscribeNext(this: SchedulerAction<Observable<T>>, inner?: Observable<T>): void {
+        this.unsubscribe(); // done with: leave `subscriber`, so that a long loop keeps no finished actions
+        subscribeTo(inner!);
+      }
+      const subscribeTo = (inner: Observable<T>): void => {
+        inner.subscribe(new LastValueSubscriber(subscriber, onLast));
       };
       subscribeTo(source);
     });
 }
 
-/**
- * Passes values to `destination` and remembers the last; on complete hands it to `done` (or completes
- * `destination` when there was none). Added to `destination`, so that unsubscribing the result tears
- * down the running inner at once, even one that is still emitting synchronously.
- */
 class LastValueSubscriber<T> extends Subscriber<T> {
   private hasValue = false;
   private last: T | undefined;
