@@ -1,6 +1,6 @@
-import { Observable, OperatorFunction, Subscriber, Subscription, of } from 'rxjs';
+import { OperatorFunction, Subscriber, Subscription } from 'rxjs';
 import { hooked } from '../hooks/tool-hooks.js';
-import { type Between, type ToolProgress, executeTool } from '../tools/execute-tool.js';
+import { type Between, type ToolProgress, startTool } from '../tools/execute-tool.js';
 import { settled } from '../tools/tool-outcome.js';
 import { failureResult, limitOutput, toolErrorMessage } from '../tools/tool-result.js';
 import type { Tool, ToolCall, ToolResultMessage } from '../types.js';
@@ -143,7 +143,7 @@ class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
     const { starting } = this;
     starting.push(tool);
     try {
-      this.run(call).subscribe(tool);
+      this.run(call, tool);
     } finally {
       starting.pop();
     }
@@ -151,15 +151,24 @@ class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
     if (!tool.closed) (this.running ??= new Subscription()).add(tool);
   }
 
-  /** R9, R20: the call's run; a registry whose `get` throws answers the call with the error, named. */
-  private run(call: ToolCall): Observable<ToolProgress> {
+  /**
+   * R9, R20: the call's run into its subscriber, as subscribing `executeTool` would (its teardown held by it, a
+   * throw its error), without an Observable between; a registry whose `get` throws answers the call, named.
+   */
+  private run(call: ToolCall, subscriber: CallSubscriber): void {
     let tool: Tool | undefined;
     try {
       tool = this.loop.registry.get(call.name);
     } catch (error) {
-      return of(settled(failureResult(call, error, 'registry.get failed: ')));
+      subscriber.next(settled(failureResult(call, error, 'registry.get failed: ')));
+      subscriber.complete();
+      return;
     }
-    return executeTool(tool, call, this.loop.toolTimeoutMs, this.between);
+    try {
+      subscriber.add(startTool(tool, call, this.loop.toolTimeoutMs, this.between, subscriber));
+    } catch (error) {
+      subscriber.error(error);
+    }
   }
 
   private stop(): void {

@@ -38,33 +38,46 @@ export function executeTool(
   timeoutMs = Infinity,
   between?: Between,
 ): Observable<ToolProgress> {
-  return new Observable<ToolProgress>((subscriber) => {
-    if (tool === undefined) return finish(subscriber, settled(toolErrorMessage(call, `unknown tool: ${call.name}`)));
-    let checked: InputCheck | PendingInputCheck;
-    try {
-      checked = checkInput(tool, call.input);
-    } catch (error) {
-      // R20: a tool (or an input) whose fields throw when read — a `schema` getter, say — fails as the tool would
-      return finish(subscriber, failed(call, error));
-    }
-    // the common case, without hooks and with a synchronous check: straight to the handler
-    if (between === undefined && checked.kind !== 'pending') return run(tool, call, checked, timeoutMs, subscriber);
-    // H2: the hooks see only known, valid calls; an invalid one is answered as without hooks
-    const go = (checked: InputCheck): TeardownLogic =>
-      between === undefined || checked.kind !== 'valid'
-        ? run(tool, call, checked, timeoutMs, subscriber)
-        : between(call, (input) =>
-            input === undefined
-              ? new Observable<ToolProgress>((runner) => run(tool, call, checked, timeoutMs, runner))
-              : executeTool(tool, { ...call, input }, timeoutMs), // rewritten: checked again, and what tool_start carries
-          ).subscribe(subscriber);
-    if (checked.kind !== 'pending') return go(checked);
-    // an asynchronous validator (R24): the handler starts, and its timeout with it, once it has answered
-    checked.check.then((verdict) => {
-      if (!subscriber.closed) subscriber.add(go(verdict));
-    });
-    return undefined;
+  return new Observable<ToolProgress>((subscriber) => startTool(tool, call, timeoutMs, between, subscriber));
+}
+
+/**
+ * executeTool's subscription, into a subscriber of the caller's: what the loop's runTools calls for each
+ * call, without an Observable between (bench W1: most tools answer inside their start). Returns the run's
+ * teardown, for `subscriber` to hold.
+ */
+export function startTool(
+  tool: Tool | undefined,
+  call: ToolCall,
+  timeoutMs: number,
+  between: Between | undefined,
+  subscriber: Subscriber<ToolProgress>,
+): TeardownLogic {
+  if (tool === undefined) return finish(subscriber, settled(toolErrorMessage(call, `unknown tool: ${call.name}`)));
+  let checked: InputCheck | PendingInputCheck;
+  try {
+    checked = checkInput(tool, call.input);
+  } catch (error) {
+    // R20: a tool (or an input) whose fields throw when read — a `schema` getter, say — fails as the tool would
+    return finish(subscriber, failed(call, error));
+  }
+  // the common case, without hooks and with a synchronous check: straight to the handler
+  if (between === undefined && checked.kind !== 'pending') return run(tool, call, checked, timeoutMs, subscriber);
+  // H2: the hooks see only known, valid calls; an invalid one is answered as without hooks
+  const go = (checked: InputCheck): TeardownLogic =>
+    between === undefined || checked.kind !== 'valid'
+      ? run(tool, call, checked, timeoutMs, subscriber)
+      : between(call, (input) =>
+          input === undefined
+            ? new Observable<ToolProgress>((runner) => run(tool, call, checked, timeoutMs, runner))
+            : executeTool(tool, { ...call, input }, timeoutMs), // rewritten: checked again, and what tool_start carries
+        ).subscribe(subscriber);
+  if (checked.kind !== 'pending') return go(checked);
+  // an asynchronous validator (R24): the handler starts, and its timeout with it, once it has answered
+  checked.check.then((verdict) => {
+    if (!subscriber.closed) subscriber.add(go(verdict));
   });
+  return undefined;
 }
 
 /** The handler's run once the input check has spoken: `tool_start`, then its values, then the result. */
