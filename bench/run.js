@@ -862,7 +862,9 @@ function methodText(env) {
   rx-tool-loop runs in, in the block right after rx-tool-loop (in W1's second process, right before
   it). The line under each table divides rx-tool-loop's figure by the baseline's. After the blocks,
   W1, W2 and W4 also run the two in pairs of repetitions back to back, in alternating order (W1 20
-  pairs a process, pooled; W2 and W4 8): each pair's time ratio sees the same machine, so its median
+  pairs a process, pooled; W2 and W4 8; W2's and W4's runs each after a gc(), W1's without one, as O4's:
+  a forced full GC deoptimizes the code that holds objects of finished runs, so a W1 run right after one
+  measures V8 optimizing the loop again, ~30 µs a turn instead of ~5): each pair's time ratio sees the same machine, so its median
   moves far less with other work on the machine than the ratio of the blocks' medians does (A/A
   trials, the same code on both sides, on a busy machine: 0.95–1.11 per process against 0.51–1.50).
   Targets, on that median ratio: W1 ≤ 1.10 (no feature may make the loop slower by more than 10%);
