@@ -1,4 +1,4 @@
-import { NEVER, Observable, map, of, takeWhile } from 'rxjs';
+import { NEVER, Observable, from, map, of, takeWhile } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { ProviderEvent, ToolRegistry } from '../../src/index.js';
 import { streamReply } from '../../src/loop/stream-reply.js';
@@ -58,6 +58,29 @@ describe('streamReply (R30: the turn’s first phase)', () => {
       });
       expectSubscriptions(provider.subscriptions).toBe('^--!');
     });
+  });
+
+  it('R30, R10, R20: a text_delta is checked and recorded on one read of its text: a getter that answers otherwise later changes neither', () => {
+    let reads = 0;
+    const changing = {
+      type: 'text_delta' as const,
+      get text(): string {
+        reads++;
+        return reads === 1 ? 'hi' : (42 as unknown as string);
+      },
+    };
+    const parts = collect(streamReply(request(), settings({ provider: () => from<ProviderEvent[]>([start, changing, end('stop')]) })));
+    expect(reads).toBe(1);
+    expect(parts[2]).toBe(changing); // passed on as the provider sent it
+    expect(parts.map((part) => part.type)).toEqual(['begin', 'message_start', 'text_delta', 'message_end']);
+    expect(replyOf(parts)).toMatchObject({ ended: true, stopReason: 'stop' });
+    expect(replyOf(parts).text.toString()).toBe('hi');
+    // text that is no string, or a getter that throws, ends the reply (R10), named
+    const bad = collect(streamReply(request(), settings({ provider: () => from<ProviderEvent[]>([start, { type: 'text_delta', text: 7 as unknown as string }, end('stop')]) })));
+    expect(replyOf(bad)).toMatchObject({ stopReason: 'error', errorMessage: 'provider sent a text_delta whose text is not a string' });
+    const throwing = { type: 'text_delta' as const, get text(): string { throw new Error('no text'); } };
+    const thrown = collect(streamReply(request(), settings({ provider: () => from<ProviderEvent[]>([start, throwing, end('stop')]) })));
+    expect(replyOf(thrown)).toMatchObject({ stopReason: 'error', errorMessage: 'provider sent an event that could not be read: no text' });
   });
 
   it('R30, R20: a provider that returns no Observable, or a registry whose getSpecs throws, is a failed reply, named', () => {

@@ -57,6 +57,11 @@ export class EventOrder {
     return problem;
   }
 
+  /** Between message_start and message_end: where text may come. */
+  get open(): boolean {
+    return this.phase === 'open';
+  }
+
   complete(): string | undefined {
     return this.phase === 'ended' ? undefined : 'provider completed without message_end';
   }
