@@ -1,4 +1,4 @@
-import { Observable, isObservable } from 'rxjs';
+import { Observable, Subscriber, isObservable } from 'rxjs';
 import { eventLine } from '../util/event-line.js';
 import { kindOf, shown } from '../util/values.js';
 import { forwardedProgress } from './tool-progress.js';
@@ -73,35 +73,48 @@ export function agentTool<S extends StandardSchemaV1 = never>(definition: {
 
 /** A1, A2: the inner loop's events as progress, its `loop_end` as the result; nothing after it is read. */
 function forwarded(name: string, inner: Observable<LoopEvent>): Observable<ToolProgressValue | ToolOutput> {
-  return new Observable<ToolProgressValue | ToolOutput>((subscriber) => {
-    let text = '';
-    return inner.subscribe({
-      next(event) {
-        // a value that is not a loop event fails the call (R9), never as an error thrown from a callback
-        let content: string;
-        try {
-          if (typeof event !== 'object' || event === null) throw new TypeError(`sub-agent ${name} emitted ${kindOf(event)}, not a loop event`);
-          if (event.type === 'turn_start') text = '';
-          if (event.type === 'text_delta') text += event.text;
-          content = event.type === 'text_delta' ? text : eventLine(event);
-        } catch (error) {
-          subscriber.error(error);
-          return;
-        }
-        subscriber.next(forwardedProgress(content, event));
-        if (event.type === 'loop_end') {
-          subscriber.next(resultOf(name, event));
-          subscriber.complete();
-        }
-      },
-      error: (error: unknown) => subscriber.error(error),
-      // without a loop_end only progress came: R14's `error: tool produced no result`
-      complete: () => subscriber.complete(),
-    });
-  });
+  return new Observable<ToolProgressValue | ToolOutput>((subscriber) => inner.subscribe(new Forwarding(name, subscriber)));
 }
 
-/** A2: the inner `loop_end` as the call's result. */
+/**
+ * The inner loop's subscriber: each event on as progress, its text so far or its line (A1), the loop_end as
+ * the result (A2). A Subscriber of its own rather than an observer object, which rxjs would wrap in two more
+ * objects that every inner event passes through (bench W9). Unsubscribed with the call, it closes the inner loop.
+ */
+class Forwarding extends Subscriber<LoopEvent> {
+  /** The inner loop's text of its current turn so far. */
+  private text = '';
+
+  constructor(
+    private readonly name: string,
+    private readonly out: Subscriber<ToolProgressValue | ToolOutput>,
+  ) {
+    super(out); // its error and its end are the call's; its teardown the call's too
+  }
+
+  protected override _next(event: LoopEvent): void {
+    const { out } = this;
+    // a value that is not a loop event fails the call (R9), never as an error thrown from a callback
+    let content: string;
+    try {
+      if (typeof event !== 'object' || event === null) throw new TypeError(`sub-agent ${this.name} emitted ${kindOf(event)}, not a loop event`);
+      if (event.type === 'text_delta') content = this.text += event.text;
+      else {
+        if (event.type === 'turn_start') this.text = '';
+        content = eventLine(event);
+      }
+    } catch (error) {
+      this.error(error);
+      return;
+    }
+    out.next(forwardedProgress(content, event));
+    if (event.type === 'loop_end') {
+      out.next(resultOf(this.name, event));
+      this.complete(); // without a loop_end only progress came: R14's `error: tool produced no result`
+    }
+  }
+}
+
 function resultOf(name: string, end: LoopEventOf<'loop_end'>): ToolOutput {
   const { reason, assistant, messages, usage } = end;
   const details = { reason, messages, usage };
