@@ -57,6 +57,11 @@ export function expandLast<T>(
     });
 }
 
+/**
+ * Passes values to `destination` and remembers the last; on complete hands it to `done` (or completes
+ * `destination` when there was none). Added to `destination`, so that unsubscribing the result tears
+ * down the running inner at once, even one that is still emitting synchronously.
+ */
 class LastValueSubscriber<T> extends Subscriber<T> {
   private hasValue = false;
   private last: T | undefined;

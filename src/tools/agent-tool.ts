@@ -115,6 +115,7 @@ class Forwarding extends Subscriber<LoopEvent> {
   }
 }
 
+/** A2: the inner `loop_end` as the call's result. */
 function resultOf(name: string, end: LoopEventOf<'loop_end'>): ToolOutput {
   const { reason, assistant, messages, usage } = end;
   const details = { reason, messages, usage };
