@@ -29,9 +29,9 @@ describe('consumerDir (the packed package tried where only what the consumer ins
       rmSync(inside, { recursive: true, force: true });
     }
   });
-});
 
-it('refuses when every folder it may use has a node_modules above it, naming them', () => {
-  const inside = join(__dirname, '..', '..', 'node_modules');
-  expect(() => consumerDir('consumer-dir-', [inside])).toThrow(/no temporary folder without a node_modules above it .*node_modules in /);
+  it('refuses when every folder it may use has a node_modules above it, naming them', () => {
+    const inside = join(__dirname, '..', '..', 'node_modules');
+    expect(() => consumerDir('consumer-dir-', [inside])).toThrow(/no temporary folder without a node_modules above it .*node_modules in /);
+  });
 });
