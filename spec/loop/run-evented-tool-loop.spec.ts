@@ -1,4 +1,4 @@
-import { EMPTY, Observable, Subject, config, lastValueFrom, map, of, take, tap, throwError, toArray } from 'rxjs';
+import { EMPTY, Observable, Subject, asapScheduler, config, lastValueFrom, map, of, scheduled, take, tap, throwError, timeout, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import {
   AgentMessage,
@@ -775,6 +775,26 @@ describe('runEventedToolLoop', () => {
       const hostile = { get type(): string { throw new Error('type unreadable'); } } as unknown as ProviderEvent;
       const { values } = loopOf({ provider: () => of(start, text('kept'), hostile, end('stop')) });
       expect(loopEndOf(values)).toMatchObject({ reason: 'error', assistant: { content: 'kept', errorMessage: 'provider sent an event that could not be read: type unreadable' } });
+    });
+
+    it('R20: an event whose type answers at first and throws on a later read, whichever phase reads it, ends the turn with error, named; nothing escapes', async () => {
+      // each phase of the turn reads an event's type again; a getter may throw at any of those reads, also when
+      // the provider emits from a scheduled action, where nothing would catch what escapes
+      for (let at = 1; at <= 8; at++) {
+        let reads = 0;
+        let armed = true; // the loop's reads only, not this spec's own
+        const late = { get type(): 'text_delta' { if (armed && reads++ === at) throw new Error(`type unreadable at read ${at}`); return 'text_delta'; }, text: 'late' } as ProviderEvent;
+        const provider: Provider = () => scheduled([start, text('kept'), late, end('stop')], asapScheduler);
+        const events = await lastValueFrom(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask() }).pipe(toArray(), timeout(2_000)));
+        armed = false;
+        const ends = events.filter((event) => event.type === 'loop_end');
+        expect({ at, ends: ends.length, last: events.at(-1)?.type }).toEqual({ at, ends: 1, last: 'loop_end' });
+        const { reason, assistant } = ends[0] as Extract<LoopEvent, { type: 'loop_end' }>;
+        // read fewer times than `at`, it is an ordinary text_delta; else the provider's failure, named
+        // (R10: the text read so far is kept — 'late' too, when the loop had read it before a later phase failed)
+        if (reason === 'error') expect(assistant).toMatchObject({ content: expect.stringMatching(/^kept(late)?$/), errorMessage: `provider sent an event that could not be read: type unreadable at read ${at}` });
+        else expect({ reason, content: assistant.content }).toEqual({ reason: 'stop', content: 'keptlate' });
+      }
     });
 
     it('R20: a tool whose schema getter throws answers its call with an error naming it', () => {

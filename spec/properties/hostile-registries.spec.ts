@@ -13,7 +13,10 @@ import { call, end, start, text } from '../support/events.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
 
-/** A copy of `value` whose `key` throws on its `at`-th read (0 = the first), and reads as it was otherwise. */
+/** Whether a loop is running: only its reads are counted and may throw, not the checks made of its events afterwards. */
+let looping = false;
+
+/** A copy of `value` whose `key` throws on its `at`-th read (0 = the first) by the loop, and reads as it was otherwise. */
 function flaky<T extends object>(value: T, key: string, at: number): T {
   const copy = { ...value } as Record<string, unknown>;
   const real = copy[key];
@@ -21,16 +24,20 @@ function flaky<T extends object>(value: T, key: string, at: number): T {
   Object.defineProperty(copy, key, {
     enumerable: true,
     get() {
-      if (reads++ === at) throw new Error(`hostile ${key}`);
+      if (looping && reads++ === at) throw new Error(`hostile ${key}`);
       return real;
     },
   });
   return copy as T;
 }
 
-/** How a value misbehaves: not at all, or a field that throws on its n-th read. */
+/**
+ * How a value misbehaves: not at all, or a field that throws on its n-th read — up to the 8th, past every read
+ * the loop makes of one field (each phase of a turn reads an event's `type` again: a throw at a late read once
+ * escaped from a scheduled provider, seed 1101449590).
+ */
 const hostility = (keys: readonly string[]) =>
-  fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, fc.record({ key: fc.constantFrom(...keys), at: fc.nat(3) }));
+  fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, fc.record({ key: fc.constantFrom(...keys), at: fc.nat(7) }));
 
 type Hostility = { key: string; at: number } | undefined;
 const applied = <T extends object>(value: T, how: Hostility): T => (how === undefined ? value : flaky(value, how.key, how.at));
@@ -149,17 +156,23 @@ function play(scenario: Scenario): Promise<{ events: LoopEvent[]; error?: unknow
   const unhandled: unknown[] = [];
   config.onUnhandledError = (error) => unhandled.push(error);
   let loop: Observable<LoopEvent>;
+  looping = true;
   try {
     loop = runEventedToolLoop({ provider: providerOf(scenario), registry: registryOf(scenario), messages: [{ role: 'user', content: 'go' }], maxTurns: 4 });
   } catch (error) {
     // only a call-time refusal is allowed: the registry's methods as read then
+    looping = false;
     return Promise.resolve({ events: [], error, completed: false, unhandled: [] });
   }
   return new Promise((resolve) => {
     const events: LoopEvent[] = [];
     // a loop that hangs is a failure too: it gets a second, far more than the few ticks a scenario takes
-    const hang = setTimeout(() => resolve({ events, completed: false, unhandled }), 1000);
+    const hang = setTimeout(() => {
+      looping = false;
+      resolve({ events, completed: false, unhandled });
+    }, 1000);
     const done = (result: { error?: unknown; completed: boolean }) => {
+      looping = false;
       clearTimeout(hang);
       // anything RxJS reports later (it throws in a timeout) is seen before the verdict
       setTimeout(() => resolve({ events, ...result, unhandled }), 0);

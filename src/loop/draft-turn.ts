@@ -114,8 +114,13 @@ class Drafting extends PhaseSubscriber<TurnPart, LoopEvent> {
 
   private emit(event: LoopEvent): void {
     this.delivering++;
-    this.out.next(event);
-    if (--this.delivering === 0 && this.endWanted) this.end();
+    try {
+      this.out.next(event);
+    } finally {
+      // also when the delivery threw (a provider event's getter read downstream, R20): the turn can still end
+      this.delivering--;
+    }
+    if (this.delivering === 0 && this.endWanted) this.end();
   }
 
   /** R11: cancelling is unsubscribing: the provider call and every tool stop at once, and the turn ends. */

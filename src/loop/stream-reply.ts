@@ -113,9 +113,15 @@ class ReplyStream extends Subscriber<ProviderEvent> {
         }
       }
     } catch (error) {
-      return this.fail(error instanceof ProviderProtocolError ? error : new ProviderProtocolError(`provider sent an event that could not be read: ${errorText(error)}`));
+      return this.fail(error instanceof ProviderProtocolError ? error : unreadable(error));
     }
-    this.out.next(part);
+    try {
+      this.out.next(part);
+    } catch (error) {
+      // the phases after this one read the event's fields again (its `type`, say); a getter that answered here and
+      // throws on a later read is the provider's failure too (R20), whichever phase read it
+      this.fail(unreadable(error));
+    }
   }
 
   protected override _error(error: unknown): void {
@@ -189,6 +195,11 @@ class ReplyStream extends Subscriber<ProviderEvent> {
     this.unsubscribe();
     out.complete();
   }
+}
+
+/** R20: a provider event whose fields throw when read. */
+function unreadable(error: unknown): ProviderProtocolError {
+  return new ProviderProtocolError(`provider sent an event that could not be read: ${errorText(error)}`);
 }
 
 /** What `prepareTurn` is told (H6); its `signal` is made only if read, and aborts if the turn stops waiting. */
