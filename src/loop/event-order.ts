@@ -74,11 +74,7 @@ function violation(event: ProviderEvent, phase: Phase): string | undefined {
     case 'message_start':
       return phase === 'before' ? undefined : phase === 'open' ? 'provider sent a second message_start' : outOfOrder(type, phase);
     case 'text_delta':
-      return phase !== 'open'
-        ? outOfOrder(type, phase)
-        : typeof (event as { text: unknown }).text === 'string'
-          ? undefined
-          : 'provider sent a text_delta whose text is not a string';
+      return phase !== 'open' ? outOfOrder(type, phase) : textProblem((event as { text: unknown }).text);
     case 'reasoning_delta':
       return phase !== 'open'
         ? outOfOrder(type, phase)
@@ -110,6 +106,11 @@ function violation(event: ProviderEvent, phase: Phase): string | undefined {
     default:
       return `provider sent an unknown event type: ${JSON.stringify(type) ?? String(type)}`;
   }
+}
+
+/** R10: why a text_delta's `text`, read once by the caller, cannot be taken; `undefined` when it can. */
+export function textProblem(text: unknown): string | undefined {
+  return typeof text === 'string' ? undefined : 'provider sent a text_delta whose text is not a string';
 }
 
 function outOfOrder(type: string, phase: Phase): string {

@@ -1,6 +1,6 @@
 import { OperatorFunction, Subscriber, Subscription } from 'rxjs';
 import { hooked } from '../hooks/tool-hooks.js';
-import { type Between, type ToolProgress, startTool } from '../tools/execute-tool.js';
+import { type Between, type ToolProgress, finish, startTool } from '../tools/execute-tool.js';
 import { settled } from '../tools/tool-outcome.js';
 import { failureResult, limitOutput, toolErrorMessage } from '../tools/tool-result.js';
 import type { Tool, ToolCall, ToolResultMessage } from '../types.js';
@@ -160,9 +160,7 @@ class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
     try {
       tool = this.loop.registry.get(call.name);
     } catch (error) {
-      subscriber.next(settled(failureResult(call, error, 'registry.get failed: ')));
-      subscriber.complete();
-      return;
+      return finish(subscriber, settled(failureResult(call, error, 'registry.get failed: ')));
     }
     try {
       subscriber.add(startTool(tool, call, this.loop.toolTimeoutMs, this.between, subscriber));

@@ -6,7 +6,7 @@ import { LazyAbort } from '../util/lazy-abort.js';
 import { errorText, isPlainObject, shown } from '../util/values.js';
 import { CallSlots } from './call-slots.js';
 import { checkMessages } from './check-messages.js';
-import { EventOrder, ProviderProtocolError } from './event-order.js';
+import { EventOrder, ProviderProtocolError, textProblem } from './event-order.js';
 import type { LoopSettings } from './loop-options.js';
 import { Reply } from './reply.js';
 import type { TurnPart, TurnRequest } from './turn-parts.js';
@@ -99,7 +99,8 @@ class ReplyStream extends Subscriber<ProviderEvent> {
       // the most frequent event first, its text read once: a reply is mostly text (bench W2)
       if (this.order.open && typeof event === 'object' && event !== null && event.type === 'text_delta') {
         const { text } = event;
-        if (typeof text !== 'string') throw new ProviderProtocolError('provider sent a text_delta whose text is not a string');
+        const problem = textProblem(text);
+        if (problem !== undefined) throw new ProviderProtocolError(problem);
         this.reply.text.append(text);
         part = event;
       } else {

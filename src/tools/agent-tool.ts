@@ -87,13 +87,13 @@ class Forwarding extends Subscriber<LoopEvent> {
 
   constructor(
     private readonly name: string,
-    private readonly out: Subscriber<ToolProgressValue | ToolOutput>,
+    out: Subscriber<ToolProgressValue | ToolOutput>,
   ) {
     super(out); // its error and its end are the call's; its teardown the call's too
   }
 
   protected override _next(event: LoopEvent): void {
-    const { out } = this;
+    const out = this.destination;
     // a value that is not a loop event fails the call (R9), never as an error thrown from a callback
     let content: string;
     try {

@@ -196,7 +196,8 @@ function settle(promise: PromiseLike<unknown>, call: ToolCall, context: ToolCall
   };
 }
 
-function finish(subscriber: Subscriber<ToolProgress>, last: ToolSettled): void {
+/** A call's answer: its one `ToolSettled`, then its end. */
+export function finish(subscriber: Subscriber<ToolProgress>, last: ToolSettled): void {
   subscriber.next(last);
   subscriber.complete();
 }
