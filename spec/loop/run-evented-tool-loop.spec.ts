@@ -1,4 +1,4 @@
-import { EMPTY, Observable, Subject, asapScheduler, config, lastValueFrom, map, of, scheduled, take, tap, throwError, timeout, toArray } from 'rxjs';
+import { EMPTY, Observable, Subject, Subscriber, asapScheduler, config, from, lastValueFrom, map, of, scheduled, take, tap, throwError, timeout, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import {
   AgentMessage,
@@ -795,6 +795,28 @@ describe('runEventedToolLoop', () => {
         if (reason === 'error') expect(assistant).toMatchObject({ content: expect.stringMatching(/^kept(late)?$/), errorMessage: `provider sent an event that could not be read: type unreadable at read ${at}` });
         else expect({ reason, content: assistant.content }).toEqual({ reason: 'stop', content: 'keptlate' });
       }
+    });
+
+    it('R20: a provider event whose field throws when the consumer reads it (a Subscriber of its own, which nothing wraps) ends the turn as the provider\'s failure; the turn still ends', async () => {
+      const late = text('late');
+      const events: LoopEvent[] = [];
+      let thrown = 0;
+      // what a consumer's read of a hostile getter does: a throw inside the delivery of the event, up into the loop
+      class Reader extends Subscriber<LoopEvent> {
+        protected override _next(event: LoopEvent): void {
+          if (event === late && thrown++ === 0) throw new Error('late unreadable');
+          events.push(event);
+        }
+      }
+      const provider: Provider = () => scheduled([start, text('kept'), late, end('stop')], asapScheduler);
+      const done = new Promise<void>((resolve) => {
+        const reader = new Reader({ next: () => undefined, error: () => undefined, complete: () => resolve() });
+        runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: ask() }).subscribe(reader);
+      });
+      await lastValueFrom(from(done).pipe(timeout(2_000)));
+      expect(thrown).toBe(1);
+      expect(events.map((event) => event.type)).toEqual(['turn_start', 'message_start', 'text_delta', 'turn_end', 'loop_end']);
+      expect(loopEndOf(events)).toMatchObject({ reason: 'error', assistant: { content: 'keptlate', errorMessage: 'provider sent an event that could not be read: late unreadable' } });
     });
 
     it('R20: a tool whose schema getter throws answers its call with an error naming it', () => {
