@@ -506,6 +506,7 @@ describe('toViewModel (C4)', () => {
     handedOut.forEach(({ state, event }, i) => {
       const before = states[i]!;
       if (event.type === 'tool_result') expect(state.messages).toBe(event.messages); // R29
+      else if (event.type === 'message_end' && state.calls.length > 0) expect(state.messages.at(-1 - state.tools.filter((t) => t.state === 'done' || t.state === 'error').length)).toMatchObject({ role: 'assistant', stopReason: event.stopReason }); // R29 widened
       else if (event.type !== 'turn_end' && event.type !== 'loop_end' && event.type !== 'user_message') expect(state.messages).toBe(before.messages);
       if (event.type !== 'turn_end' && event.type !== 'loop_end') expect(state.usage).toBe(before.usage);
       // a new loop's turn_start sets loopUsage to zeros
@@ -545,8 +546,8 @@ describe('reduceViewModel (C4)', () => {
   });
 
   it('starts from initialViewModel, frozen: idle, turn 0, nothing yet', () => {
-    expect(initialViewModel).toEqual({ status: 'idle', turn: 0, text: '', tools: [], messages: [], usage: usage(0, 0), loopUsage: usage(0, 0) });
-    expect(Object.isFrozen(initialViewModel) && Object.isFrozen(initialViewModel.tools) && Object.isFrozen(initialViewModel.messages)).toBe(true);
+    expect(initialViewModel).toEqual({ status: 'idle', turn: 0, text: '', tools: [], messages: [], calls: [], usage: usage(0, 0), loopUsage: usage(0, 0) });
+    expect(Object.isFrozen(initialViewModel) && Object.isFrozen(initialViewModel.tools) && Object.isFrozen(initialViewModel.messages) && Object.isFrozen(initialViewModel.calls)).toBe(true);
     expect(Object.isFrozen(initialViewModel.usage)).toBe(true);
   });
 

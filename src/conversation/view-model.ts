@@ -1,6 +1,6 @@
 import { OperatorFunction, scan } from 'rxjs';
 import { NO_USAGE, addUsage } from '../loop/usage.js';
-import type { AgentMessage, ConversationEvent, LoopEventOf, ToolResultMessage, Usage } from '../types.js';
+import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEventOf, ToolCall, ToolResultMessage, Usage } from '../types.js';
 
 /** One call of the current turn, as a UI lists it (C4). */
 export interface ToolView {
@@ -30,8 +30,15 @@ export interface LoopViewModel {
   text: string;
   /** The current turn's calls, in the order the view first heard of them. */
   tools: readonly ToolView[];
-  /** The last history handed out: by `tool_result` (R29), `turn_end`, `loop_end` or `user_message`. */
+  /**
+   * A history to save after any event, which R22 resumes: the last one handed out — by `tool_result` (R29),
+   * `turn_end`, `loop_end` or `user_message` — and, from the `message_end` of a reply that asked for tools, that
+   * history with the turn's assistant message, every call waiting (R29 widened). A bare loop hands out no history
+   * before its first `tool_result`: give `toViewModel` the one it starts from.
+   */
   messages: readonly AgentMessage[];
+  /** The current turn's calls as the model sent them, in arrival order (repeated ids too): the assistant message's. */
+  calls: readonly ToolCall[];
   /** The conversation's token counts: every loop's totals summed (R27), agent tools' inner loops included (A2). */
   usage: Usage;
   /**
@@ -50,6 +57,7 @@ export const initialViewModel: LoopViewModel = Object.freeze({
   text: '',
   tools: Object.freeze([]) as readonly ToolView[],
   messages: Object.freeze([]) as readonly AgentMessage[],
+  calls: Object.freeze([]) as readonly ToolCall[],
   usage: NO_USAGE,
   loopUsage: NO_USAGE,
 });
@@ -77,7 +85,10 @@ export const initialViewModel: LoopViewModel = Object.freeze({
  *   not listed adds it: a resumed call (turn 0) has a `tool_start` but no `tool_call`, a repeated id's result
  *   comes under `ID_dup2` (R28). At `turn_end`, a tool still queued or running takes its state from the
  *   turn's `toolResults`.
- * - `messages` is the last history handed out, by `tool_result` (R29), `turn_end`, `loop_end` or `user_message`.
+ * - `messages` is the last history handed out, by `tool_result` (R29), `turn_end`, `loop_end` or `user_message`;
+ *   at the `message_end` of a reply with calls it gains the turn's assistant message (its text, its `calls`, the
+ *   end's stop reason, error and reasoning), all its calls waiting, as the loop's `turn_end` will hold it (R29
+ *   widened): saved while the first tool runs, it resumes (R22, turn 0 runs the calls again).
  * - `usage` is the conversation's token counts: the totals of the loops that ended plus the running total
  *   of the current one (`loopUsage`, from its last `turn_end` or `loop_end`, R27), plus what each agent
  *   tool's inner loop cost (A2: its `loop_end`'s usage, forwarded as a `tool_update`, at any depth). A loop begins at a
@@ -107,9 +118,15 @@ export const initialViewModel: LoopViewModel = Object.freeze({
  * }
  * // chat.html: @if (state$ | async; as s) { <p>{{ s.text }}</p> @for (t of s.tools; track t.id) { <li>{{ t.name }}: {{ t.progress ?? t.state }}</li> } }
  * ```
+ *
+ * `history`: the history a bare loop starts from (its `messages` option), so that the states' `messages` hold it
+ * before the loop hands one out — and a history saved at turn 1's `message_end` resumes; a conversation's events
+ * carry theirs (`user_message`).
  */
-export function toViewModel(): OperatorFunction<ConversationEvent, LoopViewModel> {
-  return scan(reduceViewModel, initialViewModel);
+export function toViewModel(history?: readonly AgentMessage[]): OperatorFunction<ConversationEvent, LoopViewModel> {
+  if (history === undefined) return scan(reduceViewModel, initialViewModel);
+  if (!Array.isArray(history)) throw new TypeError(`toViewModel: history must be an array of messages, got ${typeof history}`);
+  return scan(reduceViewModel, { ...initialViewModel, messages: history });
 }
 
 /**
@@ -127,16 +144,17 @@ export function reduceViewModel(state: LoopViewModel, event: ConversationEvent):
       const newLoop = ended(state) || event.turn <= state.turn;
       // C4 revised: the provider call is made now; turn 0 (R22) makes none, it runs the saved calls
       const status = event.turn === 0 ? 'tools' : 'streaming';
-      return { ...state, status, turn: event.turn, text: '', tools: NO_TOOLS, loopUsage: newLoop ? NO_USAGE : state.loopUsage };
+      return { ...state, status, turn: event.turn, text: '', tools: NO_TOOLS, calls: NO_CALLS, loopUsage: newLoop ? NO_USAGE : state.loopUsage };
     }
     case 'message_start':
       return { ...state, status: 'streaming' };
     case 'text_delta':
       return { ...state, text: state.text + event.text };
     case 'tool_call': {
+      const calls = [...state.calls, event.call];
       // a repeated id (R28) lists nothing new: its result comes under ID_dup2 and adds it then
-      if (state.tools.some((tool) => tool.id === event.call.id)) return { ...state };
-      return withTools(state, [...state.tools, { id: event.call.id, name: event.call.name, state: 'queued' }]);
+      if (state.tools.some((tool) => tool.id === event.call.id)) return { ...state, calls };
+      return { ...withTools(state, [...state.tools, { id: event.call.id, name: event.call.name, state: 'queued' }]), calls };
     }
     case 'tool_start':
       return withTool(state, event.call.id, event.call.name, () => ({ id: event.call.id, name: event.call.name, state: 'running' }));
@@ -148,8 +166,12 @@ export function reduceViewModel(state: LoopViewModel, event: ConversationEvent):
     }
     case 'tool_result': // R29: the history to save at this result
       return { ...withTool(state, event.message.toolCallId, event.message.toolName, () => settled(event.message)), messages: event.messages };
-    case 'message_end':
-      return { ...state, status: busy(state.tools) ? 'tools' : state.status };
+    case 'message_end': {
+      const status = busy(state.tools) ? 'tools' : state.status;
+      // R29 widened: the calls now wait for their results, and the history says so
+      if (state.calls.length === 0) return { ...state, status };
+      return { ...state, status, messages: withAssistant(state, assistantOf(state, event)) };
+    }
     case 'turn_end': {
       // the status it had: a turn that goes on is followed by the next turn_start, the last by loop_end
       const tools = settleAll(state.tools, event.toolResults);
@@ -167,6 +189,29 @@ export function reduceViewModel(state: LoopViewModel, event: ConversationEvent):
 }
 
 const NO_TOOLS: readonly ToolView[] = Object.freeze([]);
+const NO_CALLS: readonly ToolCall[] = Object.freeze([]);
+
+/**
+ * The history with the turn's final assistant message: appended to the history before the turn, or — when a
+ * call settled while the model streamed (a tool starts at its call) — in place of the draft that its
+ * `tool_result` handed out, before the results so far (one message for each settled tool of the turn).
+ */
+function withAssistant(state: LoopViewModel, assistant: AssistantMessage): AgentMessage[] {
+  let settledSoFar = 0;
+  for (const tool of state.tools) if (tool.state === 'done' || tool.state === 'error') settledSoFar++;
+  const messages = state.messages.slice();
+  if (settledSoFar === 0) messages.push(assistant);
+  else messages[messages.length - settledSoFar - 1] = assistant;
+  return messages;
+}
+
+/** The turn's assistant message at its `message_end`, as the loop makes it: text, calls, stop reason, error, reasoning. */
+function assistantOf(state: LoopViewModel, end: LoopEventOf<'message_end'>): AssistantMessage {
+  const message: AssistantMessage = { role: 'assistant', content: state.text, stopReason: end.stopReason, toolCalls: state.calls.slice() };
+  if (end.errorMessage !== undefined) message.errorMessage = end.errorMessage;
+  if (Array.isArray(end.reasoning) && end.reasoning.length > 0) message.reasoning = end.reasoning;
+  return message;
+}
 
 function ended({ status }: LoopViewModel): boolean {
   return status === 'done' || status === 'error' || status === 'aborted';
