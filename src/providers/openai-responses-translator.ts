@@ -146,7 +146,9 @@ export class OpenAIResponsesTranslator implements WireTranslator {
 
   /** A function call's item begins: the call is known; its first `tool_call_delta` will name its id and name (P9). */
   private open(item: OutputItem, outputIndex: unknown): void {
-    if (this.find(item, outputIndex) !== undefined) return; // the same item twice
+    // decided P14: without an item id or output_index, each `added` is a call of its own (the same call_id twice: the same item)
+    const known = anonymous(item, outputIndex) ? this.byCallId(item) : this.find(item, outputIndex);
+    if (known !== undefined) return; // the same item twice
     const call = this.create(item, outputIndex);
     if (typeof item.arguments === 'string' && item.arguments !== '') this.append(call, item.arguments);
   }
@@ -174,7 +176,9 @@ export class OpenAIResponsesTranslator implements WireTranslator {
 
   /** P14: the call's item is done: its `tool_call` goes out now, unless the token limit cut it (P6). */
   private callDone(item: OutputItem, outputIndex: unknown): void {
-    const call = this.find(item, outputIndex) ?? this.create(item, outputIndex);
+    // decided P14: an anonymous `done` is its call_id's, else the first call still open (calls end in the order they began)
+    const found = anonymous(item, outputIndex) ? (this.byCallId(item) ?? this.calls.find((call) => !call.done)) : this.find(item, outputIndex);
+    const call = found ?? this.create(item, outputIndex);
     if (call.done) return; // the same item twice
     if (typeof item.call_id === 'string' && item.call_id !== '') call.id = item.call_id;
     if (typeof item.name === 'string' && item.name !== '') call.name = item.name;
@@ -218,6 +222,12 @@ export class OpenAIResponsesTranslator implements WireTranslator {
       } else if (typeof item.id !== 'string' || call.itemId === undefined || call.itemId === item.id) return call;
     }
     return undefined;
+  }
+
+  /** The call whose call_id `item` names, if any. */
+  private byCallId(item: OutputItem): FunctionCall | undefined {
+    const callId = item.call_id;
+    return typeof callId === 'string' && callId !== '' ? this.calls.find((call) => call.id === callId) : undefined;
   }
 
   private create(item: OutputItem, outputIndex: unknown): FunctionCall {
@@ -305,4 +315,9 @@ function usageOf(raw: ResponseObject['usage']): Usage | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const { input_tokens: input, output_tokens: output, input_tokens_details: details } = raw;
   return openAIUsage(input, output, details);
+}
+
+/** An item a server sent with neither an item id nor an `output_index`: only the order of events tells it apart (P14). */
+function anonymous(item: { id?: unknown }, outputIndex: unknown): boolean {
+  return typeof item.id !== 'string' && typeof outputIndex !== 'number';
 }
