@@ -13,8 +13,8 @@ import type { JsonSchemaObject, LoopEvent, LoopEventOf, StandardSchemaV1, Tool, 
  * `error: sub-agent NAME ended with REASON: MESSAGE`; `details` is `{ reason, messages, usage }` (the inner
  * history and token counts, JSON). Cancelling the call — the outer loop unsubscribed or aborted, a
  * `toolTimeoutMs` — unsubscribes the inner loop, its provider call and its tools with it (A3); the call's
- * `context.signal`, passed on as the inner loop's `signal`, aborts too. Passing it costs no `AbortController`:
- * the inner loop checks it and listens to it without making one (R31, `LazyAbort`).
+ * `context.signal`, passed on as the inner loop's `signal`, aborts too (it is the platform's own signal, made
+ * when first read: R35).
  *
  * ```text
  * turn1:      -s-a-----t----o-------u|                     the outer model: a = tool_call researcher

@@ -1,9 +1,7 @@
-import { LazyAbort } from './lazy-abort.js';
-
 /**
  * Calls `listener` once when `signal` aborts (at once if it already has) and returns what removes it,
- * so that a long-lived signal collects no listeners. The one place the library listens to a signal; a
- * context's signal (an inner loop given `signal: context.signal`) is heard without making an `AbortController` (R31).
+ * so that a long-lived signal collects no listeners. The one place the library listens to a signal it was given
+ * (a context it holds itself it hears through `LazyAbort.onAbort`, which makes no signal).
  *
  * ```ts
  * const stop = onAbort(signal, () => controller.abort());
@@ -16,8 +14,6 @@ export function onAbort(signal: AbortSignal, listener: () => void): () => void {
     listener();
     return noop;
   }
-  const stop = LazyAbort.listen(signal, listener);
-  if (stop !== undefined) return stop;
   signal.addEventListener('abort', listener, { once: true });
   return () => signal.removeEventListener('abort', listener);
 }
