@@ -11,7 +11,7 @@
 //   RX_TOOL_LOOP_DIST=path/to/dist node bench/run.js --out=/tmp/candidate.md
 //                                       # a candidate build of the library (results.md untouched)
 //   node bench/run.js --baseline=REF    # the baseline beside rx-tool-loop: the library at a git ref
-//                                       # (default v2, or RX_TOOL_LOOP_BASELINE=REF); --baseline=none: no baseline
+//                                       # (default v3, or RX_TOOL_LOOP_BASELINE=REF); --baseline=none: no baseline
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -403,50 +403,50 @@ function w7Table(r) {
   ].join('\n');
 }
 
+const W9_LABELS = {
+  'rx-tool-loop': 'W1’s loop: **rx-tool-loop**, `echo` a plain tool',
+  'a one-turn loop per call, not forwarded': 'the same, the plain `echo` also running the inner one-turn loop to its end, its events dropped (the inner loop alone, nothing forwarded)',
+  'a one-turn loop per call, given the signal': 'the same, the inner loop given the call’s `context.signal`',
+  'an Observable tool of 10 progress values': 'the same, `echo` an Observable tool of 10 progress values, then its result (the forwarding any Observable tool pays)',
+  'agent tools': 'the same, `echo` an `agentTool` of one inner turn (its 10 events forwarded, `signal: context.signal` as the README wires it)',
+  'agent tools, no signal': 'the same without the signal (unsubscription alone tears the inner loop down, A3)',
+};
+// the agent tool rows, each against its inner loop alone wired the same way
+const W9_AGENTS = [
+  ['agent tools', 'a one-turn loop per call, given the signal'],
+  ['agent tools, no signal', 'a one-turn loop per call, not forwarded'],
+];
+
 /**
- * W9: an outer turn of W1's loop, and what `name` adds over it per inner turn: the medians of the rounds' own
- * figures on CPU time when the workload paired them (each round runs every contender once, interleaved), else
- * from the medians of the whole runs. `perOneTurnLoop`: that inner turn ÷ a one-turn loop per call.
+ * W9: an agent tool's parts, µs per call on `clock` (medians of the rounds, workload.js w9Paired): the inner loop
+ * alone, the forwarding, the agent tool's whole run and its own cost beyond the other two, and that as their share.
  */
 function w9Costs(r, name = 'agent tools', clock = 'cpu') {
-  const paired = r.paired?.[clock];
-  if (paired?.[name]) {
-    const p = paired[name];
-    return { outerTurn: paired.outerTurn.median, innerTurn: p.innerTurn.median, ratio: p.ratio.median, perOneTurnLoop: p.perOneTurnLoop?.median };
-  }
-  const loop = r.timing['rx-tool-loop'];
-  const agents = r.timing[name];
-  if (!ok(loop) || !ok(agents)) return {};
-  const outerTurn = loop.median / r.spec.turns;
-  const innerTurn = ((agents.median - loop.median) * r.spec.conversations) / r.innerTurns;
-  return { outerTurn, innerTurn, ratio: innerTurn / outerTurn };
+  const own = r.paired?.[clock]?.own?.[name];
+  if (!own) return {};
+  return Object.fromEntries(Object.entries(own).map(([key, value]) => [key, value.median]));
 }
 
 function w9Table(r) {
-  const labels = {
-    'rx-tool-loop': 'W1’s loop: **rx-tool-loop**, `echo` a plain tool',
-    'a one-turn loop per call, not forwarded': 'the same, the plain `echo` also running the inner one-turn loop to its end, its events dropped (a loop per call, nothing forwarded)',
-    'agent tools': 'the same, `echo` an `agentTool` of one inner turn (its events forwarded, `signal: context.signal` as the README wires it)',
-    'agent tools, no signal': 'the same without the signal (unsubscription alone tears the inner loop down, A3)',
-  };
-  const rows = Object.entries(r.timing).map(([name, t]) => (t.error ? [labels[name] ?? name, failed(t)] : [labels[name] ?? name, spread(t, (v) => fmt(v, 0))]));
-  const costs = (clock) =>
-    ['a one-turn loop per call, not forwarded', 'agent tools', 'agent tools, no signal'].map((name) => {
-      const c = w9Costs(r, name, clock);
-      if (c.ratio === undefined) return [labels[name] ?? name, '–', '–', '–'];
-      return [labels[name] ?? name, fmt(c.innerTurn, 2), `${fmt(c.ratio)}×`, c.perOneTurnLoop === undefined ? '–' : `${fmt(c.perOneTurnLoop)}×`];
-    });
-  const c = w9Costs(r);
-  const paired = r.paired?.cpu !== undefined;
+  const rows = Object.entries(r.timing).map(([name, t]) => (t.error ? [W9_LABELS[name] ?? name, failed(t)] : [W9_LABELS[name] ?? name, spread(t, (v) => fmt(v, 0)), ok(t.cpu) ? fmt(t.cpu.median, 0) : '–']));
+  const perCall = r.paired?.cpu?.perCall ?? {};
+  const callRows = Object.entries(perCall).map(([name, x]) => [W9_LABELS[name] ?? name, fmt(x.median, 2), `${fmt(x.min, 2)} – ${fmt(x.max, 2)}`]);
+  const ownRows = W9_AGENTS.map(([name, alone]) => {
+    const c = w9Costs(r, name);
+    if (c.share === undefined) return [W9_LABELS[name] ?? name, '–', '–', '–', '–', '–'];
+    return [W9_LABELS[name] ?? name, `${fmt(c.inner, 2)} (${alone.endsWith('signal') ? 'given the signal' : 'no signal'})`, fmt(c.forwarding, 2), fmt(c.agent, 2), fmt(c.own, 2), `${fmt(c.share * 100, 1)}%`];
+  });
+  if (!r.paired) return table(['contender', `µs per ${r.spec.turns}-turn conversation, wall (min – max)`, 'CPU'], rows);
   return [
-    table(['contender', `µs per ${r.spec.turns}-turn conversation, wall (min – max)`], rows),
+    table(['contender', `µs per ${r.spec.turns}-turn conversation, wall (min – max)`, 'CPU'], rows),
     '',
-    c.ratio === undefined
-      ? 'An inner turn: –.'
-      : paired
-        ? `Per round (${r.rounds} rounds, every contender once a round, interleaved), on CPU time: an outer turn ${fmt(c.outerTurn, 2)} µs; an inner turn is what a row adds over W1’s loop, per inner turn (${int(r.innerTurns)} of them), against the outer turn and against a one-turn loop per call (the second row’s inner turn), medians of the rounds:`
-        : `An outer turn costs ${fmt(c.outerTurn, 2)} µs; an inner turn (what the agent tool adds over the plain echo, per inner turn: ${int(r.innerTurns)} of them) ${fmt(c.innerTurn, 2)} µs: ${fmt(c.ratio)}× an outer turn.`,
-    ...(paired ? ['', table(['contender', 'µs per inner turn', '× an outer turn', '× a one-turn loop'], costs('cpu'))] : []),
+    `Per call (${int(r.innerTurns)} calls a run), on CPU time: what each row adds over W1’s loop in the same round (${r.rounds} rounds, every row once a round, interleaved; medians of the rounds, min – max); an outer turn (W1’s loop over its turns) ${fmt(r.paired.cpu.outerTurn.median, 2)} µs, for information:`,
+    '',
+    table(['contender', 'µs per call over W1’s loop', 'min – max'], callRows),
+    '',
+    'An agent tool’s run in three parts, µs per call, medians of the rounds’ own figures: the inner loop alone (its row, wired as the agent’s), the forwarding any Observable tool pays (the progress row), and agentTool’s own cost, what its run adds beyond both (agent − inner loop − forwarding, each over W1’s loop of the round); the target: the own cost ≤ 10% of inner loop + forwarding, as the README wires it.',
+    '',
+    table(['agent tool', 'inner loop alone', 'forwarding', 'the agent tool’s run', 'own cost', 'own ÷ (inner + forwarding)'], ownRows),
   ].join('\n');
 }
 
@@ -674,10 +674,16 @@ function targets(results) {
   const W9 = results.W9;
   if (W9 && !W9.error) {
     const c = w9Costs(W9);
-    if (c.ratio === undefined) add('W9', 'agent tools run', failed(W9.timing['agent tools'] ?? { error: 'missing' }), false, undefined);
+    if (c.share === undefined) add('W9', 'agent tools run', failed(W9.timing['agent tools'] ?? W9.timing['an Observable tool of 10 progress values'] ?? { error: 'missing' }), false, undefined);
     else {
-      const vs = c.perOneTurnLoop === undefined ? '' : `; ${fmt(c.perOneTurnLoop)}× a one-turn loop per call`;
-      add('W9', 'an agent tool’s inner turn ≤ 1.2× an outer turn (W1’s workload, each call an agent tool of one turn)', `${fmt(c.ratio)}× (${fmt(c.innerTurn, 2)} µs per inner turn, ${fmt(c.outerTurn, 2)} µs per outer turn${vs})`, c.ratio <= 1.2, undefined);
+      const bare = w9Costs(W9, 'agent tools, no signal');
+      add(
+        'W9',
+        'an agent tool’s own cost ≤ 10% of the inner loop it runs + the forwarding any Observable tool pays (W1’s workload, each call an agent tool of one turn, as the README wires it)',
+        `${fmt(c.share * 100, 1)}% (${fmt(c.own, 2)} µs per call beyond the inner loop ${fmt(c.inner, 2)} µs + forwarding ${fmt(c.forwarding, 2)} µs; CPU, medians of ${W9.rounds} rounds${bare.share === undefined ? '' : `; without the signal ${fmt(bare.share * 100, 1)}%`})`,
+        c.share <= 0.1,
+        undefined,
+      );
     }
   }
   for (const w of WORKLOADS) if (results[w]?.error) add(w, 'the workload runs', results[w].error, false, undefined);
@@ -855,8 +861,8 @@ function methodText(env) {
   node_modules, the library's peer) and checks at start that the library's Observables are
   instances of that rxjs; bench/node_modules has no rxjs.
 - Library build: ${env.commit}.
-- Baseline: ${BASELINE ? `${BASELINE.label}` : 'none'}. \`--baseline=REF\` (or \`RX_TOOL_LOOP_BASELINE=REF\`; default the tag
-  \`v2\`) extracts the library at REF with \`git archive\` into the system's temp folder and builds it with
+- Baseline: ${BASELINE ? `${BASELINE.label}` : 'none'}. \`--baseline=REF\` (or \`RX_TOOL_LOOP_BASELINE=REF\`; default
+  \`v3\`, commit 263c2dd, version 3 as released; \`v1\` and \`v2\` name theirs too) extracts the library at REF with \`git archive\` into the system's temp folder and builds it with
   its own \`npm run build\`, the root's TypeScript and rxjs (a \`node_modules\` link to the root's: one
   rxjs instance still), cached by commit. The same contender code runs on it, in every workload
   rx-tool-loop runs in, in the block right after rx-tool-loop (in W1's second process, right before

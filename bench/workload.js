@@ -1009,50 +1009,39 @@ async function w7() {
 // W9: agents as tools (A1–A5). W1's conversation with its `echo` tool an `agentTool` whose inner loop is
 // one turn of the same fake model (5 deltas, then stop, its answer the echoed text), wired as the README
 // shows (the call's context.signal passed on), every inner event forwarded to the outer subscriber as a
-// tool_update. Against W1's loop at the same size in the same process: the cost of an inner turn is what
-// the agent tool adds over the plain echo, per inner turn.
+// tool_update. The target splits the agent tool's run (what its row adds over W1's loop) in three: the inner
+// loop alone (the plain echo running the same loop, nothing forwarded), the forwarding any Observable tool
+// pays (an Observable echo of as many progress values), and agentTool's own cost, what is left: at most 10%
+// of the other two. Every row is W1's loop through the same harness, only its `echo` changed (lib/agent-rows.js).
 
-// mode 'alone': no agent tool; the plain echo also runs the same one-turn inner loop to its end, its events
-// read and dropped: what a whole loop per call costs before anything is forwarded (an inner turn is a loop)
-function agentToolContender(name, mode) {
-  const withSignal = mode === 'signal';
-  const { fakeProvider } = require('./lib/rx-provider.js');
+const W9_ALONE = 'a one-turn loop per call, not forwarded';
+const W9_ROWS = {
+  'rx-tool-loop': 'loop',
+  [W9_ALONE]: 'alone',
+  'a one-turn loop per call, given the signal': 'alone-signal',
+  'an Observable tool of 10 progress values': 'progress',
+  'agent tools': 'signal',
+  'agent tools, no signal': 'none',
+};
+// the agent tool rows and the rows their own cost is taken against: [agent, inner loop alone]
+const W9_AGENTS = [
+  ['agent tools', 'a one-turn loop per call, given the signal'],
+  ['agent tools, no signal', W9_ALONE],
+];
+const W9_PROGRESS = 'an Observable tool of 10 progress values';
+
+function agentToolContender(name, row) {
+  const { echoRegistry } = require('./lib/agent-rows.js');
   const lib = contender('rx-tool-loop').library();
-  if (typeof lib.agentTool !== 'function') throw new Error('bench: this build has no agentTool');
+  const { fakeProvider } = require('./lib/rx-provider.js');
+  if (!echoRegistry(lib, row, () => '', S.newCounters(), 5)) throw new Error(`bench: this build cannot make W9's ${row} row (no agentTool or toolProgress)`);
   return {
     name,
     async load() {},
     run(spec, counters, echo) {
-      const inner = { conversations: 1, turns: 1, deltas: spec.deltas, calls: 0 };
       const innerCounters = S.newCounters();
-      const none = new lib.ToolRegistry();
-      const alone = {
-        name: 'echo',
-        description: S.ECHO_DESCRIPTION,
-        input: { text: 'the text to return', turn: 'the turn number' },
-        handler: (input) => {
-          const text = echo(input);
-          const provider = fakeProvider(inner, innerCounters);
-          lib.runEventedToolLoop({ provider, registry: none, messages: [{ role: 'user', content: input.text }] }).subscribe({
-            next: (event) => event.type === 'text_delta' && innerCounters.deltas++,
-          });
-          return text;
-        },
-      };
-      const registry = new lib.ToolRegistry().register(
-        mode === 'alone' ? alone : lib.agentTool({
-          name: 'echo',
-          description: S.ECHO_DESCRIPTION,
-          input: { text: 'the text to return', turn: 'the turn number' },
-          agent: (input, context) => {
-            echo(input); // counts the call, as W1's echo does
-            const messages = [{ role: 'user', content: input.text }];
-            const provider = fakeProvider(inner, innerCounters);
-            return lib.runEventedToolLoop(withSignal ? { provider, registry: none, messages, signal: context.signal } : { provider, registry: none, messages });
-          },
-        }),
-      );
-      const want = spec.conversations * (spec.turns - 1) * spec.calls;
+      const registry = echoRegistry(lib, row, echo, innerCounters, spec.deltas);
+      const want = row === 'loop' ? 0 : spec.conversations * (spec.turns - 1) * spec.calls;
       return S.many(spec, () =>
         new Promise((resolve, reject) => {
           let final;
@@ -1073,8 +1062,10 @@ function agentToolContender(name, mode) {
           });
         }),
       ).then((finals) => {
-        if (innerCounters.model !== want || innerCounters.deltas !== want * spec.deltas) {
-          throw new Error(`W9 inner counts: ${innerCounters.model} inner model calls and ${innerCounters.deltas} forwarded deltas (expected ${want} and ${want * spec.deltas})`);
+        // the rows that run an inner loop make one model call a call; every row makes (or forwards) its deltas
+        const model = row === 'loop' || row === 'progress' ? 0 : want;
+        if (innerCounters.model !== model || innerCounters.deltas !== want * spec.deltas) {
+          throw new Error(`W9 ${row}: ${innerCounters.model} inner model calls and ${innerCounters.deltas} inner deltas (expected ${model} and ${want * spec.deltas})`);
         }
         return finals;
       });
@@ -1087,18 +1078,19 @@ async function w9() {
   const turns = spec.conversations * spec.turns;
   const innerTurns = spec.conversations * (spec.turns - 1) * spec.calls;
   log(`W9: W1's ${spec.conversations} conversations x ${spec.turns} turns, each call an agent tool of one turn, µs per conversation`);
-  // as the README wires it (the call's signal passed on), and without the signal: unsubscription alone tears the inner loop down (A3)
-  const contenders = [
-    contender('rx-tool-loop'),
-    agentToolContender(W9_ALONE, 'alone'),
-    agentToolContender('agent tools', 'signal'),
-    agentToolContender('agent tools, no signal', 'none'),
-  ];
-  // round-robin in one process, the order reversed every other round: each round's four runs see the same
-  // machine, so an inner turn is measured against the outer turn of its own round (the machine is shared)
+  const contenders = [];
+  const failures = {};
+  for (const [name, row] of Object.entries(W9_ROWS)) {
+    try {
+      contenders.push(agentToolContender(name, row));
+    } catch (error) {
+      failures[name] = String(error?.message ?? error);
+    }
+  }
+  // round-robin in one process, the order reversed every other round: each round's runs see the same machine,
+  // so every part is taken against the W1 run of its own round (the machine is shared)
   const ms = new Map(contenders.map((who) => [who.name, []]));
   const cpu = new Map(contenders.map((who) => [who.name, []]));
-  const failures = {};
   const attempt = async (who, keep) => {
     if (failures[who.name]) return;
     try {
@@ -1113,49 +1105,43 @@ async function w9() {
   };
   gc();
   for (const who of contenders) for (let i = 0; i < 5; i++) await attempt(who, false);
-  const rounds = QUICK ? 7 : 31;
+  const rounds = QUICK ? 7 : 41;
   for (let r = 0; r < rounds; r++) for (const who of r % 2 ? contenders.slice().reverse() : contenders) await attempt(who, true);
   const perConversation = (v) => (v * 1000) / spec.conversations;
   const timing = {};
-  for (const who of contenders) {
-    timing[who.name] = failures[who.name] ? { error: failures[who.name] } : { ...stats(ms.get(who.name).map(perConversation)), cpu: stats(cpu.get(who.name).map(perConversation)) };
-    log(`  ${who.name}: ${describe(timing[who.name])}`);
+  for (const name of Object.keys(W9_ROWS)) {
+    timing[name] = failures[name] ? { error: failures[name] } : { ...stats(ms.get(name).map(perConversation)), cpu: stats(cpu.get(name).map(perConversation)) };
+    log(`  ${name}: ${describe(timing[name])}`);
   }
   if (failures['rx-tool-loop']) return { spec, innerTurns, rounds, timing };
   // per round, on CPU time (less moved than the wall clock by the other work on a shared machine) and on wall time
   const paired = { cpu: w9Paired(cpu, failures, turns, innerTurns), wall: w9Paired(ms, failures, turns, innerTurns) };
   for (const [clock, p] of Object.entries(paired)) {
-    for (const name of [W9_ALONE, 'agent tools', 'agent tools, no signal']) {
-      const q = p[name];
-      if (q) log(`  ${clock}, ${name}: an inner turn ${q.innerTurn.median.toFixed(2)} µs, ${q.ratio.median.toFixed(2)}× an outer turn (${p.outerTurn.median.toFixed(2)} µs)${q.perOneTurnLoop ? `, ${q.perOneTurnLoop.median.toFixed(2)}× a one-turn loop per call` : ''} (medians of ${rounds} rounds)`);
+    for (const [name, q] of Object.entries(p.own)) {
+      log(`  ${clock}, ${name}: µs per call: the inner loop alone ${q.inner.median.toFixed(2)}, forwarding ${q.forwarding.median.toFixed(2)}, the agent tool ${q.agent.median.toFixed(2)}; its own cost ${q.own.median.toFixed(2)} µs, ${(q.share.median * 100).toFixed(1)}% of the other two (medians of ${rounds} rounds)`);
     }
   }
   return { spec, innerTurns, rounds, timing, paired };
 }
 
 /**
- * W9 per round: an outer turn (W1's loop over its turns), each contender's inner turn (what it adds over W1's loop,
- * over the inner turns), their ratio, and for the agent tools their inner turn against a one-turn loop per call
- * (the plain echo running that loop itself, nothing forwarded): medians of the rounds' own figures.
+ * W9 per round: an outer turn (W1's loop over its turns), each row's cost per call (what it adds over W1's loop),
+ * and each agent tool's parts (lib/agent-rows.js ownCost): medians of the rounds' own figures.
  */
-function w9Paired(series, failures, turns, innerTurns) {
+function w9Paired(series, failures, turns, calls) {
+  const { ownCost } = require('./lib/agent-rows.js');
   const loop = series.get('rx-tool-loop');
-  const outer = loop.map((v) => (v * 1000) / turns);
-  const inner = (name) => series.get(name).map((v, i) => ((v - loop[i]) * 1000) / innerTurns);
-  const paired = { outerTurn: stats(outer) };
-  for (const name of [W9_ALONE, 'agent tools', 'agent tools, no signal']) {
-    if (failures[name]) continue;
-    const mine = inner(name);
-    paired[name] = { innerTurn: stats(mine), ratio: stats(mine.map((v, i) => v / outer[i])) };
-    if (name !== W9_ALONE && !failures[W9_ALONE]) {
-      const alone = inner(W9_ALONE);
-      paired[name].perOneTurnLoop = stats(mine.map((v, i) => v / alone[i]));
-    }
+  const paired = { outerTurn: stats(loop.map((v) => (v * 1000) / turns)), perCall: {}, own: {} };
+  for (const name of Object.keys(W9_ROWS).slice(1)) {
+    if (!failures[name]) paired.perCall[name] = stats(series.get(name).map((v, i) => ((v - loop[i]) * 1000) / calls));
+  }
+  for (const [agent, alone] of W9_AGENTS) {
+    if (failures[agent] || failures[alone] || failures[W9_PROGRESS]) continue;
+    const parts = loop.map((_, i) => ownCost({ loop: loop[i], alone: series.get(alone)[i], progress: series.get(W9_PROGRESS)[i], agent: series.get(agent)[i] }, calls));
+    paired.own[agent] = Object.fromEntries(['inner', 'forwarding', 'agent', 'own', 'share'].map((key) => [key, stats(parts.map((p) => p[key]))]));
   }
   return paired;
 }
-
-const W9_ALONE = 'a one-turn loop per call, not forwarded';
 
 // ---------------------------------------------------------------------------------------------
 
