@@ -12,6 +12,7 @@
 //                                       # a candidate build of the library (results.md untouched)
 //   node bench/run.js --baseline=REF    # the baseline beside rx-tool-loop: the library at a git ref
 //                                       # (default v3, or RX_TOOL_LOOP_BASELINE=REF); --baseline=none: no baseline
+//   node bench/run.js --help            # this list
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -21,6 +22,25 @@ const baseline = require('./lib/baseline.js');
 const BENCH = __dirname;
 const ROOT = path.resolve(BENCH, '..');
 const args = process.argv.slice(2);
+// --help prints the usage above; a flag run.js does not know is refused before anything runs (a typo would
+// otherwise start the whole bench, ~8 minutes)
+const USAGE = fs
+  .readFileSync(__filename, 'utf8')
+  .split('\n')
+  .filter((line) => line.startsWith('//   '))
+  .map((line) => line.slice(2))
+  .join('\n');
+const FLAGS = ['--openai-agents', '--quick', '--no-profile', '--help'];
+const VALUED = ['--only=', '--out=', '--baseline='];
+if (args.includes('--help') || args.includes('-h')) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const unknown = args.filter((arg) => !FLAGS.includes(arg) && !VALUED.some((flag) => arg.startsWith(flag)));
+if (unknown.length > 0) {
+  process.stderr.write(`bench: unknown option ${unknown.join(', ')}; run.js takes:\n${USAGE}\n`);
+  process.exit(2);
+}
 const has = (name) => args.includes(`--${name}`);
 const only = args.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',');
 const QUICK = has('quick');
@@ -39,7 +59,12 @@ let BASELINE_NOTE = 'none (--baseline=none)';
 // (on the paired ratio, see pairedWithBaseline in workload.js)
 const NOISE = 0.05;
 
-const WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9'].filter((w) => !only || only.includes(w));
+const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9'];
+if (only?.some((w) => !ALL_WORKLOADS.includes(w))) {
+  process.stderr.write(`bench: unknown workload in --only: ${only.filter((w) => !ALL_WORKLOADS.includes(w)).join(', ')} (have: ${ALL_WORKLOADS.join(', ')})\n`);
+  process.exit(2);
+}
+const WORKLOADS = ALL_WORKLOADS.filter((w) => !only || only.includes(w));
 const OPENAI_WORKLOADS = ['W1', 'W1b', 'W3'].filter((w) => WORKLOADS.includes(w));
 const OPENAI_CONTENDERS = 'openai-agents-run,openai-agents-stream';
 // W1's fast contenders run in this many processes in all, their repetitions pooled: the per-turn
