@@ -8,15 +8,14 @@
 // W1's loop with its `echo` changed, and its inner turn is what it adds over W1's loop, per call (1,800 calls), on the
 // process's CPU time. Every round runs every row of every build once, the order reversed every other round, so each
 // figure is taken against the W1 run of its own round; the medians of the rounds are printed.
-//   loop      W1's loop, `echo` a plain tool (an outer turn: its time over its 2,000 turns)
-//   alone     the plain echo also runs a one-turn inner loop of the same fake model to its end, nothing forwarded
-//   progress  echo an Observable tool of 10 `toolProgress` values, then its result: the outer loop's share of forwarding
-//   none      echo an `agentTool` of that one-turn loop, its 10 events forwarded, no signal given
-//   signal    the same, `signal: context.signal` as the README wires it
+// The rows are lib/agent-rows.js's (loop, alone, alone-signal, progress, none, signal); an outer turn is the loop
+// row over its 2,000 turns. Then W9's target's parts (lib/agent-rows.js ownCost): an agent tool's own cost beyond
+// the inner loop alone (wired the same way) and the forwarding (the progress row), and its share of the two.
 const { lib: current } = require('./lib/env.js');
-const { rxjs, gc } = require('./lib/env.js');
+const { gc } = require('./lib/env.js');
 const { build } = require('./lib/baseline.js');
 const { fakeProvider } = require('./lib/rx-provider.js');
+const { ROWS, echoRegistry, ownCost } = require('./lib/agent-rows.js');
 const S = require('./lib/script.js');
 
 const args = process.argv.slice(2);
@@ -27,40 +26,7 @@ const against = value('against');
 const spec = { conversations: 200, turns: 10, deltas: 5, calls: 1 };
 const turns = spec.conversations * spec.turns;
 const calls = spec.conversations * (spec.turns - 1) * spec.calls;
-const ROWS = ['loop', 'alone', 'progress', 'none', 'signal'];
-// what the progress row's tool sends: as many updates as an inner turn forwards, the last one its result
-const UPDATES = ['turn_start 1', 'message_start', 'tα ', 'tα tβ ', 'tα tβ tγ ', 'tα tβ tγ tδ ', 'tα tβ tγ tδ tε ', 'message_end stop', 'turn_end 1', 'loop_end stop'];
-
-function registryFor(lib, row, echo, innerCounters) {
-  const echoSpec = { name: 'echo', description: S.ECHO_DESCRIPTION, input: { text: 'the text to return', turn: 'the turn number' } };
-  const inner = { conversations: 1, turns: 1, deltas: spec.deltas, calls: 0 };
-  const none = new lib.ToolRegistry();
-  const innerLoop = (text, signal) =>
-    lib.runEventedToolLoop({ provider: fakeProvider(inner, innerCounters), registry: none, messages: [{ role: 'user', content: text }], ...(signal ? { signal } : {}) });
-  const handlers = {
-    loop: (input) => echo(input),
-    alone: (input) => {
-      const text = echo(input);
-      innerLoop(input.text).subscribe({ next: (event) => event.type === 'text_delta' && innerCounters.deltas++ });
-      return text;
-    },
-    progress: (input) =>
-      new rxjs.Observable((subscriber) => {
-        const text = echo(input);
-        for (const update of UPDATES) subscriber.next(lib.toolProgress(update));
-        innerCounters.deltas += spec.deltas;
-        subscriber.next(text);
-        subscriber.complete();
-      }),
-  };
-  if (handlers[row]) return new lib.ToolRegistry().register({ ...echoSpec, handler: handlers[row] });
-  if (typeof lib.agentTool !== 'function') return undefined; // a build before agent tools
-  const agent = (input, context) => {
-    echo(input); // counts the call, as W1's echo does
-    return innerLoop(input.text, row === 'signal' ? context.signal : undefined);
-  };
-  return new lib.ToolRegistry().register(lib.agentTool({ ...echoSpec, agent }));
-}
+const registryFor = (lib, row, echo, innerCounters) => echoRegistry(lib, row, echo, innerCounters, spec.deltas);
 
 /** One run of W1's 200 conversations with `row`'s echo: CPU milliseconds, after checking every count. */
 function once(lib, row) {
@@ -124,6 +90,17 @@ function main() {
       const ratio = median(inner.map((v, i) => v / outer[i])).toFixed(2);
       const perLoop = run.row === 'alone' ? '' : `${median(inner.map((v, i) => v / alone[i])).toFixed(2)}×`;
       lines.push(`| ${b.name} | ${run.row} | ${median(inner).toFixed(2)} | ${ratio}× | ${perLoop} |`);
+    }
+  }
+  const msOf = (b, row) => runs.find((run) => run.build === b && run.row === row)?.ms;
+  lines.push('', '| build | agent tool | inner loop alone | forwarding | own cost (µs per call) | own ÷ (inner + forwarding) |', '| --- | --- | ---: | ---: | ---: | ---: |');
+  for (const b of builds) {
+    for (const [agent, alone] of [['signal', 'alone-signal'], ['none', 'alone']]) {
+      const [loop, a, p, g] = ['loop', alone, 'progress', agent].map((row) => msOf(b, row));
+      if (!a || !p || !g) continue;
+      const parts = loop.map((_, i) => ownCost({ loop: loop[i], alone: a[i], progress: p[i], agent: g[i] }, calls));
+      const m = (key) => median(parts.map((x) => x[key]));
+      lines.push(`| ${b.name} | ${agent} | ${m('inner').toFixed(2)} | ${m('forwarding').toFixed(2)} | ${m('own').toFixed(2)} | ${(m('share') * 100).toFixed(1)}% |`);
     }
   }
   if (builds.length === 2) {

@@ -808,15 +808,17 @@ async function w6() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// W7: sessions (S3). Appending W1's 10-turn conversation to a JSONL session with rx-tool-loop/sessions'
-// persist — one write per batch (the prompt at its user_message, each turn at its turn_end), an fsync after
-// each turn's batch — against W1's loop alone at the same size. persist into a store that keeps nothing is
-// the operator's own cost, into a memory store that plus its JSON copies, on tmpfs that plus the writes (an
-// fsync there has no disk to wait for); an fsync timed alone on the same disk is what S3's rule costs at the
-// least. Every contender runs once per round, round-robin, and each row's cost is the median of its per-round
-// difference to `conversation()` alone (the machine is shared: pairs see the same load). Then loading
-// sessions of 10,000 and 100,000 entries (the tree and its context): linear when the time per entry stays the
-// same.
+// W7: sessions (S3). Two targets. (1) `persist`'s CPU per entry, into a store that keeps nothing, against a
+// JSON.stringify of that entry: a recorded W1 conversation's events replayed through `persist` (its trees made
+// before the clock starts) minus the bare replay, and the entries it made stringified, in interleaved rounds on
+// the process's CPU time. (2) `jsonlStore` makes exactly one fsync per turn_end: fs's fsync functions are wrapped
+// in this process and counted around every run of a JSONL row, its turn_ends counted as they pass. Beside it, its
+// time per turn: W1's 10-turn conversation through `conversation()` + `persist` into a `jsonlStore` of its own,
+// paired by round with `conversation()` alone, against the same bytes written by hand (the writes the store made
+// for one conversation, recorded, replayed with appendFileSync and an fsync where the store made one). Every row
+// runs once per round, round-robin (the machine is shared: pairs see the same load); the in-memory rows and W1's
+// loop are shown for information. Then loading sessions of 10,000 and 100,000 entries (the tree and its
+// context): linear when the time per entry stays the same.
 
 function sessionsLibrary() {
   const fs = require('node:fs');
@@ -832,8 +834,11 @@ function discardingStore() {
   return { load: () => rxjs.EMPTY, append: () => rxjs.of(undefined) };
 }
 
-/** W1's conversation through `conversation()`, with `persist` into a store made per conversation (`makeStore`), or alone. */
-function sessionContender(name, makeStore) {
+/**
+ * W1's conversation through `conversation()`, with `persist` into a store made per conversation (`makeStore`), or
+ * alone; `tally.turnEnds` counts the turn_ends that pass.
+ */
+function sessionContender(name, makeStore, tally) {
   const { fakeProvider } = require('./lib/rx-provider.js');
   const lib = contender('rx-tool-loop').library();
   const sessions = sessionsLibrary();
@@ -848,17 +853,64 @@ function sessionContender(name, makeStore) {
         let tree;
         if (store) sessions.SessionTree.load(store).subscribe((loaded) => (tree = loaded)); // an empty file or memory: at once
         const save = store ? sessions.persist(tree, store) : (events) => events;
-        return S.consume(rxjs.of('hi').pipe(lib.conversation({ provider: fakeProvider(spec, counters), registry, maxTurns: spec.turns }), save), counters);
+        const counted = tally ? rxjs.tap((event) => event.type === 'turn_end' && tally.turnEnds++) : (events) => events;
+        return S.consume(rxjs.of('hi').pipe(lib.conversation({ provider: fakeProvider(spec, counters), registry, maxTurns: spec.turns }), save, counted), counters);
       });
     },
   };
 }
 
 /**
- * What S3 asks of the disk for a conversation, by hand (node:fs alone, no library, no loop): a new file in
- * `folder`, then per turn a one-line write and an fsync. A contender of its own, timed in the same rounds.
+ * fs's fsync functions counted (every call, by name), and the writes of one fd recorded while `recording`: what
+ * W7 checks jsonlStore by. The library calls them as properties of node:fs at each call, so wrapping them here
+ * sees its calls. `restore()` puts the originals back.
  */
-function byHand(name, folder) {
+function fsProbe() {
+  const fs = require('node:fs');
+  const probe = { calls: { fsyncSync: 0, fsync: 0, fdatasyncSync: 0, fdatasync: 0 }, recording: false, log: [] };
+  const originals = {};
+  for (const name of [...Object.keys(probe.calls), 'writeSync']) {
+    const original = (originals[name] = fs[name]);
+    fs[name] = function counted(fd, buffer, offset, length) {
+      if (name in probe.calls) probe.calls[name]++;
+      if (probe.recording) {
+        if (name === 'writeSync' && typeof buffer === 'string') {
+          probe.log.push({ fd, bytes: Buffer.from(buffer, typeof length === 'string' ? length : 'utf8') }); // (fd, string, position, encoding)
+        } else if (name === 'writeSync' && ArrayBuffer.isView(buffer)) {
+          const bytes = Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+          const from = typeof offset === 'number' ? offset : 0;
+          probe.log.push({ fd, bytes: Buffer.from(bytes.subarray(from, typeof length === 'number' ? from + length : undefined)) });
+        } else if (name !== 'writeSync') probe.log.push({ fd, sync: name });
+      }
+      return original.apply(this, arguments);
+    };
+  }
+  probe.total = () => Object.values(probe.calls).reduce((a, b) => a + b, 0);
+  probe.restore = () => Object.assign(fs, originals);
+  return probe;
+}
+
+/**
+ * What the store wrote for one conversation, from `probe`'s record: the writes to the fd it fsynced, in order,
+ * each marked when an fsync followed it. (A writeSync that wrote less than asked is recorded as written; the
+ * store's own loop then writes the rest, recorded too.)
+ */
+function storeWrites(log) {
+  const synced = log.find((x) => x.sync)?.fd;
+  if (synced === undefined) throw new Error('W7: the JSONL store made no fsync while recorded');
+  const writes = [];
+  for (const x of log.filter((y) => y.fd === synced)) {
+    if (x.bytes) writes.push({ bytes: x.bytes, sync: false });
+    else if (writes.length > 0) writes[writes.length - 1].sync = true;
+  }
+  return writes;
+}
+
+/**
+ * The same bytes by hand (node:fs alone, no library, no loop): a new file in `folder`, then each of `writes` with
+ * appendFileSync and an fsync where the store made one. A contender of its own, timed in the same rounds.
+ */
+function byHand(name, folder, writes) {
   const fs = require('node:fs');
   const path = require('node:path');
   let files = 0;
@@ -866,19 +918,98 @@ function byHand(name, folder) {
     name,
     /** ms for `spec.conversations` of them. */
     time(spec) {
-      const line = Buffer.from(`${JSON.stringify({ id: '2', parentId: '1', type: 'message', message: { role: 'assistant', content: S.turnText(spec), stopReason: 'toolUse' }, at: new Date().toISOString() })}\n`);
       const start = now();
       for (let c = 0; c < spec.conversations; c++) {
         const fd = fs.openSync(path.join(folder, `by-hand-${++files}.jsonl`), 'a');
-        for (let turn = 0; turn < spec.turns; turn++) {
-          fs.writeSync(fd, line);
-          fs.fsyncSync(fd);
+        for (const write of writes) {
+          fs.appendFileSync(fd, write.bytes);
+          if (write.sync) fs.fsyncSync(fd);
         }
         fs.closeSync(fd);
       }
       return now() - start;
     },
   };
+}
+
+/** W1's conversation through `conversation()` once, its events kept: what `persist` is replayed on. */
+async function recordedConversation(spec) {
+  const { fakeProvider } = require('./lib/rx-provider.js');
+  const { registryFor } = require('./contenders/rx-tool-loop.js');
+  const lib = contender('rx-tool-loop').library();
+  const one = { ...spec, conversations: 1 };
+  const counters = S.newCounters();
+  const registry = registryFor(lib, S.makeEcho(one, counters));
+  const events = [];
+  const record = (event) => {
+    events.push(event);
+    if (event.type === 'text_delta') {
+      counters.deltas++;
+      counters.chars += event.text.length;
+    } else if (event.type === 'loop_end') counters.ends++;
+  };
+  await new Promise((resolve, reject) =>
+    rxjs.of('hi').pipe(lib.conversation({ provider: fakeProvider(one, counters), registry, maxTurns: one.turns })).subscribe({ next: record, error: reject, complete: resolve }),
+  );
+  S.checkCounts(one, counters);
+  return events;
+}
+
+/**
+ * `persist`'s CPU per entry into a store that keeps nothing, against a JSON.stringify of each entry it made, µs
+ * per entry, in `rounds` interleaved rounds of `conversations` replays each (the order reversed every other round):
+ * per round, (replay through persist − bare replay) ÷ entries, stringify ÷ entries, and their ratio.
+ */
+function persistPerEntry(sessions, events, conversations, rounds) {
+  const kept = [];
+  const keeping = { load: () => rxjs.EMPTY, append: (entries) => (kept.push(...entries), rxjs.of(undefined)) };
+  const treeOf = (store) => {
+    let tree;
+    sessions.SessionTree.load(store).subscribe((loaded) => (tree = loaded)); // nothing to load: at once
+    return tree;
+  };
+  rxjs.from(events).pipe(sessions.persist(treeOf(keeping), keeping)).subscribe({ error: (error) => { throw error; } });
+  const entries = kept.slice();
+  if (entries.length === 0) throw new Error('W7: persist made no entries of the recorded conversation');
+  const count = conversations * entries.length;
+  const cpu = () => {
+    const used = process.cpuUsage();
+    return used.user + used.system; // µs
+  };
+  const noop = () => {};
+  let sink = 0;
+  const rows = {
+    bare: () => {
+      for (let c = 0; c < conversations; c++) rxjs.from(events).subscribe(noop);
+    },
+    persist: (trees, store) => {
+      for (let c = 0; c < conversations; c++) rxjs.from(events).pipe(sessions.persist(trees[c], store)).subscribe(noop);
+    },
+    stringify: () => {
+      for (let c = 0; c < conversations; c++) for (const entry of entries) sink += JSON.stringify(entry).length;
+    },
+  };
+  const samples = { persist: [], stringify: [], ratio: [] };
+  gc();
+  for (let round = -3; round < rounds; round++) {
+    // the trees are made before the clock starts: a session's load is no part of persist's cost per entry
+    const store = discardingStore();
+    const trees = Array.from({ length: conversations }, () => treeOf(store));
+    const us = {};
+    for (const name of round % 2 ? ['stringify', 'persist', 'bare'] : ['bare', 'persist', 'stringify']) {
+      const start = cpu();
+      rows[name](trees, store);
+      us[name] = cpu() - start;
+    }
+    if (round < 0) continue; // the first rounds warm up
+    const persist = (us.persist - us.bare) / count;
+    const stringify = us.stringify / count;
+    samples.persist.push(persist);
+    samples.stringify.push(stringify);
+    samples.ratio.push(persist / stringify);
+  }
+  if (sink === 0) throw new Error('W7: nothing stringified');
+  return { entries: entries.length, conversations, rounds, persist: stats(samples.persist), stringify: stats(samples.stringify), ratio: stats(samples.ratio) };
 }
 
 /** Milliseconds to load a session of `count` entries and take its context, median of `reps`. */
@@ -916,12 +1047,39 @@ async function w7() {
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'rx-tool-loop-bench-sessions-'));
   // the same on a RAM file system, where an fsync has no disk to wait for: the library's own cost of a write
   const shm = fs.existsSync('/dev/shm') ? fs.mkdtempSync(path.join('/dev/shm', 'rx-tool-loop-bench-')) : undefined;
+  const probe = fsProbe();
   try {
     // W1's conversation (10 turns, 5 deltas, one call a turn but the last), 20 of them a round; 4 on the disk,
     // whose every fsync is a disk round trip (ms): its cost is per conversation all the same
     const spec = { conversations: QUICK ? 5 : 20, turns: 10, deltas: 5, calls: 1, sequential: true };
     const onDisk = { ...spec, conversations: QUICK ? 2 : 4 };
+
+    // (1) persist's CPU per entry against JSON.stringify of the entry
+    log(`W7 persist: W1's conversation (${spec.turns} turns) recorded, replayed through persist into a store that keeps nothing, against JSON.stringify of its entries; CPU µs per entry, interleaved rounds`);
+    let perEntry;
+    try {
+      perEntry = persistPerEntry(sessions, await recordedConversation(spec), QUICK ? 50 : 500, QUICK ? 10 : 60);
+      log(`  ${perEntry.entries} entries a conversation: persist ${describe(perEntry.persist)}, JSON.stringify ${describe(perEntry.stringify)}; persist ÷ stringify ${describe(perEntry.ratio)}`);
+    } catch (error) {
+      perEntry = { error: String(error?.message ?? error) };
+      log(`  ${perEntry.error}`);
+    }
+
+    // (2) the bytes jsonlStore writes for one conversation, recorded, for the rows by hand
     let files = 0;
+    const tallies = { disk: { turnEnds: 0, fsyncs: 0, runs: 0 }, tmpfs: { turnEnds: 0, fsyncs: 0, runs: 0 } };
+    const jsonl = (name, dir, tally) => sessionContender(name, () => sessions.jsonlStore(path.join(dir, `session-${++files}.jsonl`)), tally);
+    probe.log = [];
+    probe.recording = true;
+    try {
+      await once(jsonl('recording', folder, undefined), { ...spec, conversations: 1 });
+    } finally {
+      probe.recording = false;
+    }
+    const writes = storeWrites(probe.log);
+    probe.log = [];
+    log(`  jsonlStore wrote one conversation in ${writes.length} writes (${writes.reduce((n, w) => n + w.bytes.length, 0)} bytes), ${writes.filter((w) => w.sync).length} fsyncs`);
+
     const loop = contender('rx-tool-loop');
     const alone = sessionContender('conversation', undefined);
     // two phases, each round-robin, the rows of each paired by round with the loop and conversation() of that round:
@@ -935,17 +1093,16 @@ async function w7() {
           alone,
           sessionContender('persist → a store that keeps nothing', () => discardingStore()),
           sessionContender('persist → memoryStore', () => sessions.memoryStore()),
-          ...(shm
-            ? [sessionContender('persist → jsonlStore on tmpfs', () => sessions.jsonlStore(path.join(shm, `session-${++files}.jsonl`))), byHand('S3 by hand on tmpfs', shm)]
-            : []),
+          ...(shm ? [jsonl('persist → jsonlStore on tmpfs', shm, tallies.tmpfs), byHand('the same bytes by hand on tmpfs', shm, writes)] : []),
         ],
       },
       {
         spec: onDisk,
         rounds: QUICK ? 8 : 40,
-        rows: [loop, alone, sessionContender('persist → jsonlStore', () => sessions.jsonlStore(path.join(folder, `session-${++files}.jsonl`))), byHand('S3 by hand', folder)],
+        rows: [loop, alone, jsonl('persist → jsonlStore', folder, tallies.disk), byHand('the same bytes by hand', folder, writes)],
       },
     ];
+    const tallyOf = (name) => (name === 'persist → jsonlStore' ? tallies.disk : name === 'persist → jsonlStore on tmpfs' ? tallies.tmpfs : undefined);
     log(`W7: W1's conversation (${spec.turns} turns) appended to a JSONL session of its own each (a write per batch, an fsync per turn_end), µs per conversation; round-robin, paired by round`);
     const timing = {};
     const shown = (x) => `${x.us.median.toFixed(1)} µs${x.share ? ` (${(x.share.median * 100).toFixed(0)}% of W1’s loop)` : ''}`;
@@ -958,7 +1115,15 @@ async function w7() {
         for (const who of phase.rows) {
           if (failures[who.name]) continue;
           try {
+            const tally = tallyOf(who.name);
+            const [fsyncs, turnEnds] = [probe.total(), tally?.turnEnds];
             const ms = who.time ? who.time(phase.spec) : (await once(who, phase.spec)).ms;
+            if (tally) {
+              // every fsync of this run is the store's: nothing else runs while it does
+              tally.fsyncs += probe.total() - fsyncs;
+              tally.runs++;
+              if (tally.turnEnds - turnEnds !== phase.spec.conversations * phase.spec.turns) throw new Error(`${tally.turnEnds - turnEnds} turn_ends in a run (expected ${phase.spec.conversations * phase.spec.turns})`);
+            }
             if (round >= 0) samples.get(who.name).push((ms * 1000) / phase.spec.conversations); // the first rounds warm up
           } catch (error) {
             failures[who.name] = { error: String(error?.message ?? error) };
@@ -978,15 +1143,21 @@ async function w7() {
         }
         const mine = samples.get(who.name);
         const t = (timing[who.name] = { ...stats(mine), rounds: phase.rounds, conversations: phase.spec.conversations });
-        if (who.time) t.alone = paired(mine); // S3's disk work by hand: no conversation to take away
+        if (who.time) t.alone = paired(mine); // the bytes by hand: no conversation to take away
         else if (who.name.startsWith('persist') && base) t.over = paired(mine.map((us, i) => us - base[i]));
-        // a JSONL row over conversation() and over S3's disk work by hand in the same round: the library's own part
-        const handName = who.name.replace('persist → jsonlStore', 'S3 by hand');
+        // a JSONL row over conversation() and over the same bytes by hand in the same round: the library's own part
+        const handName = who.name.replace('persist → jsonlStore', 'the same bytes by hand');
         const hand = who.name.startsWith('persist → jsonlStore') && !failures[handName] ? samples.get(handName) : undefined;
         if (hand && base) t.overHand = paired(mine.map((us, i) => us - base[i] - hand[i]));
-        log(`  ${who.name}: ${describe(t)}${t.over ? `; over conversation() (paired) ${shown(t.over)}` : ''}${t.overHand ? `, and over S3 by hand ${shown(t.overHand)}` : ''}${t.alone ? `; ${shown(t.alone)}` : ''}`);
+        log(`  ${who.name}: ${describe(t)}${t.over ? `; over conversation() (paired) ${shown(t.over)}` : ''}${t.overHand ? `, and over the same bytes by hand ${shown(t.overHand)}` : ''}${t.alone ? `; ${shown(t.alone)}` : ''}`);
       }
     }
+    const fsyncs = Object.fromEntries(
+      Object.entries(tallies)
+        .filter(([, x]) => x.runs > 0)
+        .map(([where, x]) => [where, { ...x, perTurnEnd: x.turnEnds > 0 ? x.fsyncs / x.turnEnds : undefined }]),
+    );
+    for (const [where, x] of Object.entries(fsyncs)) log(`  fsyncs of jsonlStore (${where}): ${x.fsyncs} for ${x.turnEnds} turn_ends in ${x.runs} runs (${x.perTurnEnd?.toFixed(3)} per turn_end)`);
     const counts = QUICK ? [1_000, 10_000] : [10_000, 100_000];
     log(`W7 load: sessions of ${counts.map((n) => n.toLocaleString('en-US')).join(' and ')} entries, ms`);
     const load = {};
@@ -998,8 +1169,9 @@ async function w7() {
       }
       log(`  ${count}: ${describe(load[count])}`);
     }
-    return { spec, onDisk: onDisk.conversations, rounds: phases.map((phase) => phase.rounds), timing, load, counts };
+    return { spec, onDisk: onDisk.conversations, rounds: phases.map((phase) => phase.rounds), timing, load, counts, perEntry, fsyncs, writes: { count: writes.length, bytes: writes.reduce((n, w) => n + w.bytes.length, 0), fsyncs: writes.filter((w) => w.sync).length } };
   } finally {
+    probe.restore();
     fs.rmSync(folder, { recursive: true, force: true });
     if (shm) fs.rmSync(shm, { recursive: true, force: true });
   }
@@ -1009,50 +1181,39 @@ async function w7() {
 // W9: agents as tools (A1–A5). W1's conversation with its `echo` tool an `agentTool` whose inner loop is
 // one turn of the same fake model (5 deltas, then stop, its answer the echoed text), wired as the README
 // shows (the call's context.signal passed on), every inner event forwarded to the outer subscriber as a
-// tool_update. Against W1's loop at the same size in the same process: the cost of an inner turn is what
-// the agent tool adds over the plain echo, per inner turn.
+// tool_update. The target splits the agent tool's run (what its row adds over W1's loop) in three: the inner
+// loop alone (the plain echo running the same loop, nothing forwarded), the forwarding any Observable tool
+// pays (an Observable echo of as many progress values), and agentTool's own cost, what is left: at most 10%
+// of the other two. Every row is W1's loop through the same harness, only its `echo` changed (lib/agent-rows.js).
 
-// mode 'alone': no agent tool; the plain echo also runs the same one-turn inner loop to its end, its events
-// read and dropped: what a whole loop per call costs before anything is forwarded (an inner turn is a loop)
-function agentToolContender(name, mode) {
-  const withSignal = mode === 'signal';
-  const { fakeProvider } = require('./lib/rx-provider.js');
+const W9_ALONE = 'a one-turn loop per call, not forwarded';
+const W9_ROWS = {
+  'rx-tool-loop': 'loop',
+  [W9_ALONE]: 'alone',
+  'a one-turn loop per call, given the signal': 'alone-signal',
+  'an Observable tool of 10 progress values': 'progress',
+  'agent tools': 'signal',
+  'agent tools, no signal': 'none',
+};
+// the agent tool rows and the rows their own cost is taken against: [agent, inner loop alone]
+const W9_AGENTS = [
+  ['agent tools', 'a one-turn loop per call, given the signal'],
+  ['agent tools, no signal', W9_ALONE],
+];
+const W9_PROGRESS = 'an Observable tool of 10 progress values';
+
+function agentToolContender(name, row) {
+  const { echoRegistry } = require('./lib/agent-rows.js');
   const lib = contender('rx-tool-loop').library();
-  if (typeof lib.agentTool !== 'function') throw new Error('bench: this build has no agentTool');
+  const { fakeProvider } = require('./lib/rx-provider.js');
+  if (!echoRegistry(lib, row, () => '', S.newCounters(), 5)) throw new Error(`bench: this build cannot make W9's ${row} row (no agentTool or toolProgress)`);
   return {
     name,
     async load() {},
     run(spec, counters, echo) {
-      const inner = { conversations: 1, turns: 1, deltas: spec.deltas, calls: 0 };
       const innerCounters = S.newCounters();
-      const none = new lib.ToolRegistry();
-      const alone = {
-        name: 'echo',
-        description: S.ECHO_DESCRIPTION,
-        input: { text: 'the text to return', turn: 'the turn number' },
-        handler: (input) => {
-          const text = echo(input);
-          const provider = fakeProvider(inner, innerCounters);
-          lib.runEventedToolLoop({ provider, registry: none, messages: [{ role: 'user', content: input.text }] }).subscribe({
-            next: (event) => event.type === 'text_delta' && innerCounters.deltas++,
-          });
-          return text;
-        },
-      };
-      const registry = new lib.ToolRegistry().register(
-        mode === 'alone' ? alone : lib.agentTool({
-          name: 'echo',
-          description: S.ECHO_DESCRIPTION,
-          input: { text: 'the text to return', turn: 'the turn number' },
-          agent: (input, context) => {
-            echo(input); // counts the call, as W1's echo does
-            const messages = [{ role: 'user', content: input.text }];
-            const provider = fakeProvider(inner, innerCounters);
-            return lib.runEventedToolLoop(withSignal ? { provider, registry: none, messages, signal: context.signal } : { provider, registry: none, messages });
-          },
-        }),
-      );
-      const want = spec.conversations * (spec.turns - 1) * spec.calls;
+      const registry = echoRegistry(lib, row, echo, innerCounters, spec.deltas);
+      const want = row === 'loop' ? 0 : spec.conversations * (spec.turns - 1) * spec.calls;
       return S.many(spec, () =>
         new Promise((resolve, reject) => {
           let final;
@@ -1073,8 +1234,10 @@ function agentToolContender(name, mode) {
           });
         }),
       ).then((finals) => {
-        if (innerCounters.model !== want || innerCounters.deltas !== want * spec.deltas) {
-          throw new Error(`W9 inner counts: ${innerCounters.model} inner model calls and ${innerCounters.deltas} forwarded deltas (expected ${want} and ${want * spec.deltas})`);
+        // the rows that run an inner loop make one model call a call; every row makes (or forwards) its deltas
+        const model = row === 'loop' || row === 'progress' ? 0 : want;
+        if (innerCounters.model !== model || innerCounters.deltas !== want * spec.deltas) {
+          throw new Error(`W9 ${row}: ${innerCounters.model} inner model calls and ${innerCounters.deltas} inner deltas (expected ${model} and ${want * spec.deltas})`);
         }
         return finals;
       });
@@ -1087,18 +1250,19 @@ async function w9() {
   const turns = spec.conversations * spec.turns;
   const innerTurns = spec.conversations * (spec.turns - 1) * spec.calls;
   log(`W9: W1's ${spec.conversations} conversations x ${spec.turns} turns, each call an agent tool of one turn, µs per conversation`);
-  // as the README wires it (the call's signal passed on), and without the signal: unsubscription alone tears the inner loop down (A3)
-  const contenders = [
-    contender('rx-tool-loop'),
-    agentToolContender(W9_ALONE, 'alone'),
-    agentToolContender('agent tools', 'signal'),
-    agentToolContender('agent tools, no signal', 'none'),
-  ];
-  // round-robin in one process, the order reversed every other round: each round's four runs see the same
-  // machine, so an inner turn is measured against the outer turn of its own round (the machine is shared)
+  const contenders = [];
+  const failures = {};
+  for (const [name, row] of Object.entries(W9_ROWS)) {
+    try {
+      contenders.push(agentToolContender(name, row));
+    } catch (error) {
+      failures[name] = String(error?.message ?? error);
+    }
+  }
+  // round-robin in one process, the order reversed every other round: each round's runs see the same machine,
+  // so every part is taken against the W1 run of its own round (the machine is shared)
   const ms = new Map(contenders.map((who) => [who.name, []]));
   const cpu = new Map(contenders.map((who) => [who.name, []]));
-  const failures = {};
   const attempt = async (who, keep) => {
     if (failures[who.name]) return;
     try {
@@ -1113,49 +1277,43 @@ async function w9() {
   };
   gc();
   for (const who of contenders) for (let i = 0; i < 5; i++) await attempt(who, false);
-  const rounds = QUICK ? 7 : 31;
+  const rounds = QUICK ? 7 : 61;
   for (let r = 0; r < rounds; r++) for (const who of r % 2 ? contenders.slice().reverse() : contenders) await attempt(who, true);
   const perConversation = (v) => (v * 1000) / spec.conversations;
   const timing = {};
-  for (const who of contenders) {
-    timing[who.name] = failures[who.name] ? { error: failures[who.name] } : { ...stats(ms.get(who.name).map(perConversation)), cpu: stats(cpu.get(who.name).map(perConversation)) };
-    log(`  ${who.name}: ${describe(timing[who.name])}`);
+  for (const name of Object.keys(W9_ROWS)) {
+    timing[name] = failures[name] ? { error: failures[name] } : { ...stats(ms.get(name).map(perConversation)), cpu: stats(cpu.get(name).map(perConversation)) };
+    log(`  ${name}: ${describe(timing[name])}`);
   }
   if (failures['rx-tool-loop']) return { spec, innerTurns, rounds, timing };
   // per round, on CPU time (less moved than the wall clock by the other work on a shared machine) and on wall time
   const paired = { cpu: w9Paired(cpu, failures, turns, innerTurns), wall: w9Paired(ms, failures, turns, innerTurns) };
   for (const [clock, p] of Object.entries(paired)) {
-    for (const name of [W9_ALONE, 'agent tools', 'agent tools, no signal']) {
-      const q = p[name];
-      if (q) log(`  ${clock}, ${name}: an inner turn ${q.innerTurn.median.toFixed(2)} µs, ${q.ratio.median.toFixed(2)}× an outer turn (${p.outerTurn.median.toFixed(2)} µs)${q.perOneTurnLoop ? `, ${q.perOneTurnLoop.median.toFixed(2)}× a one-turn loop per call` : ''} (medians of ${rounds} rounds)`);
+    for (const [name, q] of Object.entries(p.own)) {
+      log(`  ${clock}, ${name}: µs per call: the inner loop alone ${q.inner.median.toFixed(2)}, forwarding ${q.forwarding.median.toFixed(2)}, the agent tool ${q.agent.median.toFixed(2)}; its own cost ${q.own.median.toFixed(2)} µs, ${(q.share.median * 100).toFixed(1)}% of the other two (medians of ${rounds} rounds)`);
     }
   }
   return { spec, innerTurns, rounds, timing, paired };
 }
 
 /**
- * W9 per round: an outer turn (W1's loop over its turns), each contender's inner turn (what it adds over W1's loop,
- * over the inner turns), their ratio, and for the agent tools their inner turn against a one-turn loop per call
- * (the plain echo running that loop itself, nothing forwarded): medians of the rounds' own figures.
+ * W9 per round: an outer turn (W1's loop over its turns), each row's cost per call (what it adds over W1's loop),
+ * and each agent tool's parts (lib/agent-rows.js ownCost): medians of the rounds' own figures.
  */
-function w9Paired(series, failures, turns, innerTurns) {
+function w9Paired(series, failures, turns, calls) {
+  const { ownCost } = require('./lib/agent-rows.js');
   const loop = series.get('rx-tool-loop');
-  const outer = loop.map((v) => (v * 1000) / turns);
-  const inner = (name) => series.get(name).map((v, i) => ((v - loop[i]) * 1000) / innerTurns);
-  const paired = { outerTurn: stats(outer) };
-  for (const name of [W9_ALONE, 'agent tools', 'agent tools, no signal']) {
-    if (failures[name]) continue;
-    const mine = inner(name);
-    paired[name] = { innerTurn: stats(mine), ratio: stats(mine.map((v, i) => v / outer[i])) };
-    if (name !== W9_ALONE && !failures[W9_ALONE]) {
-      const alone = inner(W9_ALONE);
-      paired[name].perOneTurnLoop = stats(mine.map((v, i) => v / alone[i]));
-    }
+  const paired = { outerTurn: stats(loop.map((v) => (v * 1000) / turns)), perCall: {}, own: {} };
+  for (const name of Object.keys(W9_ROWS).slice(1)) {
+    if (!failures[name]) paired.perCall[name] = stats(series.get(name).map((v, i) => ((v - loop[i]) * 1000) / calls));
+  }
+  for (const [agent, alone] of W9_AGENTS) {
+    if (failures[agent] || failures[alone] || failures[W9_PROGRESS]) continue;
+    const parts = loop.map((_, i) => ownCost({ loop: loop[i], alone: series.get(alone)[i], progress: series.get(W9_PROGRESS)[i], agent: series.get(agent)[i] }, calls));
+    paired.own[agent] = Object.fromEntries(['inner', 'forwarding', 'agent', 'own', 'share'].map((key) => [key, stats(parts.map((p) => p[key]))]));
   }
   return paired;
 }
-
-const W9_ALONE = 'a one-turn loop per call, not forwarded';
 
 // ---------------------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 'use strict';
-// The baseline: the library as it was at a git ref (default: the tag v2), built from git into the
-// system's temp folder, so that one run measures old and new side by side.
+// The baseline: the library as it was at a git ref (default: v3, version 3 as released), built from git into
+// the system's temp folder, so that one run measures old and new side by side.
 //
 // run.js calls `build(ref)` once (cached by commit) and hands the result to every workload process in
 // the environment variable BENCH_BASELINE (JSON: name, label, ref, commit, entry); `fromEnv()` reads it
@@ -14,16 +14,18 @@ const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..', '..');
-const DEFAULT_REF = 'v2';
+const DEFAULT_REF = 'v3';
 // The versions as they landed, by commit: a checkout made without tags (a clone of a bundle, an archive
-// of the history) still finds them; a tag of the same name, when there is one, is the same commit.
+// of the history) still finds them; a tag of the same name must be the same commit (build() checks).
+// v3 is main as version 3 was released, before version 4's work; its package.json still says 0.1.0.
 const RELEASES = {
   v1: 'bd6298610dd5551be163bc99e969c78bf281a3cb',
   v2: 'fae1fcad43cdfa5b30b376bbe8a27d416c8597b5',
+  v3: '263c2dd328ee1c85b0fa89ec0dd892e91da9e152',
 };
 const STAMP = '.bench-baseline.json';
 
-/** The ref asked for: --baseline=REF, else RX_TOOL_LOOP_BASELINE, else v2; undefined for `none`. */
+/** The ref asked for: --baseline=REF, else RX_TOOL_LOOP_BASELINE, else v3; undefined for `none`. */
 function refFrom(args, env = process.env) {
   const flag = args.find((arg) => arg.startsWith('--baseline='))?.slice('--baseline='.length);
   const ref = flag || env.RX_TOOL_LOOP_BASELINE || DEFAULT_REF;
@@ -52,6 +54,16 @@ function build(ref) {
     commit = git('rev-parse', '--verify', '--quiet', `${Object.hasOwn(RELEASES, ref) ? RELEASES[ref] : ref}^{commit}`);
   } catch {
     throw new Error(`no commit or tag named "${ref}" in this repository (a shallow clone without tags? \`git fetch --tags\`)`);
+  }
+  if (Object.hasOwn(RELEASES, ref)) {
+    // a tag that says otherwise would make the label lie: refuse rather than guess which one was meant
+    let tagged;
+    try {
+      tagged = git('rev-parse', '--verify', '--quiet', `refs/tags/${ref}^{commit}`);
+    } catch {
+      tagged = undefined; // no such tag: the commit alone names the release
+    }
+    if (tagged && tagged !== commit) throw new Error(`the tag ${ref} is ${tagged.slice(0, 7)}, but ${ref} as released is ${commit.slice(0, 7)} (bench/lib/baseline.js): pass the commit you mean`);
   }
   const short = git('rev-parse', '--short', commit);
   const named = !commit.startsWith(ref);
