@@ -58,7 +58,7 @@ async function run(example: DocBlock): Promise<string> {
     return MODULES[name];
   };
   const log = (...values: unknown[]) => printed.push(values.map(String).join(' '));
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the example, compiled as a module of its own
+  // the example as a CommonJS module of its own: `require` gives the package's entries, `console` is ours
   new Function('require', 'exports', 'console', outputText)(load, {}, { log });
   await new Promise((done) => setImmediate(done)); // a run that is not synchronous gets to print too
   return printed.map((line) => `${line}\n`).join('');
