@@ -8,7 +8,7 @@
  *   climbs above the root from where its file lives.
  * - Rules are numbered in order without gaps, but for numbers that a section heading's range keeps for
  *   rules still to come (`## Events and tools (R21–R28)` holding only R24 so far).
- * - Every rule number cited in src/, spec/, marbles/, examples/ and README.md is defined in CONTRACT.md.
+ * - Every rule number cited in src/, spec/, marbles/, examples/, README.md and docs/ is defined in CONTRACT.md.
  * - R32: a rule counts as tested only where the NAME of a test cites it — `it(`, `test(`, `describe(` (with
  *   `.each`, `.skip`, …) or a wrapper that passes its name on (`scenario(` of the marbles, `browserTest` of the
  *   playground), in spec/ or marbles/ — never a comment; every rule CONTRACT.md defines, H, C and D included,
@@ -80,7 +80,7 @@ describe('CONTRACT.md and the rule numbers cited in the repository agree', () =>
   const notRules = new Set(['V8', 'S04']);
   const isSource = (file: string) => /\.(ts|md|js|mjs|cjs)$/.test(file);
   const citing = files.filter(
-    (file) => isSource(file) && (file === 'README.md' || /^(src|spec|marbles|examples)\//.test(file)) && file !== self,
+    (file) => isSource(file) && (file === 'README.md' || /^(src|spec|marbles|examples|docs)\//.test(file)) && file !== self,
   );
 
   /** The rule numbers a text cites, each with the line it is on; a range counts only as its two ends. */
@@ -124,7 +124,7 @@ describe('CONTRACT.md and the rule numbers cited in the repository agree', () =>
     }
   });
 
-  it('defines every rule number that src/, spec/, marbles/, examples/ or README.md cites', () => {
+  it('defines every rule number that src/, spec/, marbles/, examples/, README.md or docs/ cites', () => {
     const undefinedRules = cited
       .filter(({ rule: id }) => !definedSet.has(id))
       .map(({ file, line, rule: id }) => `${file}:${line}: ${id} is not defined in CONTRACT.md`);

@@ -1,11 +1,12 @@
 /**
- * R32: README.md links to the rules instead of restating them, so its links must land: every link to
- * `CONTRACT.md#…` or to `#…` in README.md and CONTRACT.md names a heading of that file (its anchor as GitHub
- * makes it), and every relative link names a file of the repository; every `npm run NAME` names a script.
+ * R32: README.md and the guides of docs/ (R37) link to the rules instead of restating them, so their links
+ * must land: every link to `CONTRACT.md#…` or to `#…` in them and in CONTRACT.md names a heading of that file
+ * (its anchor as GitHub makes it), and every relative link, read from the folder of the file that holds it,
+ * names a file of the repository; every `npm run NAME` names a script.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { DOCUMENTS } from './support/doc-blocks.js';
+import { dirname, join, posix, resolve } from 'node:path';
+import { DOCUMENTS, GUIDES } from './support/doc-blocks.js';
 
 const root = resolve(__dirname, '..', '..');
 
@@ -34,9 +35,10 @@ function links(file: string): { target: string; line: number }[] {
     });
 }
 
-describe('R32: the links of README.md and CONTRACT.md', () => {
-  it('R32: README.md links to the rules of CONTRACT.md by their sections', () => {
-    expect(links('README.md').filter(({ target }) => target.startsWith('CONTRACT.md#')).length).toBeGreaterThan(10);
+describe('R32: the links of README.md, CONTRACT.md and the guides', () => {
+  it('R32, R37: README.md and the guides link to the rules of CONTRACT.md by their sections', () => {
+    expect(links('README.md').filter(({ target }) => target.startsWith('CONTRACT.md#')).length).toBeGreaterThan(5);
+    expect(GUIDES.flatMap((file) => links(file)).filter(({ target }) => target.startsWith('../CONTRACT.md#')).length).toBeGreaterThan(30);
   });
 
   it('R32: every link to a section names a heading of that file, and every relative link a file of the repository', () => {
@@ -44,7 +46,9 @@ describe('R32: the links of README.md and CONTRACT.md', () => {
       links(file).flatMap(({ target, line }) => {
         if (/^[a-z]+:/.test(target)) return []; // https:, mailto:
         const [path, anchor] = target.split('#') as [string, string | undefined];
-        const into = path === '' ? file : path;
+        // a relative link is read from the folder of its file (docs/x.md's `../CONTRACT.md` is the root's)
+        const into = path === '' ? file : posix.normalize(posix.join(dirname(file), path));
+        if (into.startsWith('../')) return [`${file}:${line}: ${target}: leaves the repository`];
         if (!existsSync(join(root, into))) return [`${file}:${line}: ${target}: no file ${into}`];
         if (anchor === undefined || !into.endsWith('.md')) return [];
         return anchors(into).has(anchor) ? [] : [`${file}:${line}: ${target}: no heading of ${into} has the anchor #${anchor}`];
@@ -54,7 +58,7 @@ describe('R32: the links of README.md and CONTRACT.md', () => {
   });
 });
 
-describe('R32: the commands of README.md and CONTRACT.md', () => {
+describe('R32: the commands of README.md, CONTRACT.md and the guides', () => {
   it('R32: every `npm run NAME` names a script of package.json', () => {
     const scripts = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
     const named = DOCUMENTS.flatMap((file) =>

@@ -1,5 +1,5 @@
 /**
- * R32: every ```text block of README.md, CONTRACT.md and marbles/README.md says where it comes from, on the
+ * R32: every ```text block of README.md, CONTRACT.md, the guides of docs/ (R37) and marbles/README.md says where it comes from, on the
  * line above it, and is checked against that source:
  *
  * - `<!-- drawn by FILE -->`: a marble picture. FILE is a marble scenario or a spec that jest runs; each line
@@ -69,7 +69,7 @@ function problems(block: DocBlock): string[] {
   });
 }
 
-describe('R32: the text pictures of README.md, CONTRACT.md and marbles/README.md', () => {
+describe('R32: the text pictures of README.md, CONTRACT.md, the guides and marbles/README.md', () => {
   it('R32: finds the marble pictures', () => {
     expect(pictures.filter((block) => block.marker?.startsWith('drawn by ')).length).toBeGreaterThan(5);
   });

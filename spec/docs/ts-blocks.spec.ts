@@ -1,5 +1,5 @@
 /**
- * R32: every ```ts block of README.md and CONTRACT.md compiles against the package's exports, in one
+ * R32: every ```ts block of README.md, CONTRACT.md and the guides of docs/ (R37) compiles against the package's exports, in one
  * TypeScript program (the entries mapped to src/ as tsconfig.json maps them), unless the line above it is
  * `<!-- excerpt -->` (or `<!-- excerpt: why -->`).
  *
@@ -14,7 +14,7 @@
  */
 import ts from 'typescript';
 import { join, resolve } from 'node:path';
-import { DOCUMENTS, type DocBlock, docBlocks, isExcerpt, where } from './support/doc-blocks.js';
+import { DOCUMENTS, GUIDES, type DocBlock, docBlocks, isExcerpt, where } from './support/doc-blocks.js';
 import { declaredNames, exportedNames } from './support/exported-names.js';
 
 const root = resolve(__dirname, '..', '..');
@@ -234,10 +234,11 @@ function diagnostics(): string[] {
   return found;
 }
 
-describe('R32: the ts blocks of README.md and CONTRACT.md', () => {
-  it('R32: finds blocks of code and blocks of declarations in both documents', () => {
-    expect(blocks.filter((block) => block.file === 'README.md').length).toBeGreaterThan(5);
+describe('R32: the ts blocks of README.md, CONTRACT.md and the guides', () => {
+  it('R32, R37: finds blocks of code and blocks of declarations in the README, CONTRACT and the guides', () => {
+    expect(blocks.filter((block) => block.file === 'README.md').length).toBeGreaterThan(0);
     expect(blocks.filter((block) => block.file === 'CONTRACT.md').length).toBeGreaterThan(5);
+    expect(blocks.filter((block) => GUIDES.includes(block.file)).length).toBeGreaterThan(10);
     expect(comparisons.size).toBeGreaterThan(50);
   });
 

@@ -1,7 +1,7 @@
 /**
- * T10: the README's set-up for a newcomer, tried as one: the packed package installed into a fresh folder,
- * the README's own `tsconfig.json`, `jest.config.js` and example spec written there as they stand in the
- * README, the spec type-checked by TypeScript 6 against the installed .d.ts and run by jest with ts-jest.
+ * T10: the set-up for a newcomer in docs/testing.md (the guide the README points to), tried as one: the packed
+ * package installed into a fresh folder, the guide's own `tsconfig.json`, `jest.config.js` and example spec
+ * written there as they stand in the guide, the spec type-checked by TypeScript 6 against the installed .d.ts and run by jest with ts-jest.
  * jest, ts-jest, TypeScript and the jest types are the project's own (linked, not installed again). Needs
  * `npm run build` first (`npm test` does it).
  */
@@ -14,13 +14,14 @@ jest.setTimeout(180_000);
 
 const root = join(__dirname, '..', '..');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const GUIDE = 'docs/testing.md';
+const guide = readFileSync(join(root, GUIDE), 'utf8');
 let project = '';
 
-/** The code block right after the README's `<!-- NAME -->` marker. */
+/** The code block right after the guide's `<!-- NAME -->` marker. */
 function block(name: string): string {
-  const found = new RegExp(`<!-- ${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\\n\`\`\``).exec(readme);
-  if (found === null) throw new Error(`README.md has no block marked <!-- ${name} -->`);
+  const found = new RegExp(`<!-- ${name} -->\\n\`\`\`\\w+\\n([\\s\\S]*?)\\n\`\`\``).exec(guide);
+  if (found === null) throw new Error(`${GUIDE} has no block marked <!-- ${name} -->`);
   return `${found[1]}\n`;
 }
 
@@ -44,8 +45,8 @@ afterAll(() => {
   if (project !== '') rmSync(project, { recursive: true, force: true });
 });
 
-describe("the README's set-up, from the packed package in a fresh folder (T10)", () => {
-  it('T10: the README example spec type-checks with TypeScript 6 and the README tsconfig.json (strict, against the installed .d.ts)', () => {
+describe("the set-up of docs/testing.md, from the packed package in a fresh folder (T10)", () => {
+  it('T10: the guide\'s example spec type-checks with TypeScript 6 and the guide\'s tsconfig.json (strict, against the installed .d.ts)', () => {
     const tsc = join(project, 'node_modules', 'typescript', 'bin', 'tsc');
     expect((JSON.parse(readFileSync(join(project, 'node_modules', 'typescript', 'package.json'), 'utf8')) as { version: string }).version).toMatch(/^6\.0\./);
     try {
@@ -55,7 +56,7 @@ describe("the README's set-up, from the packed package in a fresh folder (T10)",
     }
   });
 
-  it('T10: jest with the README jest.config.js (ts-jest) runs the README example spec: its 3 tests pass, without a ts-jest warning', () => {
+  it('T10: jest with the guide\'s jest.config.js (ts-jest) runs the guide\'s example spec: its 3 tests pass, without a ts-jest warning', () => {
     const run = spawnSync(process.execPath, [join(project, 'node_modules', 'jest', 'bin', 'jest.js'), '--ci'], { cwd: project, encoding: 'utf8' });
     const output = `${run.stdout}${run.stderr}`;
     expect({ status: run.status, output }).toEqual({ status: 0, output: expect.stringContaining('Tests:       3 passed, 3 total') });

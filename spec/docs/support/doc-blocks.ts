@@ -1,8 +1,14 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 
-/** The documents whose code blocks are checked (R32): the rules and the guide to them. */
-export const DOCUMENTS = ['README.md', 'CONTRACT.md'] as const;
+/** The guides of docs/ (R37), as paths relative to the repository's root. */
+export const GUIDES: readonly string[] = readdirSync(resolve(__dirname, '..', '..', '..', 'docs'))
+  .filter((name) => name.endsWith('.md'))
+  .sort()
+  .map((name) => `docs/${name}`);
+
+/** The documents whose code blocks are checked (R32): the rules, the front door and the guides. */
+export const DOCUMENTS: readonly string[] = ['README.md', 'CONTRACT.md', ...GUIDES];
 
 /**
  * One fenced block of a Markdown file. `marker` is the HTML comment on the line right above the opening
