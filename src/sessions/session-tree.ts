@@ -55,6 +55,9 @@ export class SessionTree {
   /** The summary message of each compaction entry, made once, so that context() hands out the same object. */
   readonly #summaries = new WeakMap<SessionEntry, UserMessage>();
   #nextId = 1;
+  /** The ids that repeated in the store (two writers appended to one session): for each, its entries, first to last. */
+  #repeated: Map<string, SessionEntry[]> | undefined;
+  readonly #warnings: string[] = [];
   /** The `at` of the entries made in the millisecond `#stampedAt`: one Date per millisecond, not one per entry. */
   #stamp = '';
   #stampedAt = Number.NaN;
@@ -66,7 +69,10 @@ export class SessionTree {
   /**
    * The tree of the entries `store` holds, emitted once they are all loaded (S1). Cold: each subscription
    * loads again. Errors, naming the entry, when an entry is malformed or points at an entry that does not come
-   * before it (a parent, a move's target, a compaction's first kept message on its own path).
+   * before it (a parent, a move's target, a compaction's first kept message on its own path). An id that an
+   * earlier entry has already (two writers appended to one session) fails nothing: both entries are kept, the
+   * later one renamed (`ID~2`, …), a later entry naming that id follows the first of its entries that it can
+   * follow, and {@link SessionTree.warnings} says so.
    *
    * @throws TypeError at call time for a `store` without `load` and `append`.
    */
@@ -76,8 +82,9 @@ export class SessionTree {
       const tree = new SessionTree(store);
       let count = 0;
       return store.load().subscribe({
-        next: (entry) => {
+        next: (loaded) => {
           count++;
+          const entry = tree.#resolve(loaded, count);
           const problem = tree.#problem(entry);
           if (problem === undefined) return tree.#add(entry);
           const id = (entry as { id?: unknown } | null)?.id;
@@ -90,6 +97,14 @@ export class SessionTree {
         },
       });
     });
+  }
+
+  /**
+   * What the load repaired, one line each: an entry whose id an earlier entry had (two writers appended to one
+   * session), and the name it was kept under. Empty for a session one writer wrote.
+   */
+  get warnings(): readonly string[] {
+    return this.#warnings;
   }
 
   /** The entry the next message follows: the last one appended, or the target of the last `moveTo`; `null` for an empty session. */
@@ -184,11 +199,45 @@ export class SessionTree {
     return message;
   }
 
+  /**
+   * A loaded entry as the tree keeps it: renamed if its id was taken (the store's entry is not changed), and
+   * each id it names that repeated read as the first entry of that id that fits (a message or a compaction to
+   * follow or move to; a message on its path to keep from).
+   */
+  #resolve(entry: SessionEntry, count: number): SessionEntry {
+    if (notAnEntry(entry) !== undefined) return entry; // #problem names it
+    let resolved = entry;
+    const repeated = this.#repeated;
+    if (repeated !== undefined) {
+      const point = (candidate: SessionEntry) => candidate.type !== 'leaf';
+      const parentId = entry.parentId === null ? null : (repeated.get(entry.parentId)?.find(point)?.id ?? entry.parentId);
+      if (parentId !== entry.parentId) resolved = { ...resolved, parentId };
+      if (resolved.type === 'leaf') {
+        const targetId = repeated.get(resolved.targetId)?.find(point)?.id ?? resolved.targetId;
+        if (targetId !== resolved.targetId) resolved = { ...resolved, targetId };
+      } else if (resolved.type === 'compaction' && repeated.has(resolved.firstKeptId)) {
+        const parent = resolved.parentId === null ? undefined : this.#entries.get(resolved.parentId);
+        const onPath = new Set(parent === undefined || parent.type === 'leaf' ? [] : this.path(parent.id));
+        const firstKeptId = repeated.get(resolved.firstKeptId)!.find((kept) => kept.type === 'message' && onPath.has(kept))?.id ?? resolved.firstKeptId;
+        if (firstKeptId !== resolved.firstKeptId) resolved = { ...resolved, firstKeptId };
+      }
+    }
+    const first = this.#entries.get(entry.id);
+    if (first === undefined) return resolved;
+    let n = 2;
+    while (this.#entries.has(`${entry.id}~${n}`)) n++;
+    resolved = { ...resolved, id: `${entry.id}~${n}` };
+    const entries = (this.#repeated ??= new Map()).get(entry.id);
+    if (entries === undefined) this.#repeated.set(entry.id, [first, resolved]);
+    else entries.push(resolved);
+    this.#warnings.push(`entry ${count} repeats the id ${JSON.stringify(entry.id)} of an earlier entry (two writers appended to this session): both are kept, this one as ${JSON.stringify(resolved.id)}`);
+    return resolved;
+  }
+
   /** Why a loaded entry cannot join the tree, or `undefined`. */
   #problem(entry: SessionEntry): string | undefined {
     const shape = notAnEntry(entry);
     if (shape !== undefined) return `is not a session entry: ${shape}`;
-    if (this.#entries.has(entry.id)) return 'repeats the id of an earlier entry';
     const parent = entry.parentId === null ? undefined : this.#entries.get(entry.parentId);
     if (entry.parentId !== null && parent === undefined) return `follows ${JSON.stringify(entry.parentId)}, which no earlier entry is`;
     if (parent?.type === 'leaf') return `follows ${JSON.stringify(entry.parentId)}, a leaf entry`;
