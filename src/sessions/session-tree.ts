@@ -25,8 +25,8 @@ let write: (tree: SessionTree, store: SessionStore, entries: readonly SessionEnt
 /**
  * A session as a tree (S1): every message appended once, a branch is a move of the leaf, a compaction is an
  * entry. `context()` is the history on the path from the root to the leaf — what the next prompt continues —
- * with the latest compaction on that path applied: its summary as a user message, then the messages from
- * `firstKeptId` on. `moveTo(id)` moves the leaf (the next prompt branches from there) and is itself appended
+ * with the latest compaction on that path applied: the system messages before `firstKeptId` (never summarised,
+ * S5), its summary as a user message, then the messages from `firstKeptId` on. `moveTo(id)` moves the leaf (the next prompt branches from there) and is itself appended
  * to the store the tree was loaded from, as a `leaf` entry, so a reloaded tree stands where it was left.
  * Nothing is ever deleted.
  *
@@ -125,7 +125,8 @@ export class SessionTree {
 
   /**
    * The history at `leafId` (default: the leaf) as a model call or `conversation({ messages })` takes it (S1):
-   * the messages on its path, with the latest compaction on the path applied. A new array of the tree's own
+   * the messages on its path, with the latest compaction on the path applied (the system messages before its
+   * first kept message, its summary as a user message, then the messages from the first kept one). A new array of the tree's own
    * message objects (do not change them).
    */
   context(leafId: string | null = this.#leaf): AgentMessage[] {
@@ -180,6 +181,13 @@ export class SessionTree {
       const entry = path[index]!;
       if (entry.type !== 'compaction') continue;
       from = path.findIndex((kept) => kept.id === entry.firstKeptId);
+      // S5: a system message is never summarised: those before the kept part come first, as they are
+      for (let before = 0; before < from; before++) {
+        const kept = path[before]!;
+        if (kept.type !== 'message' || kept.message.role !== 'system') continue;
+        messages.push(kept.message);
+        ids.push(kept.id);
+      }
       messages.push(this.#summary(entry));
       ids.push(null);
       break;
