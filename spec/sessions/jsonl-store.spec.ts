@@ -40,7 +40,7 @@ describe('jsonlStore (S3)', () => {
     expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(entry('1'))}\n${JSON.stringify(entry('2', 'two\nlines'))}\n`);
   });
 
-  it('S3: one write per batch on a file kept open, and an fsync only after a batch that ends a turn: a prompt or a moveTo is written, not synced', async () => {
+  it('S3 (3): one write per batch on a file kept open; a batch is fsynced when it ends a turn, and a prompt or a moveTo is written at once but rides the next turn\'s fsync', async () => {
     const path = fresh();
     const writes = jest.spyOn(fs, 'writeSync');
     const syncs = jest.spyOn(fs, 'fsyncSync');

@@ -18,8 +18,9 @@ const TAKEOVER_WAIT_MS = 5_000;
  * or throws a {@link LockError} naming the live process that holds it. Synchronous: no other code of this process
  * runs between its steps.
  *
- * A free lock is made with `link` from a draft already holding the pid: `link` fails if the name exists (atomic
- * on a local file system, NFS included), and the lock file never exists without its pid. A lock whose writer is
+ * A free lock is made with `link` from a draft already holding the pid: on Linux's local file systems `link`
+ * fails if the name exists, in one step (no two processes both make it), and the lock file never exists
+ * without its pid (an `O_EXCL` open would show it empty until its write). A lock whose writer is
  * dead (killed, crashed) is taken over — and that must be atomic too: two processes that both saw the dead pid
  * and both removed-then-linked could each take it, both append, and the session would be lost. So a takeover
  * is itself a lock, on the name `FILE.lock.takeover-PID` of the dead pid, made the same way: one process holds it;
@@ -45,9 +46,10 @@ function take(path: string, deadline: number): number | undefined {
   for (;;) {
     if (create(path)) return undefined;
     const text = contentOf(path);
-    if (text === undefined) continue; // released between the two steps: try again
+    if (text === undefined && Date.now() <= deadline) continue; // released between the two steps: try again
+    if (text === undefined) throw new LockError(`jsonlStore: could not take the lock ${path}: it comes and goes`);
     const owner = pidIn(text);
-    // ours: left by an earlier process that had this pid (a live process is never this one's ancestor here)
+    // no other live process has this pid: the file was left by an earlier one that had it, and is ours
     if (owner === process.pid) return undefined;
     if (owner !== undefined && alive(owner)) return owner;
     const claim = `${path}.takeover-${owner ?? 'unknown'}`;
