@@ -84,8 +84,9 @@ export class SessionTree {
       return store.load().subscribe({
         next: (loaded) => {
           count++;
-          const entry = tree.#resolve(loaded, count);
-          const problem = tree.#problem(entry);
+          const shape = notAnEntry(loaded);
+          const entry = shape === undefined ? tree.#resolve(loaded, count) : loaded;
+          const problem = shape === undefined ? tree.#problem(entry) : `is not a session entry: ${shape}`;
           if (problem === undefined) return tree.#add(entry);
           const id = (entry as { id?: unknown } | null)?.id;
           subscriber.error(new Error(`SessionTree.load: entry ${count}${typeof id === 'string' ? ` (id ${JSON.stringify(id)})` : ''} ${problem}`));
@@ -213,7 +214,6 @@ export class SessionTree {
    * follow or move to; a message on its path to keep from).
    */
   #resolve(entry: SessionEntry, count: number): SessionEntry {
-    if (notAnEntry(entry) !== undefined) return entry; // #problem names it
     let resolved = entry;
     const repeated = this.#repeated;
     if (repeated !== undefined) {
@@ -242,10 +242,8 @@ export class SessionTree {
     return resolved;
   }
 
-  /** Why a loaded entry cannot join the tree, or `undefined`. */
+  /** Why a loaded entry (of the right shape) cannot join the tree, or `undefined`. */
   #problem(entry: SessionEntry): string | undefined {
-    const shape = notAnEntry(entry);
-    if (shape !== undefined) return `is not a session entry: ${shape}`;
     const parent = entry.parentId === null ? undefined : this.#entries.get(entry.parentId);
     if (entry.parentId !== null && parent === undefined) return `follows ${JSON.stringify(entry.parentId)}, which no earlier entry is`;
     if (parent?.type === 'leaf') return `follows ${JSON.stringify(entry.parentId)}, a leaf entry`;
