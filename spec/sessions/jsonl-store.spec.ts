@@ -148,6 +148,22 @@ describe('jsonlStore (S3)', () => {
     expect(reloaded.context().map((m) => m.content)).toEqual(['hello', 'You said: hello', 'again', 'You said: again']);
   });
 
+  it('S1 (1): a file two writers appended to (before the lock was atomic) is not lost: it loads, says so, and the conversation goes on in it', async () => {
+    const path = fresh();
+    const line = (id: string, parentId: string | null, role: 'user' | 'assistant', content: string) =>
+      JSON.stringify({ id, parentId, type: 'message', message: role === 'user' ? { role, content } : { role, content, stopReason: 'stop' }, at: 'then' });
+    // both loaded entries 1-2, and each appended its prompt and answer as 3 and 4
+    writeFileSync(path, [line('1', null, 'user', 'hello'), line('2', '1', 'assistant', 'You said: hello'), line('3', '2', 'user', 'A'), line('3', '2', 'user', 'B'), line('4', '3', 'assistant', 'You said: A'), line('4', '3', 'assistant', 'You said: B')].join('\n') + '\n');
+    const store = jsonlStore(path);
+    const tree = await lastValueFrom(SessionTree.load(store));
+    expect(tree.warnings).toHaveLength(2);
+    expect(tree.context().map((m) => m.content)).toEqual(['hello', 'You said: hello', 'A', 'You said: B']);
+    await lastValueFrom(of('more').pipe(conversation({ provider: historyModel(), registry: historyTools(), messages: tree.context() }), persist(tree, store), toArray()));
+    const reloaded = await lastValueFrom(SessionTree.load(jsonlStore(path)));
+    expect(reloaded.context()).toEqual(tree.context());
+    expect(reloaded.context().map((m) => m.content)).toEqual(['hello', 'You said: hello', 'A', 'You said: B', 'more', 'You said: more']);
+  });
+
   it('S3: a line that is not an entry fails load naming the line number; blank lines are skipped', async () => {
     const path = fresh();
     writeFileSync(path, `${JSON.stringify(entry('1'))}\n\n{"id":"2"\n${JSON.stringify(entry('3'))}\n`);
