@@ -17,7 +17,7 @@ import { type SessionEntry, type SessionStore, eachEntry, notAnEntry } from './s
  * crash is skipped on load, with nothing else lost (the next append first cuts it off); a whole last entry whose
  * newline is missing counts (and gets its newline); a UTF-8 byte-order mark at the start is skipped. Any other
  * line that is not an entry fails `load`, naming its line number. A process that appends holds the lock file
- * `PATH.lock` (its pid) until it exits; another process's append is refused with a `LockError` while it lives,
+ * `PATH.lock` (its pid) until it exits; another process's append is refused with an error named `LockError` while it lives,
  * and of processes racing to take over a dead writer's lock exactly one does. Within the process, an append
  * whose ids the file holds already (a second SessionTree on the same file, on this store or another) is refused
  * with the same error. Writes are synchronous: a sync conversation stays sync.
