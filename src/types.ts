@@ -166,8 +166,11 @@ export type BeforeToolCall = (call: ToolCall, context: HookContext) => HookAnswe
 /** H3: sees each result of a call that reached `beforeToolCall`, before `tool_result`; what it returns replaces it, `void` keeps it. */
 export type AfterToolCall = (result: ToolResultMessage, context: HookContext) => HookAnswer<ToolOutput | string | void>;
 
-/** H6: what each provider call sees (the model's view); the loop's own history stays whole. */
-export type PrepareTurn = (input: ProviderInput, context: { turn: number; signal: AbortSignal }) => HookAnswer<ProviderInput>;
+/**
+ * H6: what each provider call sees (the model's view); the loop's own history stays whole. `lastUsage` (R34): the
+ * `usage` the loop's previous provider call reported, if it reported one (none on a loop's first call).
+ */
+export type PrepareTurn = (input: ProviderInput, context: { turn: number; signal: AbortSignal; lastUsage?: Usage }) => HookAnswer<ProviderInput>;
 
 /** What a tool handler may return (R14). */
 export type ToolReturn =

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { Observable, Subject, firstValueFrom, isObservable, lastValueFrom, of, toArray } from 'rxjs';
+import { Observable, Subject, firstValueFrom, isObservable, lastValueFrom, map, of, toArray } from 'rxjs';
 import type { AgentMessage, ConversationEvent, ProviderInput } from '../../src/index.js';
 import { conversation, scriptedProvider } from '../../src/index.js';
 import { SessionTree, compactWhen, memoryStore, persist } from '../../src/sessions/index.js';
@@ -53,9 +53,12 @@ describe('compactWhen (S5)', () => {
     );
   });
 
-  it('S5: over maxTokens it sends the summary of the oldest messages and the newest ones whole, a valid history; under, the input as it is (property)', async () => {
+  it('S5: over maxTokens it sends the system messages, the summary of the oldest messages and the newest ones whole, the prompt among them, a valid history; under, the input as it is (property)', async () => {
     await fc.assert(
-      fc.asyncProperty(historyArb, fc.integer({ min: 1, max: 3000 }), fc.nat(100), async (history, maxTokens, keepShare) => {
+      fc.asyncProperty(historyArb, fc.integer({ min: 1, max: 3000 }), fc.nat(100), fc.nat(400), async (messages, maxTokens, keepShare, systemSize) => {
+        // now and then a system prompt first: never summarised
+        const history: AgentMessage[] = systemSize % 2 === 0 ? messages : [{ role: 'system', content: 's'.repeat(systemSize) }, ...messages];
+        const systems = history.filter((m) => m.role === 'system');
         const keepRecentTokens = Math.floor(((maxTokens - 1) * keepShare) / 100);
         const asked: (readonly AgentMessage[])[] = [];
         const prepare = compactWhen({ maxTokens, keepRecentTokens, summarize: (messages) => (asked.push(messages), of(`summary of ${messages.length}`)) });
@@ -67,11 +70,15 @@ describe('compactWhen (S5)', () => {
           expect(asked).toEqual([]);
           return;
         }
-        if (view === input) return expect(cutPoint(history, 0, keepRecentTokens)).toBeUndefined();
+        if (view === input) return expect(asked).toEqual([]);
         expect(asked).toHaveLength(1);
-        const kept = view.messages.slice(1);
-        expect(view.messages[0]).toEqual({ role: 'user', content: `summary of ${asked[0]!.length}` });
-        expect([...asked[0]!, ...kept]).toEqual(history); // summarised + kept = the history, in order, each message once
+        expect(view.messages.slice(0, systems.length)).toEqual(systems);
+        const kept = view.messages.slice(systems.length + 1);
+        expect(view.messages[systems.length]).toEqual({ role: 'user', content: `summary of ${asked[0]!.length}` });
+        expect([...systems, ...asked[0]!, ...kept]).toEqual(history); // summarised + kept = the history, in order, each message once
+        expect(asked[0]!.filter((m) => m.role === 'system')).toEqual([]);
+        const prompt = history.findLast((m) => m.role === 'user');
+        if (prompt !== undefined) expect(kept).toContain(prompt);
         expect(kept[0]!.role).not.toBe('toolResult');
         assertValidHistory(view.messages);
       }),
@@ -118,17 +125,95 @@ describe('compactWhen (S5)', () => {
     expect(reloaded.path().filter((e) => e.type === 'message').map((e) => (e as { message: AgentMessage }).message)).toEqual(last.messages);
   });
 
-  it('S5: the estimate is the last model call\'s usage.inputTokens (read by persist off message_end) plus chars/4 of the messages since', async () => {
-    const store = memoryStore();
-    const tree = await lastValueFrom(SessionTree.load(store));
+  it('S5 (5), R34: prepareTurn\'s context tells the previous provider call\'s usage (none on a loop\'s first call), and the estimate is its inputTokens plus chars/4 of the messages since', async () => {
+    const told: unknown[] = [];
+    const seen: (readonly AgentMessage[])[] = [];
     const end = await lastValueFrom(
-      of('What time is it?').pipe(conversation({ provider: historyModel(), registry: historyTools() }), persist(tree, store)),
+      of('What time is it?').pipe(
+        conversation({ provider: historyModel(), registry: historyTools(), prepareTurn: (input, { lastUsage }) => (told.push(lastUsage), seen.push(input.messages), input) }),
+      ),
     );
     const messages = (end as Extract<ConversationEvent, { type: 'loop_end' }>).messages;
-    // the tool turn's call reported the tokens of its input (the prompt); the answer's reported none
-    const since = messages.slice(1).reduce((sum, m) => sum + Math.ceil((m.content.length + (m.role === 'assistant' && m.toolCalls ? JSON.stringify(m.toolCalls).length : 0)) / 4), 0);
-    expect(estimate(messages)).toBe(inputTokens(messages.slice(0, 1)) + since);
-    expect(estimate(JSON.parse(JSON.stringify(messages)) as AgentMessage[])).toBe(Math.ceil(messages[0]!.content.length / 4) + since); // no usage known: chars/4 of all
+    // turn 1 asked the time (its call reported its input tokens and 5 out), turn 2 answered
+    expect(told).toEqual([undefined, { inputTokens: inputTokens(messages.slice(0, 1)), outputTokens: 5 }]);
+    const since = seen[1]!.slice(1).reduce((sum, m) => sum + Math.ceil((m.content.length + (m.role === 'assistant' && m.toolCalls ? JSON.stringify(m.toolCalls).length : 0)) / 4), 0);
+    const known = (m: AgentMessage) => (m === seen[1]![1] ? inputTokens(messages.slice(0, 1)) : undefined);
+    expect(estimate(seen[1]!, known)).toBe(inputTokens(messages.slice(0, 1)) + since);
+    expect(estimate(seen[1]!)).toBe(Math.ceil(messages[0]!.content.length / 4) + since); // no usage known: chars/4 of all
+  });
+
+  it('S5 (5), R34: compactWhen learns the last usage from prepareTurn\'s context alone: no persist, and the same history compacts only when the model reported a large input', async () => {
+    const run = async (reported: number | undefined) => {
+      const summarised: (readonly AgentMessage[])[] = [];
+      const model = historyModel();
+      // the same model, its usage replaced: what decides is what the loop tells compactWhen of it
+      const provider: typeof model = (input) =>
+        model(input).pipe(map((event) => (event.type === 'message_end' && event.usage !== undefined ? { ...event, usage: reported === undefined ? undefined : { inputTokens: reported, outputTokens: 5 } } : event)));
+      await lastValueFrom(
+        of('What time is it?').pipe(
+          conversation({
+            provider,
+            registry: historyTools(),
+            messages: [{ role: 'user', content: 'an earlier question' }, { role: 'assistant', content: 'an earlier answer', stopReason: 'stop' }],
+            prepareTurn: compactWhen({ maxTokens: 1000, keepRecentTokens: 10, summarize: (messages) => (summarised.push(messages), of('SUMMARY')) }),
+          }),
+          toArray(),
+        ),
+      );
+      return summarised;
+    };
+    expect(await run(undefined)).toEqual([]); // chars/4 of the history: far below maxTokens
+    expect(await run(100)).toEqual([]);
+    expect((await run(5000)).map((messages) => messages.map((m) => m.content))).toEqual([['an earlier question', 'an earlier answer']]); // turn 2, the prompt kept
+  });
+
+  it('S5 (5): a system message is never summarised: sent first, as it is; the tree\'s context keeps it too, before the summary', async () => {
+    const system: AgentMessage = { role: 'system', content: 'Answer in French. '.repeat(20) };
+    const history: AgentMessage[] = [
+      system,
+      { role: 'user', content: 'x'.repeat(400) },
+      { role: 'system', content: 'Be brief.' },
+      { role: 'assistant', content: 'y'.repeat(400), stopReason: 'stop' },
+      { role: 'user', content: 'next' },
+    ];
+    const asked: (readonly AgentMessage[])[] = [];
+    const prepare = compactWhen({ maxTokens: 100, keepRecentTokens: 5, summarize: (messages) => (asked.push(messages), of('SUMMARY')) });
+    const view = await prepared(prepare({ messages: history, tools: [] }, context));
+    expect(asked).toEqual([[history[1]]]);
+    expect(view.messages).toEqual([system, history[2], { role: 'user', content: 'SUMMARY' }, history[3], history[4]]);
+
+    const store = memoryStore(history.map((message, index) => ({ id: `${index + 1}`, parentId: index === 0 ? null : `${index}`, type: 'message', message, at: 'then' })));
+    const tree = await lastValueFrom(SessionTree.load(store));
+    const inputs: ProviderInput[] = [];
+    const model = historyModel();
+    await lastValueFrom(
+      of('thanks').pipe(
+        conversation({ provider: (input) => (inputs.push(input), model(input)), registry: historyTools(), messages: tree.context(), prepareTurn: compactWhen({ maxTokens: 100, keepRecentTokens: 5, summarize: () => of('SUMMARY') }) }),
+        persist(tree, store),
+        toArray(),
+      ),
+    );
+    expect(inputs[0]!.messages.slice(0, 3)).toEqual([system, history[2], { role: 'user', content: 'SUMMARY' }]);
+    const reloaded = await lastValueFrom(SessionTree.load(store));
+    expect(reloaded.context().slice(0, 3)).toEqual([system, history[2], { role: 'user', content: 'SUMMARY' }]);
+    expect(reloaded.context().slice(0, inputs[0]!.messages.length)).toEqual(inputs[0]!.messages);
+  });
+
+  it('S5 (5): the prompt the turn answers is never summarised, however small keepRecentTokens is (a tool turn\'s results after it)', async () => {
+    const history: AgentMessage[] = [
+      { role: 'user', content: 'x'.repeat(400) },
+      { role: 'assistant', content: 'y'.repeat(400), stopReason: 'stop' },
+      { role: 'user', content: 'Read the log, then the other log.' },
+      { role: 'user', content: 'And the third.' },
+      { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [{ id: 'read', name: 'read', input: {} }] },
+      { role: 'toolResult', toolCallId: 'read', toolName: 'read', content: 'L'.repeat(200), isError: false },
+    ];
+    const asked: (readonly AgentMessage[])[] = [];
+    const prepare = compactWhen({ maxTokens: 60, keepRecentTokens: 1, summarize: (messages) => (asked.push(messages), of('SUMMARY')) });
+    const view = await prepared(prepare({ messages: history, tools: [] }, context));
+    expect(asked).toEqual([history.slice(0, 2)]);
+    expect(view.messages).toEqual([{ role: 'user', content: 'SUMMARY' }, ...history.slice(2)]);
+    expect(cutPoint(history.slice(2), 0, 1)).toBeUndefined(); // nothing before the prompts: nothing to summarise
   });
 
   it('S5: the summary call is an Observable that is unsubscribed when the loop is', () => {

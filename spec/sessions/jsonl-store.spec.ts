@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, of, toArray } from 'rxjs';
 import { conversation } from '../../src/index.js';
-import { type SessionEntry, SessionTree, jsonlStore, persist } from '../../src/sessions/index.js';
+import { type SessionEntry, type SessionStore, SessionTree, jsonlStore, persist } from '../../src/sessions/index.js';
 import { storeConformance } from '../../src/sessions/testing/index.js';
 import { historyModel, historyTools } from './support/model.js';
 
@@ -40,7 +40,7 @@ describe('jsonlStore (S3)', () => {
     expect(readFileSync(path, 'utf8')).toBe(`${JSON.stringify(entry('1'))}\n${JSON.stringify(entry('2', 'two\nlines'))}\n`);
   });
 
-  it('S3: one write per batch on a file kept open, and an fsync only after a batch that ends a turn: a prompt or a moveTo is written, not synced', async () => {
+  it('S3 (3): one write per batch on a file kept open; a batch is fsynced when it ends a turn, and a prompt or a moveTo is written at once but rides the next turn\'s fsync', async () => {
     const path = fresh();
     const writes = jest.spyOn(fs, 'writeSync');
     const syncs = jest.spyOn(fs, 'fsyncSync');
@@ -100,6 +100,68 @@ describe('jsonlStore (S3)', () => {
     expect(await loadAll(byHand)).toEqual([entry('1'), entry('2')]);
     await lastValueFrom(jsonlStore(byHand).append([entry('3')]));
     expect(await loadAll(byHand)).toEqual([entry('1'), entry('2'), entry('3')]);
+  });
+
+  it('S3 (decided): a whole last line without its newline is kept — load gives its entry, and the next append gives it its newline first', async () => {
+    const path = fresh();
+    writeFileSync(path, `${JSON.stringify(entry('1'))}\n${JSON.stringify(entry('2'))}`);
+    expect(await loadAll(path)).toEqual([entry('1'), entry('2')]);
+    await lastValueFrom(jsonlStore(path).append([entry('3')]));
+    expect(readFileSync(path, 'utf8')).toBe([entry('1'), entry('2'), entry('3')].map((e) => `${JSON.stringify(e)}\n`).join(''));
+  });
+
+  it('S3 (4): a UTF-8 byte-order mark at the start of a file is skipped: on load, and when the next append reads the last line', async () => {
+    const path = fresh();
+    writeFileSync(path, `\uFEFF${JSON.stringify(entry('1'))}\n${JSON.stringify(entry('2'))}\n`);
+    expect(await loadAll(path)).toEqual([entry('1'), entry('2')]);
+    const alone = fresh();
+    writeFileSync(alone, `\uFEFF${JSON.stringify(entry('1'))}`); // its only line, whole, without its newline
+    expect(await loadAll(alone)).toEqual([entry('1')]);
+    await lastValueFrom(jsonlStore(alone).append([entry('2')]));
+    expect(await loadAll(alone)).toEqual([entry('1'), entry('2')]);
+    await expect(lastValueFrom(jsonlStore(alone).append([entry('1', 'again')]))).rejects.toThrow(`jsonlStore: ${alone} holds an entry with the id "1" already`); // its id was read too
+    const torn = fresh();
+    writeFileSync(torn, '\uFEFF{"id":"1","par');
+    expect(await loadAll(torn)).toEqual([]);
+  });
+
+  it('S3 (2): two SessionTrees of one process on one file are refused as two processes are, on one store or on two; a tree loaded after the other appended may go on', async () => {
+    const path = fresh();
+    const store = jsonlStore(path);
+    const ask = (tree: SessionTree, to: SessionStore, prompt: string) =>
+      lastValueFrom(of(prompt).pipe(conversation({ provider: historyModel(), registry: historyTools(), messages: tree.context() }), persist(tree, to), toArray()));
+    const first = await lastValueFrom(SessionTree.load(store));
+    const second = await lastValueFrom(SessionTree.load(store));
+    const other = jsonlStore(path);
+    const third = await lastValueFrom(SessionTree.load(other));
+    await ask(first, store, 'hello');
+    const refusal = `jsonlStore: ${path} holds an entry with the id "1" already: another SessionTree of this process appends to this session, and two must not append to one session`;
+    await expect(ask(second, store, 'hi')).rejects.toThrow(refusal);
+    await expect(ask(third, other, 'hey')).rejects.toThrow(refusal);
+    await expect(ask(third, other, 'hey')).rejects.toMatchObject({ name: 'LockError' });
+    // loaded now, a tree is current: it appends, and then the first one is the stale one
+    const fourth = await lastValueFrom(SessionTree.load(other));
+    await ask(fourth, other, 'again');
+    await expect(ask(first, store, 'and you?')).rejects.toThrow(`jsonlStore: ${path} holds an entry with the id "3" already`);
+    const reloaded = await lastValueFrom(SessionTree.load(jsonlStore(path)));
+    expect(reloaded.warnings).toEqual([]);
+    expect(reloaded.context().map((m) => m.content)).toEqual(['hello', 'You said: hello', 'again', 'You said: again']);
+  });
+
+  it('S1 (1): a file two writers appended to (before the lock was atomic) is not lost: it loads, says so, and the conversation goes on in it', async () => {
+    const path = fresh();
+    const line = (id: string, parentId: string | null, role: 'user' | 'assistant', content: string) =>
+      JSON.stringify({ id, parentId, type: 'message', message: role === 'user' ? { role, content } : { role, content, stopReason: 'stop' }, at: 'then' });
+    // both loaded entries 1-2, and each appended its prompt and answer as 3 and 4
+    writeFileSync(path, [line('1', null, 'user', 'hello'), line('2', '1', 'assistant', 'You said: hello'), line('3', '2', 'user', 'A'), line('3', '2', 'user', 'B'), line('4', '3', 'assistant', 'You said: A'), line('4', '3', 'assistant', 'You said: B')].join('\n') + '\n');
+    const store = jsonlStore(path);
+    const tree = await lastValueFrom(SessionTree.load(store));
+    expect(tree.warnings).toHaveLength(2);
+    expect(tree.context().map((m) => m.content)).toEqual(['hello', 'You said: hello', 'A', 'You said: B']);
+    await lastValueFrom(of('more').pipe(conversation({ provider: historyModel(), registry: historyTools(), messages: tree.context() }), persist(tree, store), toArray()));
+    const reloaded = await lastValueFrom(SessionTree.load(jsonlStore(path)));
+    expect(reloaded.context()).toEqual(tree.context());
+    expect(reloaded.context().map((m) => m.content)).toEqual(['hello', 'You said: hello', 'A', 'You said: B', 'more', 'You said: more']);
   });
 
   it('S3: a line that is not an entry fails load naming the line number; blank lines are skipped', async () => {

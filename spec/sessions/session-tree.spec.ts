@@ -93,8 +93,43 @@ describe('SessionTree (S1)', () => {
     expect(load([]).context()).toEqual([]);
   });
 
+  it('S1 (1): ids repeated by two writers never fail a load: both entries are kept, the later renamed, the tree says so; a reload names them again the same way', async () => {
+    // two writers that loaded 1-2 each appended 3 and 4, then 5 after a move: the file interleaves their batches
+    const file: SessionEntry[] = [
+      message('1', null, user('one')),
+      message('2', '1', answer('first')),
+      message('3', '2', user('A asks')),
+      message('3', '2', user('B asks')),
+      message('4', '3', answer('A answered')),
+      message('4', '3', answer('B answered')),
+      { id: '5', parentId: '4', type: 'leaf', targetId: '2', at: AT },
+      { id: '5', parentId: '4', type: 'compaction', summary: 'B summarised', firstKeptId: '3', at: AT },
+    ];
+    const store = memoryStore(file);
+    const tree = await lastValueFrom(SessionTree.load(store));
+    expect(tree.path('4~2').map((e) => e.id)).toEqual(['1', '2', '3', '4~2']); // a later entry naming "3" follows the first "3"
+    expect(tree.context('4~2').map((m) => m.content)).toEqual(['one', 'first', 'A asks', 'B answered']);
+    expect(tree.context('3~2').map((m) => m.content)).toEqual(['one', 'first', 'B asks']);
+    expect(tree.context('5~2').map((m) => m.content)).toEqual(['B summarised', 'A asks', 'A answered']); // it follows the first "4"
+    expect(tree.leaf).toBe('5~2');
+    expect(tree.warnings).toEqual([
+      'entry 4 repeats the id "3" of an earlier entry (two writers appended to this session): both are kept, this one as "3~2"',
+      'entry 6 repeats the id "4" of an earlier entry (two writers appended to this session): both are kept, this one as "4~2"',
+      'entry 8 repeats the id "5" of an earlier entry (two writers appended to this session): both are kept, this one as "5~2"',
+    ]);
+    expect(await lastValueFrom(store.load().pipe(toArray()))).toEqual(file); // the store's entries are not changed
+
+    // what the tree appends after the load names its entries as the tree does; a reload reads them the same
+    tree.moveTo('3~2');
+    await lastValueFrom(of('again').pipe(conversation({ provider: historyModel(), registry: historyTools(), messages: tree.context() }), persist(tree, store), toArray()));
+    const reloaded = await lastValueFrom(SessionTree.load(store));
+    expect(reloaded.context()).toEqual(tree.context());
+    expect(reloaded.context().map((m) => m.content)).toEqual(['one', 'first', 'B asks', 'again', 'You said: again']);
+    expect(reloaded.warnings).toEqual(tree.warnings);
+    expect(load(branched).warnings).toEqual([]);
+  });
+
   it.each([
-    [[message('1', null, user('a')), message('1', null, user('b'))], 'SessionTree.load: entry 2 (id "1") repeats the id of an earlier entry'],
     [[message('1', 'x', user('a'))], 'SessionTree.load: entry 1 (id "1") follows "x", which no earlier entry is'],
     [[message('1', null, user('a')), { id: '2', parentId: '1', type: 'leaf', targetId: '9', at: AT }], 'entry 2 (id "2") moves to "9", which no earlier message or compaction is'],
     [

@@ -319,6 +319,8 @@ class TurnDraft {
       results: calls.length,
       terminated: terminated && toolResults.length > 0, // R6: every result of the turn, and there was one
       usage,
+      // a copy, counted as the totals are (R27); none when the call reported nothing usable
+      lastUsage: typeof this.reply.usage === 'object' && this.reply.usage !== null ? addUsage(NO_USAGE, this.reply.usage) : undefined,
     };
     const turnEnd: LoopEventOf<'turn_end'> = {
       type: 'turn_end',

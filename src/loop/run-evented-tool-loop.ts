@@ -84,7 +84,7 @@ function goOn(
   if (outcome === undefined) return undefined;
   const reason = whyStop(outcome, loop);
   if (reason === undefined) {
-    const next = turn({ turn: outcome.turn + 1, history: outcome.history, usage: outcome.usage });
+    const next = turn({ turn: outcome.turn + 1, history: outcome.history, usage: outcome.usage, lastUsage: outcome.lastUsage });
     // C2: prompts steered in meanwhile join the history when the next turn is subscribed, not here
     return steering === undefined ? next : concat(steering.pipe(mergeMap((prompts) => joined(outcome.history, prompts))), next);
   }

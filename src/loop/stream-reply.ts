@@ -1,5 +1,5 @@
 import { Observable, Subscriber, Subscription, isObservable } from 'rxjs';
-import type { AgentMessage, ProviderEvent, ProviderInput, ToolSpec } from '../types.js';
+import type { AgentMessage, ProviderEvent, ProviderInput, ToolSpec, Usage } from '../types.js';
 import { firstAnswer } from '../util/first-answer.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
 import { LazyAbort } from '../util/lazy-abort.js';
@@ -161,11 +161,11 @@ class ReplyStream extends Subscriber<ProviderEvent> {
   }
 
   /** H6: the model's view of this turn, which may take its time; an abort meanwhile means no model call. */
-  private prepare(input: ProviderInput, { turn, history }: TurnRequest): void {
+  private prepare(input: ProviderInput, { turn, history, lastUsage }: TurnRequest): void {
     const { out, loop } = this;
     out.next({ type: 'waiting' });
     if (out.closed) return;
-    const context = new TurnContext(turn);
+    const context = new TurnContext(turn, lastUsage);
     // held before it subscribes: a consumer that leaves while prepareTurn runs closes it, and its signal aborts (C3, H5)
     const held = new HeldSubscriber<ProviderInput>({
       next: (prepared) => {
@@ -205,7 +205,10 @@ function unreadable(error: unknown): ProviderProtocolError {
 
 /** What `prepareTurn` is told (H6); its `signal` is made only if read, and aborts if the turn stops waiting. */
 class TurnContext extends LazyAbort {
-  constructor(readonly turn: number) {
+  constructor(
+    readonly turn: number,
+    readonly lastUsage: Usage | undefined,
+  ) {
     super();
   }
 }

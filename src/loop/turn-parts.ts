@@ -10,6 +10,8 @@ export interface TurnRequest {
   turn: number;
   history: AgentMessage[];
   usage: Usage;
+  /** R34: what the previous provider call reported, for prepareTurn. */
+  lastUsage?: Usage | undefined;
   resume?: Resume;
 }
 
@@ -72,6 +74,8 @@ export interface TurnOutcome {
   terminated: boolean;
   /** The loop's token counts after this turn (R27). */
   usage: Usage;
+  /** R34: this turn's provider call's own usage, if it reported one. */
+  lastUsage: Usage | undefined;
 }
 
 /** Hands back the object it is given, so that a subclass's private field can be put on any object. */

@@ -1,7 +1,7 @@
 import { type Observable, defer, map, take, throwIfEmpty } from 'rxjs';
 import type { AgentMessage, PrepareTurn, ProviderInput } from '../types.js';
 import { shown } from '../util/values.js';
-import { inputTokensOf, leaveCompaction } from './compactions.js';
+import { leaveCompaction } from './compactions.js';
 
 /** The options of {@link compactWhen}. */
 export interface CompactOptions {
@@ -15,18 +15,21 @@ export interface CompactOptions {
 
 /**
  * A `prepareTurn` (H6) that keeps long conversations inside the model's window (S5). Before each model call it
- * estimates the context — the last model call's `usage.inputTokens` (which `persist` reads off `message_end`)
+ * estimates the context — the input tokens of the last model call it knows of (the loop tells it the previous
+ * call's `usage` in `prepareTurn`'s context, `lastUsage`; it remembers it for the history that call answered)
  * plus chars/4 of the messages since, or chars/4 of all when no usage is known — and when that exceeds
- * `maxTokens` it asks `summarize` for a summary of the oldest messages and sends the model the summary (as a
- * user message) and the newest messages, about `keepRecentTokens` of them. It never cuts between a tool call
- * and its result: the kept part starts at a message that is not a result. The loop's own history
- * (`turn_end.messages`) stays whole; `persist` appends the compaction to the tree as an entry, so the tree's
- * `context()` is compacted too. A summary is remembered: later turns of the same history send it again
- * instead of summarising again, until the view outgrows `maxTokens` once more.
+ * `maxTokens` it asks `summarize` for a summary of the oldest messages and sends the model the system messages,
+ * the summary (as a user message) and the newest messages, about `keepRecentTokens` of them. It never summarises
+ * a system message (each is sent as it is, first) nor the prompt the turn answers (the last user message and
+ * any right before it), and never cuts between a tool call and its result: the kept part starts at a message
+ * that is not a result. The loop's own history (`turn_end.messages`) stays whole; `persist` appends the
+ * compaction to the tree as an entry, so the tree's `context()` is compacted too. A summary is remembered:
+ * later turns of the same history send it again instead of summarising again, until the view outgrows
+ * `maxTokens` once more.
  *
  * ```text
- * history:   user assistant[read] toolResult assistant user     over maxTokens: summarize the oldest
- * model:     user("SUMMARY") assistant user                    never toolResult first
+ * history:   system user assistant[read] toolResult assistant user     over maxTokens: summarize the oldest
+ * model:     system user("SUMMARY") assistant user                    never toolResult first, never the prompt
  * ```
  *
  * ```ts
@@ -47,9 +50,18 @@ export function compactWhen(options: CompactOptions): PrepareTurn {
   if (typeof summarize !== 'function') throw new TypeError(`compactWhen: summarize must be a function (got ${shown(summarize)})`);
   /** The summaries made so far, each under the first message it does not cover. */
   const summaries = new WeakMap<AgentMessage, string>();
+  /** The input tokens of the model call that wrote each assistant message, as the loop told them (`lastUsage`). */
+  const inputTokens = new WeakMap<AgentMessage, number>();
+  const known = (assistant: AgentMessage) => inputTokens.get(assistant);
 
-  return (input) => {
+  return (input, context) => {
     const history = input.messages;
+    // the previous call wrote the history's last assistant message; its input tokens count what came before it
+    const reported = context?.lastUsage?.inputTokens;
+    if (typeof reported === 'number' && Number.isFinite(reported)) {
+      const wrote = history.findLast((message) => message.role === 'assistant');
+      if (wrote !== undefined) inputTokens.set(wrote, reported);
+    }
     // the latest summary of this history's beginning, if one was made: the view starts with it
     let start = 0;
     let summary: string | undefined;
@@ -58,12 +70,13 @@ export function compactWhen(options: CompactOptions): PrepareTurn {
       if (summary !== undefined) start = index;
     }
     const view = (from: number, text: string | undefined): ProviderInput =>
-      text === undefined ? input : { ...input, messages: [summaryMessage(text), ...history.slice(from)] };
+      text === undefined ? input : { ...input, messages: [...systemBefore(history, from), summaryMessage(text), ...history.slice(from)] };
     const current = view(start, summary);
-    if (estimate(current.messages) <= maxTokens) return current;
+    if (estimate(current.messages, known) <= maxTokens) return current;
     const cut = cutPoint(history, start, keepRecentTokens);
     if (cut === undefined) return current; // nothing more to summarise without cutting a call from its result
-    const oldest = summary === undefined ? history.slice(0, cut) : [summaryMessage(summary), ...history.slice(start, cut)];
+    const oldest = [...(summary === undefined ? [] : [summaryMessage(summary)]), ...history.slice(start, cut).filter((message) => message.role !== 'system')];
+    if (oldest.length === 0) return current; // only system messages before the cut: sent as they are
     return defer(() => summarize(oldest)).pipe(
       take(1),
       throwIfEmpty(() => new Error('compactWhen: summarize completed without a summary')),
@@ -77,27 +90,41 @@ export function compactWhen(options: CompactOptions): PrepareTurn {
   };
 }
 
+/** The system messages before `end`: never summarised, sent first as they are. */
+function systemBefore(messages: readonly AgentMessage[], end: number): AgentMessage[] {
+  const systems: AgentMessage[] = [];
+  for (let index = 0; index < end; index++) if (messages[index]!.role === 'system') systems.push(messages[index]!);
+  return systems;
+}
+
 /**
  * Where the kept part starts: the latest place after `start` that keeps at least `keep` tokens of the newest
- * messages, moved back to the message before any results (never a result first), or `undefined` when that
- * would keep everything from `start` on.
+ * messages and the prompt the turn answers (the last user message, and any right before it), moved back to the
+ * message before any results (never a result first), or `undefined` when that would keep everything from
+ * `start` on.
  */
 export function cutPoint(messages: readonly AgentMessage[], start: number, keep: number): number | undefined {
   if (messages.length - start < 2) return undefined;
   let cut = messages.length - 1;
   for (let kept = tokensOf(messages[cut]!); cut > start + 1 && kept < keep; ) kept += tokensOf(messages[--cut]!);
+  let prompt = messages.findLastIndex((message) => message.role === 'user');
+  while (prompt > start && messages[prompt - 1]!.role === 'user') prompt--;
+  if (prompt !== -1 && prompt < cut) cut = prompt;
   while (cut > start && messages[cut]!.role === 'toolResult') cut--;
   return cut > start ? cut : undefined;
 }
 
-/** S5: the last model call's input tokens plus chars/4 of the messages since, or chars/4 of them all. */
-export function estimate(messages: readonly AgentMessage[]): number {
+/**
+ * S5: the input tokens of the last model call known (`known`: of the call that wrote an assistant message) plus
+ * chars/4 of the messages since, or chars/4 of them all.
+ */
+export function estimate(messages: readonly AgentMessage[], known: (assistant: AgentMessage) => number | undefined = () => undefined): number {
   let tokens = 0;
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index]!;
     tokens += tokensOf(message);
-    const known = message.role === 'assistant' ? inputTokensOf(message) : undefined;
-    if (known !== undefined) return tokens + known;
+    const before = message.role === 'assistant' ? known(message) : undefined;
+    if (before !== undefined) return tokens + before;
   }
   return tokens;
 }

@@ -1,23 +1,26 @@
 /// <reference types="node" />
 // the one file of the package that needs Node (its fs): its declarations name no Node type
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, linkSync, openSync, readFileSync, readSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, statSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Observable, type Subscriber } from 'rxjs';
 import { errorText, shown } from '../util/values.js';
+import { LockError, lockFile } from './file-lock.js';
 import { type SessionEntry, type SessionStore, eachEntry, notAnEntry } from './session-entry.js';
 
 /**
  * The embedded default store (S3): a file with one JSON entry a line. A file that does not exist yet is an
- * empty session; the first append creates it, and the file stays open for the next. Each batch is one write;
- * a batch that ends a turn (its last entry the model's answer or a tool result: persist's batch at a
- * `turn_end`) is then `fsync`ed, and with it everything written before (a prompt, a `moveTo`), so a turn that
- * ended is on the disk. A process that dies loses at most the batch being written (what was written is the
- * system's to keep; only a machine that stops loses what followed the last turn's fsync) — and a line cut
- * short by the crash is skipped on load, with nothing else lost (the next append first cuts it off; a whole
- * entry whose newline is missing counts and gets its newline). Any other line that is not an entry fails
- * `load`, naming its line number. A process that appends holds the lock file
- * `PATH.lock` (its pid) until it exits; another process's append is refused while it lives. Writes are
- * synchronous: a sync conversation stays sync.
+ * empty session; the first append creates it, and the file stays open for the next. Each batch is one write.
+ * Only a batch that ends a turn (its last entry the model's answer or a tool result: persist's batch at a
+ * `turn_end`) is then `fsync`ed, and that fsync makes durable everything written before it too: a prompt or a
+ * `moveTo` is written at once but rides the next turn's fsync. A process that dies loses nothing it wrote (the
+ * system keeps it); a machine that stops loses at most what followed the last turn's fsync. A line cut short by a
+ * crash is skipped on load, with nothing else lost (the next append first cuts it off); a whole last entry whose
+ * newline is missing counts (and gets its newline); a UTF-8 byte-order mark at the start is skipped. Any other
+ * line that is not an entry fails `load`, naming its line number. A process that appends holds the lock file
+ * `PATH.lock` (its pid) until it exits; another process's append is refused with an error named `LockError` while it lives,
+ * and of processes racing to take over a dead writer's lock exactly one does. Within the process, an append
+ * whose ids the file holds already (a second SessionTree on the same file, on this store or another) is refused
+ * with the same error. Writes are synchronous: a sync conversation stays sync.
  *
  * ```ts
  * const store = jsonlStore('chat.jsonl');
@@ -29,20 +32,16 @@ import { type SessionEntry, type SessionStore, eachEntry, notAnEntry } from './s
 export function jsonlStore(path: string): SessionStore {
   if (typeof path !== 'string' || path === '') throw new TypeError(`jsonlStore: path must be a non-empty string (got ${shown(path)})`);
   const file = resolve(path);
-  let fd: number | undefined;
+  let writer: Writer | undefined;
   return {
     load: () => new Observable<SessionEntry>((subscriber) => read(file, subscriber)),
     append: (entries) =>
       new Observable<void>((subscriber) => {
         try {
           const text = eachEntry(entries, 'jsonlStore.append: entries', asLine).join('');
-          if (text !== '') {
-            fd ??= openForAppend(file);
-            writeAll(fd, Buffer.from(text, 'utf8'));
-            if (endsTurn(entries)) fsyncSync(fd);
-          }
+          if (text !== '') (writer ??= Writer.open(file)).append(entries, text);
         } catch (error) {
-          return subscriber.error(error instanceof TypeError || isOurs(error) ? error : new Error(`jsonlStore: cannot append to ${file}: ${errorText(error)}`, { cause: error }));
+          return subscriber.error(error instanceof TypeError || error instanceof LockError ? error : new Error(`jsonlStore: cannot append to ${file}: ${errorText(error)}`, { cause: error }));
         }
         subscriber.next();
         subscriber.complete();
@@ -70,7 +69,7 @@ function read(file: string, subscriber: Subscriber<SessionEntry>): void {
     return subscriber.error(new Error(`jsonlStore: cannot read ${file}: ${errorText(error)}`, { cause: error }));
   }
   let line = 0;
-  let start = 0;
+  let start = bomAt(text, 0);
   for (let end = text.indexOf('\n'); end !== -1 && !subscriber.closed; start = end + 1, end = text.indexOf('\n', start)) {
     line++;
     const raw = text.slice(start, end);
@@ -102,17 +101,98 @@ function lastEntry(raw: string): SessionEntry | undefined {
   }
 }
 
-/** Opens the file to append to, under this process's lock, with a torn last line cut off. */
-function openForAppend(file: string): number {
-  lock(file);
-  const fd = openSync(file, 'a+');
-  try {
-    cutTornTail(fd);
-  } catch (error) {
-    closeSync(fd);
-    throw error;
+/** 1 when a UTF-8 byte-order mark (an editor's) opens the text that starts the file at `offset` 0, else 0. */
+function bomAt(text: string, offset: number): number {
+  return offset === 0 && text.charCodeAt(0) === 0xfeff ? 1 : 0;
+}
+
+/**
+ * The file open to append to, under this process's lock, and what it holds: the ids of its entries, read once at
+ * the open and then only what another writer of this process added since (a SessionTree on another store of
+ * the same file, or a second tree on this store). An append whose ids the file holds already is refused with the
+ * lock's error: two trees that loaded the same session make the same next ids, and the second to append would
+ * make a session whose ids repeat — refused as a second process is, before anything is written.
+ */
+class Writer {
+  private readonly ids = new Set<string>();
+  /** How many bytes of the file `ids` covers. */
+  private known = 0;
+
+  private constructor(
+    private readonly file: string,
+    private readonly fd: number,
+  ) {}
+
+  static open(file: string): Writer {
+    lockFile(file);
+    const fd = openSync(file, 'a+');
+    try {
+      cutTornTail(fd);
+      const writer = new Writer(file, fd);
+      writer.catchUp();
+      return writer;
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
   }
-  return fd;
+
+  /**
+   * One write for the batch; then, for a batch that ends a turn, an `fsync`, which makes that batch durable and
+   * with it everything written before it (a prompt, a `moveTo`): they ride the next turn's fsync.
+   */
+  append(entries: readonly SessionEntry[], text: string): void {
+    this.catchUp();
+    const fresh = new Set<string>();
+    for (const { id } of entries) {
+      if (this.ids.has(id) || fresh.has(id)) {
+        throw new LockError(
+          `jsonlStore: ${this.file} holds an entry with the id ${JSON.stringify(id)} already: another SessionTree of this process appends to this session, and two must not append to one session`,
+        );
+      }
+      fresh.add(id);
+    }
+    const buffer = Buffer.from(text, 'utf8');
+    writeAll(this.fd, buffer);
+    this.known += buffer.length;
+    for (const id of fresh) this.ids.add(id);
+    if (endsTurn(entries)) fsyncSync(this.fd);
+  }
+
+  /** The ids of what the file gained since `known` (all of it at the open): whole lines only, as appends write them. */
+  private catchUp(): void {
+    const size = fstatSync(this.fd).size;
+    if (size === this.known) return;
+    if (size < this.known) {
+      this.ids.clear(); // cut short by hand: read it again
+      this.known = 0;
+    }
+    const bytes = Buffer.allocUnsafe(size - this.known);
+    for (let offset = 0; offset < bytes.length; ) {
+      const count = readSync(this.fd, bytes, offset, bytes.length - offset, this.known + offset);
+      if (count === 0) break;
+      offset += count;
+    }
+    const text = bytes.toString('utf8');
+    for (let start = bomAt(text, this.known), end = 0; start < text.length; start = end + 1) {
+      end = text.indexOf('\n', start);
+      if (end === -1) end = text.length;
+      const id = idOf(text.slice(start, end));
+      if (id !== undefined) this.ids.add(id);
+    }
+    this.known = size;
+  }
+}
+
+/** The id of the entry a line holds, if it holds one (a line that is not an entry is load's to report). */
+function idOf(line: string): string | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -137,88 +217,11 @@ function cutTornTail(fd: number): void {
   if (from === size) return;
   const tail = Buffer.alloc(size - from);
   readSync(fd, tail, 0, tail.length, from);
-  if (lastEntry(tail.toString('utf8')) !== undefined) writeAll(fd, Buffer.from('\n'));
+  const text = tail.toString('utf8');
+  if (lastEntry(text.slice(bomAt(text, from))) !== undefined) writeAll(fd, Buffer.from('\n'));
   else ftruncateSync(fd, from);
 }
 
 function writeAll(fd: number, buffer: Buffer): void {
   for (let offset = 0; offset < buffer.length; ) offset += writeSync(fd, buffer, offset);
-}
-
-// ---- one writer per file: a lock file that holds the writer's pid ----
-
-/** The files this process holds the lock of, released when it exits. */
-const held = new Set<string>();
-class LockError extends Error {
-  override name = 'LockError';
-}
-const isOurs = (error: unknown) => error instanceof LockError;
-
-function lock(file: string): void {
-  if (held.has(file)) return;
-  const lockFile = `${file}.lock`;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    // written whole under another name, then linked: the lock file never exists without its pid
-    const draft = `${lockFile}.${process.pid}`;
-    writeFileSync(draft, `${process.pid}\n`);
-    try {
-      linkSync(draft, lockFile);
-      held.add(file);
-      if (held.size === 1) process.once('exit', release);
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    } finally {
-      unlinkSync(draft);
-    }
-    const owner = ownerOf(lockFile);
-    if (owner === process.pid) {
-      held.add(file); // left by an earlier process that had this pid
-      return;
-    }
-    if (owner !== undefined && alive(owner)) {
-      throw new LockError(
-        `jsonlStore: ${file} is being appended to by process ${owner} (lock file ${lockFile}): two processes must not append to one session`,
-      );
-    }
-    // its writer is gone (killed, crashed): take the lock over
-    try {
-      unlinkSync(lockFile);
-    } catch {
-      // another process took it over first: try again
-    }
-  }
-  throw new LockError(`jsonlStore: could not take the lock ${lockFile} for ${file}`);
-}
-
-function ownerOf(lockFile: string): number | undefined {
-  try {
-    const pid = Number.parseInt(readFileSync(lockFile, 'utf8'), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function release(): void {
-  for (const file of held) {
-    const lockFile = `${file}.lock`;
-    if (ownerOf(lockFile) === process.pid) {
-      try {
-        unlinkSync(lockFile);
-      } catch {
-        // already gone
-      }
-    }
-  }
-  held.clear();
 }

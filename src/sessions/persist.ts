@@ -1,6 +1,6 @@
 import { MonoTypeOperatorFunction, Observable } from 'rxjs';
 import type { AgentMessage, ConversationEvent, LoopEventOf } from '../types.js';
-import { recordInputTokens, takeCompaction } from './compactions.js';
+import { takeCompaction } from './compactions.js';
 import { type SessionEntry, type SessionStore, checkStore } from './session-entry.js';
 import { SessionTree, type Written, compactTree, contextIds, growTree, writeTree } from './session-tree.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
@@ -34,7 +34,6 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
     new Observable<ConversationEvent>((subscriber) => {
       /** How many messages of the loop's history the tree holds already (known at the first event that says). */
       let known: number | undefined;
-      let tokens: number | undefined; // the last model call's usage.inputTokens
       let writing = 0;
       let ended: (() => void) | undefined;
       // one observer for every batch; not torn down with the subscription: what was handed to the store gets written
@@ -71,7 +70,6 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
           const firstKeptId = keptId(tree, messages, known!, compaction.firstKept);
           if (firstKeptId !== undefined) entries.push(compactTree(tree, compaction.summary, firstKeptId));
         }
-        if (tokens !== undefined && fresh.includes(assistant)) recordInputTokens(assistant, tokens);
         growTree(tree, fresh, entries);
         known = messages.length;
         save(entries);
@@ -79,14 +77,6 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
 
       const record = (event: ConversationEvent) => {
         switch (event.type) {
-          case 'turn_start':
-            tokens = undefined;
-            return;
-          case 'message_end': {
-            const input = event.usage?.inputTokens;
-            tokens = typeof input === 'number' && Number.isFinite(input) ? input : undefined;
-            return;
-          }
           case 'user_message': {
             known ??= event.messages.length - 1;
             const entries: SessionEntry[] = [];

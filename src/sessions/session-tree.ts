@@ -25,8 +25,8 @@ let write: (tree: SessionTree, store: SessionStore, entries: readonly SessionEnt
 /**
  * A session as a tree (S1): every message appended once, a branch is a move of the leaf, a compaction is an
  * entry. `context()` is the history on the path from the root to the leaf — what the next prompt continues —
- * with the latest compaction on that path applied: its summary as a user message, then the messages from
- * `firstKeptId` on. `moveTo(id)` moves the leaf (the next prompt branches from there) and is itself appended
+ * with the latest compaction on that path applied: the system messages before `firstKeptId` (never summarised,
+ * S5), its summary as a user message, then the messages from `firstKeptId` on. `moveTo(id)` moves the leaf (the next prompt branches from there) and is itself appended
  * to the store the tree was loaded from, as a `leaf` entry, so a reloaded tree stands where it was left.
  * Nothing is ever deleted.
  *
@@ -55,6 +55,9 @@ export class SessionTree {
   /** The summary message of each compaction entry, made once, so that context() hands out the same object. */
   readonly #summaries = new WeakMap<SessionEntry, UserMessage>();
   #nextId = 1;
+  /** The ids that repeated in the store (two writers appended to one session): for each, its entries, first to last. */
+  #repeated: Map<string, SessionEntry[]> | undefined;
+  readonly #warnings: string[] = [];
   /** The `at` of the entries made in the millisecond `#stampedAt`: one Date per millisecond, not one per entry. */
   #stamp = '';
   #stampedAt = Number.NaN;
@@ -66,7 +69,10 @@ export class SessionTree {
   /**
    * The tree of the entries `store` holds, emitted once they are all loaded (S1). Cold: each subscription
    * loads again. Errors, naming the entry, when an entry is malformed or points at an entry that does not come
-   * before it (a parent, a move's target, a compaction's first kept message on its own path).
+   * before it (a parent, a move's target, a compaction's first kept message on its own path). An id that an
+   * earlier entry has already (two writers appended to one session) fails nothing: both entries are kept, the
+   * later one renamed (`ID~2`, …), a later entry naming that id follows the first of its entries that it can
+   * follow, and {@link SessionTree.warnings} says so.
    *
    * @throws TypeError at call time for a `store` without `load` and `append`.
    */
@@ -76,9 +82,11 @@ export class SessionTree {
       const tree = new SessionTree(store);
       let count = 0;
       return store.load().subscribe({
-        next: (entry) => {
+        next: (loaded) => {
           count++;
-          const problem = tree.#problem(entry);
+          const shape = notAnEntry(loaded);
+          const entry = shape === undefined ? tree.#resolve(loaded, count) : loaded;
+          const problem = shape === undefined ? tree.#problem(entry) : `is not a session entry: ${shape}`;
           if (problem === undefined) return tree.#add(entry);
           const id = (entry as { id?: unknown } | null)?.id;
           subscriber.error(new Error(`SessionTree.load: entry ${count}${typeof id === 'string' ? ` (id ${JSON.stringify(id)})` : ''} ${problem}`));
@@ -90,6 +98,14 @@ export class SessionTree {
         },
       });
     });
+  }
+
+  /**
+   * What the load repaired, one line each: an entry whose id an earlier entry had (two writers appended to one
+   * session), and the name it was kept under. Empty for a session one writer wrote.
+   */
+  get warnings(): readonly string[] {
+    return this.#warnings;
   }
 
   /** The entry the next message follows: the last one appended, or the target of the last `moveTo`; `null` for an empty session. */
@@ -110,7 +126,8 @@ export class SessionTree {
 
   /**
    * The history at `leafId` (default: the leaf) as a model call or `conversation({ messages })` takes it (S1):
-   * the messages on its path, with the latest compaction on the path applied. A new array of the tree's own
+   * the messages on its path, with the latest compaction on the path applied (the system messages before its
+   * first kept message, its summary as a user message, then the messages from the first kept one). A new array of the tree's own
    * message objects (do not change them).
    */
   context(leafId: string | null = this.#leaf): AgentMessage[] {
@@ -165,6 +182,13 @@ export class SessionTree {
       const entry = path[index]!;
       if (entry.type !== 'compaction') continue;
       from = path.findIndex((kept) => kept.id === entry.firstKeptId);
+      // S5: a system message is never summarised: those before the kept part come first, as they are
+      for (let before = 0; before < from; before++) {
+        const kept = path[before]!;
+        if (kept.type !== 'message' || kept.message.role !== 'system') continue;
+        messages.push(kept.message);
+        ids.push(kept.id);
+      }
       messages.push(this.#summary(entry));
       ids.push(null);
       break;
@@ -184,11 +208,42 @@ export class SessionTree {
     return message;
   }
 
-  /** Why a loaded entry cannot join the tree, or `undefined`. */
+  /**
+   * A loaded entry as the tree keeps it: renamed if its id was taken (the store's entry is not changed), and
+   * each id it names that repeated read as the first entry of that id that fits (a message or a compaction to
+   * follow or move to; a message on its path to keep from).
+   */
+  #resolve(entry: SessionEntry, count: number): SessionEntry {
+    let resolved = entry;
+    const repeated = this.#repeated;
+    if (repeated !== undefined) {
+      const point = (candidate: SessionEntry) => candidate.type !== 'leaf';
+      const parentId = entry.parentId === null ? null : (repeated.get(entry.parentId)?.find(point)?.id ?? entry.parentId);
+      if (parentId !== entry.parentId) resolved = { ...resolved, parentId };
+      if (resolved.type === 'leaf') {
+        const targetId = repeated.get(resolved.targetId)?.find(point)?.id ?? resolved.targetId;
+        if (targetId !== resolved.targetId) resolved = { ...resolved, targetId };
+      } else if (resolved.type === 'compaction' && repeated.has(resolved.firstKeptId)) {
+        const parent = resolved.parentId === null ? undefined : this.#entries.get(resolved.parentId);
+        const onPath = new Set(parent === undefined || parent.type === 'leaf' ? [] : this.path(parent.id));
+        const firstKeptId = repeated.get(resolved.firstKeptId)!.find((kept) => kept.type === 'message' && onPath.has(kept))?.id ?? resolved.firstKeptId;
+        if (firstKeptId !== resolved.firstKeptId) resolved = { ...resolved, firstKeptId };
+      }
+    }
+    const first = this.#entries.get(entry.id);
+    if (first === undefined) return resolved;
+    let n = 2;
+    while (this.#entries.has(`${entry.id}~${n}`)) n++;
+    resolved = { ...resolved, id: `${entry.id}~${n}` };
+    const entries = (this.#repeated ??= new Map()).get(entry.id);
+    if (entries === undefined) this.#repeated.set(entry.id, [first, resolved]);
+    else entries.push(resolved);
+    this.#warnings.push(`entry ${count} repeats the id ${JSON.stringify(entry.id)} of an earlier entry (two writers appended to this session): both are kept, this one as ${JSON.stringify(resolved.id)}`);
+    return resolved;
+  }
+
+  /** Why a loaded entry (of the right shape) cannot join the tree, or `undefined`. */
   #problem(entry: SessionEntry): string | undefined {
-    const shape = notAnEntry(entry);
-    if (shape !== undefined) return `is not a session entry: ${shape}`;
-    if (this.#entries.has(entry.id)) return 'repeats the id of an earlier entry';
     const parent = entry.parentId === null ? undefined : this.#entries.get(entry.parentId);
     if (entry.parentId !== null && parent === undefined) return `follows ${JSON.stringify(entry.parentId)}, which no earlier entry is`;
     if (parent?.type === 'leaf') return `follows ${JSON.stringify(entry.parentId)}, a leaf entry`;
