@@ -305,6 +305,24 @@ describe('agentTool (A1–A3)', () => {
     }
   });
 
+  it('O2 (revised), A1: with model, every update that forwards an inner event carries details { model } (for traces); without it, no details; a model that is no string is refused', () => {
+    const updatesOf = (model?: string) => {
+      const { seen } = run(({ cold }) => {
+        const inner = marbleProvider(cold('-s-t-e|', { s: start, t: text('UTC'), e: end('stop') }));
+        const researcher = agentTool({ name: 'researcher', description: 'r', input: {}, ...(model === undefined ? {} : { model }), agent: () => runEventedToolLoop({ provider: inner, registry: new ToolRegistry(), messages: ask('q') }) });
+        return runEventedToolLoop({ provider: marbleProvider(cold('(sau|)', { s: start, a: call('researcher'), u: end('toolUse') }), cold('(se|)', { s: start, e: end('stop') })), registry: new ToolRegistry().register(researcher), messages: ask('go') });
+      });
+      return only(seen.map(({ event }) => event), 'tool_update');
+    };
+    const named = updatesOf('claude-haiku-4-5');
+    expect(named.map((update) => update.event?.type)).toEqual(['turn_start', 'message_start', 'text_delta', 'message_end', 'turn_end', 'loop_end']);
+    expect(named.every((update) => JSON.stringify(update.details) === '{"model":"claude-haiku-4-5"}')).toBe(true);
+    const plain = updatesOf();
+    expect(plain).toHaveLength(6);
+    expect(plain.some((update) => 'details' in update)).toBe(false);
+    expect(() => agentTool({ name: 'r', description: 'r', input: {}, model: 4 as never, agent: () => NEVER })).toThrow(new TypeError('agentTool: model must be a string (got 4, a number)'));
+  });
+
   it('A1: agentTool refuses a definition without an agent function, naming it', () => {
     expect(() => agentTool({ name: 'r', description: 'r', input: {}, agent: 'x' as never })).toThrow(new TypeError('agentTool: agent must be a function that returns the inner loop (got "x", a string)'));
     expect(() => agentTool(null as never)).toThrow(TypeError);

@@ -14,7 +14,8 @@ import type { JsonSchemaObject, LoopEvent, LoopEventOf, StandardSchemaV1, Tool, 
  * history and token counts, JSON). Cancelling the call — the outer loop unsubscribed or aborted, a
  * `toolTimeoutMs` — unsubscribes the inner loop, its provider call and its tools with it (A3); the call's
  * `context.signal`, passed on as the inner loop's `signal`, aborts too (it is the platform's own signal, made
- * when first read: R35).
+ * when first read: R35). `model` names the inner agent's model: each update then carries it as
+ * `details: { model }`, so that a trace names it (O2).
  *
  * ```text
  * turn1:      -s-a-----t----o-------u|                     the outer model: a = tool_call researcher
@@ -49,19 +50,24 @@ export function agentTool<S extends StandardSchemaV1 = never>(definition: {
   input?: Record<string, string>;
   schema?: S;
   inputSchema?: JsonSchemaObject;
+  /** The inner agent's model, for traces: every update carries it as `details: { model }` (O2). */
+  model?: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   agent: (input: Record<string, any>, context: ToolContext) => Observable<LoopEvent>;
 }): Tool {
   if (typeof definition !== 'object' || definition === null) throw new TypeError(`agentTool: the definition must be an object (got ${shown(definition)})`);
-  const { name, description, input, schema, inputSchema, agent } = definition;
+  const { name, description, input, schema, inputSchema, model, agent } = definition;
   if (typeof agent !== 'function') throw new TypeError(`agentTool: agent must be a function that returns the inner loop (got ${shown(agent)})`);
+  if (model !== undefined && typeof model !== 'string') throw new TypeError(`agentTool: model must be a string (got ${shown(model)})`);
+  // made once: the same details on every update
+  const details = model === undefined ? undefined : Object.freeze({ model });
   const tool: Tool = {
     name,
     description,
     handler: (given, context) => {
       const inner = agent(given, context);
       if (!isObservable(inner)) throw new TypeError(`sub-agent ${name}: agent returned ${kindOf(inner)}, not an Observable of loop events`);
-      return forwarded(name, inner);
+      return forwarded(name, details, inner);
     },
   };
   // the spec as given: the registry decides (R24), as for any tool; given none, the sub-agent takes no input
@@ -72,8 +78,8 @@ export function agentTool<S extends StandardSchemaV1 = never>(definition: {
 }
 
 /** A1, A2: the inner loop's events as progress, its `loop_end` as the result; nothing after it is read. */
-function forwarded(name: string, inner: Observable<LoopEvent>): Observable<ToolProgressValue | ToolOutput> {
-  return new Observable<ToolProgressValue | ToolOutput>((subscriber) => inner.subscribe(new Forwarding(name, subscriber)));
+function forwarded(name: string, details: { model: string } | undefined, inner: Observable<LoopEvent>): Observable<ToolProgressValue | ToolOutput> {
+  return new Observable<ToolProgressValue | ToolOutput>((subscriber) => inner.subscribe(new Forwarding(name, details, subscriber)));
 }
 
 /**
@@ -87,6 +93,7 @@ class Forwarding extends Subscriber<LoopEvent> {
 
   constructor(
     private readonly name: string,
+    private readonly details: { model: string } | undefined,
     out: Subscriber<ToolProgressValue | ToolOutput>,
   ) {
     super(out); // its error and its end are the call's; its teardown the call's too
@@ -107,7 +114,7 @@ class Forwarding extends Subscriber<LoopEvent> {
       this.error(error);
       return;
     }
-    out.next(forwardedProgress(content, event));
+    out.next(forwardedProgress(content, event, this.details));
     if (event.type === 'loop_end') {
       out.next(resultOf(this.name, event));
       this.complete(); // without a loop_end only progress came: R14's `error: tool produced no result`

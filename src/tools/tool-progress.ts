@@ -20,9 +20,14 @@ export function toolProgress(content: string, details?: unknown): ToolProgressVa
 /** A1: the inner event an agent tool's progress forwards, under a symbol of its own (the public value stays as it is). */
 const FORWARDS: unique symbol = Symbol.for('rx-tool-loop.forwards') as never;
 
-/** An agent tool's progress (A1): `content` shown, and `event`, the inner loop's event, carried on the `tool_update`. */
-export function forwardedProgress(content: string, event: unknown): ToolProgressValue {
-  return { [PROGRESS]: true, content, [FORWARDS]: event } as ToolProgressValue;
+/**
+ * An agent tool's progress (A1): `content` shown, and `event`, the inner loop's event, carried on the
+ * `tool_update`; `details` when the tool has some (its `model`, O2).
+ */
+export function forwardedProgress(content: string, event: unknown, details?: unknown): ToolProgressValue {
+  const progress = { [PROGRESS]: true, content, [FORWARDS]: event } as ToolProgressValue & { details?: unknown };
+  if (details !== undefined) progress.details = details;
+  return progress;
 }
 
 /** The inner event a progress value forwards, if an agent tool made it. */
