@@ -1,11 +1,12 @@
 /** O1–O3: traceLoop's spans, read back from sdk-trace-base's in-memory exporter. */
-import { type Span, type Tracer, SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { type Span, type Tracer, DiagLogLevel, SpanKind, SpanStatusCode, context, diag, trace } from '@opentelemetry/api';
 import { AlwaysOffSampler, BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { NEVER, Observable, Subject, from, last, lastValueFrom, map, of, take, takeWhile, toArray } from 'rxjs';
 import { ToolRegistry, agentTool, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type ProviderEvent, type ProviderInput, type Tool } from 'rx-tool-loop';
 import { toolSpanContext, traceLoop } from 'rx-tool-loop/otel';
 import { answerTurn, call, end, only, start, text, tool, toolTurn } from '../support/events.js';
 import { StackContextManager, memoryTracer, parentOf, spanNamed } from './memory-tracer.js';
+import { hostileTracer } from './hostile-tracer.js';
 
 const clock = tool('current_time', () => '2026-01-01T00:00:00Z');
 const s04Script = () =>
@@ -73,7 +74,7 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
     expect(spans.every((span) => span.events.length === 0)).toBe(true); // recordContent is off by default
   });
 
-  it('O1: without agentName and model the spans are named invoke_agent and chat, without those attributes', async () => {
+  it('O1 (decided): without agentName and model the spans are named invoke_agent and chat, without those attributes', async () => {
     const memory = memoryTracer();
     await s04((events) => events.pipe(traceLoop({ tracer: memory.tracer })));
     expect(memory.tree()).toEqual(['invoke_agent (INTERNAL)', '  chat (CLIENT)', '  execute_tool current_time (INTERNAL)', '  chat (CLIENT)']);
@@ -136,7 +137,7 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
     expect(memory.tree()).toEqual(['invoke_agent (INTERNAL) [ERROR: overloaded]', '  chat (CLIENT) [ERROR: overloaded]']);
   });
 
-  it('O1, R23: a call answered without running (unknown tool, invalid input, duplicate id) gets an execute_tool span of zero length at its tool_result, marked not started', async () => {
+  it('O1 (decided), R23: a call that never started (unknown tool, invalid input, duplicate id) gets an execute_tool span of zero length at its tool_result, marked not started, with status ERROR', async () => {
     const memory = memoryTracer();
     const needs = tool('needs', (input: Record<string, string>) => input.city ?? '', { city: 'the city' });
     const provider = scriptedProvider([
@@ -152,11 +153,15 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
       ['execute_tool needs', 'c3_dup2', false, 'error: duplicate tool call id: c3'],
     ]);
     const unstarted = tools.filter((span) => span.attributes['rx_tool_loop.tool.started'] === false);
-    for (const span of unstarted) expect(span.endTime).toEqual(span.startTime);
+    expect(unstarted).toHaveLength(3);
+    for (const span of unstarted) {
+      expect(span.endTime).toEqual(span.startTime);
+      expect(span.status.code).toBe(SpanStatusCode.ERROR);
+    }
     expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
   });
 
-  it('O1, H2: a denied call gets the zero-length span with the denial; one let run gets the span from its tool_start', async () => {
+  it('O1 (decided), H2: a denied call gets the zero-length span with status ERROR and the denial; one let run gets the span from its tool_start', async () => {
     const memory = memoryTracer();
     const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1'), call('current_time', {}, 'c2')), answerTurn('done')]);
     const loop = runEventedToolLoop({
@@ -171,26 +176,59 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
       ['c1', false, 'denied: not now'],
       ['c2', undefined, undefined],
     ]);
+    expect(tools.map((span) => span.status.code)).toEqual([SpanStatusCode.ERROR, SpanStatusCode.UNSET]);
+    expect(tools[0]!.endTime).toEqual(tools[0]!.startTime);
   });
 
-  it('O2: recordContent adds the user prompt, each reply, each call\'s arguments and result, and the history as span events', async () => {
+  it('O2 (revised): recordContent records the content as the conventions\' attributes, not as span events: each provider call\'s input and output messages, each call\'s arguments and result, the loop\'s input and last output', async () => {
     const memory = memoryTracer();
     const prompts = of('What time is it?');
     await lastValueFrom(prompts.pipe(conversation({ provider: s04Script(), registry: new ToolRegistry().register(clock) }), traceLoop({ tracer: memory.tracer, recordContent: true })));
     const spans = memory.finished();
-    const agent = spanNamed(spans, 'invoke_agent');
-    expect(agent.events.map((event) => event.name)).toEqual(['gen_ai.user.message', 'rx_tool_loop.messages']);
-    expect(agent.events[0]!.attributes).toEqual({ content: 'What time is it?' });
-    expect(JSON.parse(String(agent.events[1]!.attributes!.messages)).map((m: { role: string }) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
+    expect(spans.every((span) => span.events.length === 0)).toBe(true);
+    const user = { role: 'user', parts: [{ type: 'text', content: 'What time is it?' }] };
+    const asks = { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'current_time', arguments: {} }] };
+    const result = { role: 'tool', parts: [{ type: 'tool_call_response', id: 'call_1', response: '2026-01-01T00:00:00Z' }] };
+    const answer = { role: 'assistant', parts: [{ type: 'text', content: 'It is 2026-01-01T00:00:00Z' }] };
+    const content = (span: (typeof spans)[number]) => ({
+      input: parsed(span.attributes['gen_ai.input.messages']),
+      output: parsed(span.attributes['gen_ai.output.messages']),
+      system: span.attributes['gen_ai.system_instructions'],
+    });
+    expect(content(spanNamed(spans, 'chat', 0))).toEqual({ input: [user], output: [{ ...asks, finish_reason: 'toolUse' }], system: undefined });
+    expect(content(spanNamed(spans, 'chat', 1))).toEqual({ input: [user, asks, result], output: [{ ...answer, finish_reason: 'stop' }], system: undefined });
+    expect(content(spanNamed(spans, 'invoke_agent'))).toEqual({ input: [user], output: [{ ...answer, finish_reason: 'stop' }], system: undefined });
+    const toolSpan = spanNamed(spans, 'execute_tool current_time');
+    expect([toolSpan.attributes['gen_ai.tool.call.arguments'], toolSpan.attributes['gen_ai.tool.call.result']]).toEqual(['{}', '2026-01-01T00:00:00Z']);
+  });
+
+  it('O2 (revised): in a lone loop the first provider call\'s input is not told yet (none recorded), the next ones\' are; system messages are the system instructions; the loop\'s input is its history as it began; an error result is no tool result', async () => {
+    const memory = memoryTracer();
+    const failing = tool('current_time', () => {
+      throw new Error('no clock');
+    });
+    const provider = scriptedProvider([toolTurn(call('current_time', { zone: 'UTC' }, 'call_1')), answerTurn('I cannot tell.')]);
+    const messages = [{ role: 'system' as const, content: 'Be brief.' }, ...question];
+    await lastValueFrom(runEventedToolLoop({ provider, registry: new ToolRegistry().register(failing), messages }).pipe(traceLoop({ tracer: memory.tracer, recordContent: true })));
+    const spans = memory.finished();
     const [first, second] = [spanNamed(spans, 'chat', 0), spanNamed(spans, 'chat', 1)];
-    expect(first.events.map((event) => [event.name, event.attributes])).toEqual([
-      ['gen_ai.assistant.message', { content: '', finish_reason: 'toolUse', tool_calls: JSON.stringify([{ id: 'call_1', name: 'current_time', input: {} }]) }],
+    expect(first.attributes['gen_ai.input.messages']).toBeUndefined();
+    expect(first.attributes['gen_ai.system_instructions']).toBeUndefined();
+    expect(parsed(first.attributes['gen_ai.output.messages'])).toEqual([
+      { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'current_time', arguments: { zone: 'UTC' } }], finish_reason: 'toolUse' },
     ]);
-    expect(second.events[0]!.attributes).toEqual({ content: 'It is 2026-01-01T00:00:00Z', finish_reason: 'stop' });
-    expect(spanNamed(spans, 'execute_tool current_time').events.map((event) => [event.name, event.attributes])).toEqual([
-      ['gen_ai.tool.call.arguments', { arguments: '{}' }],
-      ['gen_ai.tool.message', { id: 'call_1', content: '2026-01-01T00:00:00Z', is_error: false }],
+    const user = { role: 'user', parts: [{ type: 'text', content: 'What time is it?' }] };
+    expect(parsed(second.attributes['gen_ai.input.messages'])).toEqual([
+      user,
+      { role: 'assistant', parts: [{ type: 'tool_call', id: 'call_1', name: 'current_time', arguments: { zone: 'UTC' } }] },
+      { role: 'tool', parts: [{ type: 'tool_call_response', id: 'call_1', response: 'error: no clock' }] },
     ]);
+    const instructions = [{ type: 'text', content: 'Be brief.' }];
+    expect(parsed(second.attributes['gen_ai.system_instructions'])).toEqual(instructions);
+    const agent = spanNamed(spans, 'invoke_agent');
+    expect([parsed(agent.attributes['gen_ai.input.messages']), parsed(agent.attributes['gen_ai.system_instructions'])]).toEqual([[user], instructions]);
+    const toolSpan = spanNamed(spans, 'execute_tool current_time');
+    expect([toolSpan.attributes['gen_ai.tool.call.arguments'], toolSpan.attributes['gen_ai.tool.call.result'], toolSpan.status.message]).toEqual(['{"zone":"UTC"}', undefined, 'error: no clock']);
   });
 
   it('O3, C1: a conversation of two loops gives one invoke_agent span per loop, each with its own chat and tool spans', async () => {
@@ -551,20 +589,20 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
       expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
     });
 
-    it('O2, A1: recordContent records the inner loop\'s replies and tool results on its own spans', async () => {
+    it('O2 (revised), A1: recordContent records the inner loop\'s content on its own spans, as the conventions\' attributes', async () => {
       const memory = memoryTracer();
       await lastValueFrom(outer(new ToolRegistry().register(clock).register(researcher())).pipe(traceLoop({ tracer: memory.tracer, recordContent: true })));
       const spans = memory.finished();
-      expect(spanNamed(spans, 'execute_tool search').events.map((event) => event.attributes)).toEqual([
-        { arguments: '{"q":"time zones"}' },
-        { id: 'r1', content: 'results for time zones', is_error: false },
-      ]);
+      const search = spanNamed(spans, 'execute_tool search');
+      expect([search.attributes['gen_ai.tool.call.arguments'], search.attributes['gen_ai.tool.call.result']]).toEqual(['{"q":"time zones"}', 'results for time zones']);
       const inner = spanNamed(spans, 'invoke_agent researcher');
       const innerChats = spans.filter((span) => span.name === 'chat' && parentOf(spans, span) === inner);
-      expect(innerChats.map((span) => span.events[0]!.attributes)).toEqual([
-        { content: '', finish_reason: 'toolUse', tool_calls: JSON.stringify([{ id: 'r1', name: 'search', input: { q: 'time zones' } }]) },
-        { content: 'UTC', finish_reason: 'stop' },
+      expect(innerChats.map((span) => parsed(span.attributes['gen_ai.output.messages']))).toEqual([
+        [{ role: 'assistant', parts: [{ type: 'tool_call', id: 'r1', name: 'search', arguments: { q: 'time zones' } }], finish_reason: 'toolUse' }],
+        [{ role: 'assistant', parts: [{ type: 'text', content: 'UTC' }], finish_reason: 'stop' }],
       ]);
+      expect(parsed(inner.attributes['gen_ai.input.messages'])).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'which zone?' }] }]);
+      expect(spans.every((span) => span.events.length === 0)).toBe(true);
     });
 
     it('O4: a tracer that records nothing gets the outer invoke_agent span alone, also with an agent tool', async () => {
@@ -576,6 +614,73 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
       };
       await lastValueFrom(outer(new ToolRegistry().register(clock).register(researcher())).pipe(traceLoop({ tracer, agentName: 'main' })));
       expect(started).toEqual(['invoke_agent main']);
+    });
+  });
+
+  describe('a tracer that throws (O3 exactly)', () => {
+    const failing = tool('current_time', () => {
+      throw new Error('no clock');
+    });
+    const failingRun = () => runEventedToolLoop({ provider: s04Script(), registry: new ToolRegistry().register(failing), messages: question });
+    let told: unknown[][];
+    beforeEach(() => {
+      told = [];
+      const keep = (...args: unknown[]) => void told.push(args);
+      diag.setLogger({ error: keep, warn: keep, info: keep, debug: keep, verbose: keep }, DiagLogLevel.ERROR);
+    });
+    afterEach(() => diag.disable());
+
+    it('O3 exactly: a setStatus that throws (a failing tool\'s span) fails nothing: the run is the untraced run, every span started ends once, and the throw is told to diag', async () => {
+      const hostile = hostileTracer({ methods: ['setStatus'], rate: 1, seed: 1 });
+      const traced = await lastValueFrom(failingRun().pipe(traceLoop({ tracer: hostile.tracer }), toArray()));
+      // a failure's stack (R25) names the code path that ran: not part of the run
+      const withoutStacks = (events: LoopEvent[]) => JSON.parse(JSON.stringify(events, (key, value: unknown) => (key === 'stack' ? undefined : value))) as unknown;
+      expect(withoutStacks(traced)).toEqual(withoutStacks(await lastValueFrom(failingRun().pipe(toArray()))));
+      expect(only(traced, 'tool_result')[0]!.message.content).toBe('error: no clock');
+      expect(hostile.thrown()).toBe(1);
+      expect(hostile.ends().map((span) => [span.name, span.ends])).toEqual([
+        ['invoke_agent', 1],
+        ['chat', 1],
+        ['execute_tool current_time', 1],
+        ['chat', 1],
+      ]);
+      expect(told.map(([message]) => message)).toEqual(['rx-tool-loop/otel: the tracer threw from setStatus; the run goes on']);
+    });
+
+    it('O3 exactly: an end that throws during an unsubscribe: unsubscribe() does not throw, and every open span still gets its one end', () => {
+      const hostile = hostileTracer({ methods: ['end'], rate: 1, seed: 1 });
+      const hanging = tool('current_time', () => NEVER);
+      const provider = scriptedProvider([toolTurn(call('current_time', {}, 'c1'))]);
+      const seen: string[] = [];
+      const subscription = runEventedToolLoop({ provider, registry: new ToolRegistry().register(hanging), messages: question })
+        .pipe(traceLoop({ tracer: hostile.tracer }))
+        .subscribe((event) => seen.push(event.type));
+      expect(seen).toEqual(['turn_start', 'message_start', 'tool_call', 'tool_start', 'message_end']);
+      expect(() => subscription.unsubscribe()).not.toThrow();
+      expect(hostile.ends().map((span) => [span.name, span.ends])).toEqual([
+        ['invoke_agent', 1],
+        ['chat', 1],
+        ['execute_tool current_time', 1],
+      ]);
+      expect(told).toHaveLength(3);
+    });
+
+    it('O3 exactly: a startSpan that throws leaves its loop untraced and the run as it was; the next loop of a conversation is traced again', async () => {
+      let calls = 0;
+      const memory = memoryTracer();
+      const tracer: Tracer = {
+        startSpan: (name, options, parent) => {
+          if (calls++ === 0) throw new Error('no spans today');
+          return memory.tracer.startSpan(name, options, parent);
+        },
+        startActiveSpan: memory.tracer.startActiveSpan,
+      };
+      const provider = () => scriptedProvider([answerTurn('Hi.'), answerTurn('Bye.')]);
+      const run = (through: (events: Observable<ConversationEvent>) => Observable<ConversationEvent>) =>
+        lastValueFrom(through(of('hello', 'goodbye').pipe(conversation({ provider: provider(), registry: new ToolRegistry() }))).pipe(toArray()));
+      expect(await run((events) => events.pipe(traceLoop({ tracer })))).toEqual(await run((events) => events));
+      expect(memory.tree()).toEqual(['invoke_agent (INTERNAL)', '  chat (CLIENT)']);
+      expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
     });
   });
 
@@ -703,3 +808,8 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
     expect(memory.finished().at(-1)!.name).toBe('invoke_agent first');
   });
 });
+
+/** A content attribute (a JSON string) read back. */
+function parsed(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value;
+}

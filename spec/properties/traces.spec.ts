@@ -1,15 +1,17 @@
 /**
  * O1, O3 on generated scenarios (support/scenario.ts) and on generated trees of agent tools
  * (support/agent-tree.ts), every cancellation moment included: traceLoop passes the run through unchanged, and
- * every span it starts ends exactly once, at every depth. `PROPERTY_RUNS=N` changes the number of runs
- * (default 300 and 100 here: each scenario runs twice).
+ * every span it starts ends exactly once, at every depth — also when the tracer throws (O3 exactly).
+ * `PROPERTY_RUNS=N` changes the number of runs (default 300 and 100 here, 150 and 60 with a hostile tracer:
+ * each scenario runs twice).
  */
 import fc from 'fast-check';
-import { type MonoTypeOperatorFunction, timer } from 'rxjs';
+import { type MonoTypeOperatorFunction, Observable, Subscriber, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import type { LoopEvent } from '../../src/index.js';
 import { traceLoop } from '../../src/otel/index.js';
 import { memoryTracer, parentOf } from '../otel/memory-tracer.js';
+import { HOSTILE_METHODS, type Hostility, hostileTracer } from '../otel/hostile-tracer.js';
 import { type AgentSpec, type Cancel, type Tally, agentArb, cancelArb, hangs, loopOf } from './support/agent-tree.js';
 import { type RunRecord, installRxjsHooks, runVirtual } from './support/harness.js';
 import { comparable, trace } from './support/checks.js';
@@ -126,6 +128,73 @@ describe('traceLoop on generated scenarios', () => {
 });
 
 const TREE_RUNS = Number(process.env.PROPERTY_RUNS ?? 100);
+
+const hostilityArb: fc.Arbitrary<Hostility> = fc.record({
+  methods: fc.subarray([...HOSTILE_METHODS], { minLength: 1 }),
+  rate: fc.constantFrom(0.05, 0.3, 1),
+  seed: fc.integer(),
+});
+
+/** `operator`, with what its subscription's `unsubscribe()` throws kept in `thrown` instead of thrown on. */
+function watchingUnsubscribe(operator: MonoTypeOperatorFunction<LoopEvent>, thrown: unknown[]): MonoTypeOperatorFunction<LoopEvent> {
+  return (source) =>
+    new Observable<LoopEvent>((subscriber) => {
+      // made and tied to the consumer before it subscribes: an unsubscribe inside the subscribe reaches it at once
+      const inner = new Subscriber<LoopEvent>({ next: (event) => subscriber.next(event), error: (error: unknown) => subscriber.error(error), complete: () => subscriber.complete() });
+      subscriber.add(() => {
+        try {
+          inner.unsubscribe();
+        } catch (error) {
+          thrown.push(error);
+        }
+      });
+      source.pipe(operator).subscribe(inner);
+    });
+}
+
+describe('traceLoop with a tracer that throws (O3 exactly)', () => {
+  it('O3 exactly: whatever the tracer throws, from startSpan or any span method, end during an unsubscribe included, the run is the untraced run, event for event in its frames; unsubscribe() never throws; every span started is ended exactly once', () => {
+    fc.assert(
+      fc.property(scenarioArb({ mode: 'virtual' }), hostilityArb, (scenario, hostility) => {
+        const hostile = hostileTracer(hostility);
+        const thrownOut: unknown[] = [];
+        const traced = runVirtual(scenario, undefined, watchingUnsubscribe(traceLoop<LoopEvent>({ tracer: hostile.tracer, agentName: 'agent', recordContent: true }), thrownOut));
+        const plain = runVirtual(scenario);
+        const why = (what: string) => `${what}\n${trace(traced)}\nhostility: ${JSON.stringify(hostility)}, thrown ${hostile.thrown()}\nspans: ${JSON.stringify(hostile.ends())}`;
+
+        if (JSON.stringify(comparable(traced, true)) !== JSON.stringify(comparable(plain, true))) throw new Error(why(`the traced run differs from the plain one:\n${JSON.stringify(comparable(traced, true))}\n${JSON.stringify(comparable(plain, true))}`));
+        if (String(traced.error) !== String(plain.error) || traced.completed !== plain.completed) throw new Error(why(`the traced run ended otherwise: ${String(traced.error)}`));
+        if (JSON.stringify(traced.rxjsNotes) !== JSON.stringify(plain.rxjsNotes)) throw new Error(why(`rxjs reported: ${traced.rxjsNotes.join('; ')}`));
+        if (thrownOut.length > 0) throw new Error(why(`unsubscribe() threw: ${String(thrownOut[0])}`));
+        const unended = hostile.ends().filter((span) => span.ends !== 1);
+        if (unended.length > 0) throw new Error(why(`spans not ended exactly once: ${JSON.stringify(unended)}`));
+      }),
+      { numRuns: HOSTILE_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+    );
+  });
+
+  it('O3 exactly, A4: agent tools nested up to three deep under every cancellation moment, with a tracer that throws: the events are the untraced run\'s, unsubscribe() never throws, every span started at every depth is ended exactly once', () => {
+    fc.assert(
+      fc.property(agentArb(0), cancelArb, hostilityArb, (spec, cancel, hostility) => {
+        fc.pre(!hangs(spec) || cancel.kind !== 'none');
+        const hostile = hostileTracer(hostility);
+        const thrownOut: unknown[] = [];
+        const traced = runTree(spec, cancel, watchingUnsubscribe(traceLoop<LoopEvent>({ tracer: hostile.tracer, agentName: 'agent', recordContent: true }), thrownOut));
+        const plain = runTree(spec, cancel);
+        const why = (what: string) => `${what}\nspec: ${JSON.stringify(spec)}\ncancel: ${JSON.stringify(cancel)}\nhostility: ${JSON.stringify(hostility)}\nspans: ${JSON.stringify(hostile.ends())}`;
+
+        if (JSON.stringify(traced) !== JSON.stringify(plain)) throw new Error(why('the traced run differs from the plain one'));
+        if (thrownOut.length > 0) throw new Error(why(`unsubscribe() threw: ${String(thrownOut[0])}`));
+        const unended = hostile.ends().filter((span) => span.ends !== 1);
+        if (unended.length > 0) throw new Error(why(`spans not ended exactly once: ${JSON.stringify(unended)}`));
+      }),
+      { numRuns: HOSTILE_TREE_RUNS, ...(SEED === undefined ? {} : { seed: SEED }) },
+    );
+  });
+});
+
+const HOSTILE_RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
+const HOSTILE_TREE_RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
 
 /** The run of a generated tree in virtual time, through `operator` if given: its events and their frames. */
 function runTree(spec: AgentSpec, cancel: Cancel, operator?: MonoTypeOperatorFunction<LoopEvent>): { frame: number; event: LoopEvent }[] {

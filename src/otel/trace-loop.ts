@@ -1,7 +1,9 @@
 import { type MonoTypeOperatorFunction, Observable, Subscriber } from 'rxjs';
-import { type Attributes, type Context, type Span, type SpanOptions, type Tracer, SpanKind, SpanStatusCode, context, isSpanContextValid, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, type SpanOptions, type Tracer, SpanKind, context, trace } from '@opentelemetry/api';
 import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, StopReason, ToolCall, ToolResultMessage, Usage } from '../types.js';
 import { errorText, shown } from '../util/values.js';
+import { inputAttributes, json, outputAttributes } from './content.js';
+import { GuardedSpan, reported } from './guarded-span.js';
 
 /** What {@link traceLoop} records with (O1–O3). */
 export interface TraceLoopOptions {
@@ -11,7 +13,24 @@ export interface TraceLoopOptions {
   agentName?: string;
   /** `gen_ai.request.model`, and the `chat` spans' name: `chat MODEL`. */
   model?: string;
-  /** Add the messages and results to the spans as span events (default false: they may hold what users said). */
+  /**
+   * `gen_ai.provider.name` of the `invoke_agent` and `chat` spans, as the conventions name the providers:
+   * `'openai'` (the Chat Completions and Responses providers), `'anthropic'`, `'gcp.gemini'`, … Each real
+   * provider says its own as `providerName` (`traceLoop({ tracer, providerName: provider.providerName })`).
+   */
+  providerName?: string;
+  /**
+   * `gen_ai.conversation.id` of every span, inner loops' included: give a conversation's id (the session's,
+   * the thread's), so one query finds all its traces, in every process that served it.
+   */
+  conversationId?: string;
+  /**
+   * Record the content (default false: it may hold what users said) as the conventions' attributes:
+   * `gen_ai.input.messages` and `gen_ai.system_instructions` (what a provider call was sent, as far as the
+   * events have told it: not yet at a lone loop's first turn, whose history comes with its first `turn_end`),
+   * `gen_ai.output.messages` (its reply; a loop's last), `gen_ai.tool.call.arguments` and
+   * `gen_ai.tool.call.result` (a call's input and, when it succeeded, its result).
+   */
   recordContent?: boolean;
 }
 
@@ -27,6 +46,9 @@ export interface TraceLoopOptions {
  * unsubscribes on hearing `loop_end` still sees it ended as it should. Unsubscribing ends every span still
  * open, with `rx_tool_loop.cancelled: true` (O3); an error of the source ends them with status ERROR; a
  * source that completes without its `loop_end` ends them too: no span is left open, whatever happens.
+ * Traces never hurt the run (O3): a tracer that throws — from `startSpan` or any span method, at any
+ * moment, `end` during an unsubscribe included — is reported to OpenTelemetry's `diag` logger and changes
+ * nothing in the run; `unsubscribe()` never throws for it; every span started is ended exactly once.
  *
  * ```text
  * loop:          1s-(cS)u-R-E2s-t-e-(FL|)     1/2 = turn_start, s/u/e = message_start/_end, c = tool_call,
@@ -40,13 +62,16 @@ export interface TraceLoopOptions {
  * Turn 0 (R22, a resumed history) makes no provider call, so it has no `chat` span. A call answered
  * without running (an unknown tool, an invalid input, a duplicate id, a denied call, one answered by
  * its hook or dropped by an abort: no `tool_start`, R23) gets an `execute_tool` span of zero length at
- * its `tool_result`, with `rx_tool_loop.tool.started: false`, so the trace shows what the model asked for.
+ * its `tool_result`, with `rx_tool_loop.tool.started: false`, so the trace shows what the model asked for;
+ * an error result (an unknown tool, a denied call) sets its status to ERROR (O1).
  * A tracer that records nothing (the API without an SDK) gets the `invoke_agent` span alone, and each event
  * then costs one field test (O4); a span that a sampler drops gets none of its attributes or content built.
  *
  * An agent tool (A1) forwards its inner loop's events as the call's `tool_update`s: from them the operator
  * traces the inner loop as the outer one, with `invoke_agent TOOL` (the agent named after the tool) under the
- * call's `execute_tool` span and its `chat` and `execute_tool` spans under that, at any depth. What the inner
+ * call's `execute_tool` span and its `chat` and `execute_tool` spans under that, at any depth; the inner
+ * model is the agent tool's `model` (which its updates carry as `details.model`), the provider name and
+ * conversation id the outer loop's. What the inner
  * loop left open ends at the call's `tool_result` (ERROR with the result when it is an error: the inner loop
  * was cut off) or, with the rest, on unsubscribe. An inner loop that a traceLoop (recording) saw already —
  * the user traced it, e.g. subscribed inside `toolSpanContext(call)` — is not traced twice.
@@ -56,11 +81,11 @@ export interface TraceLoopOptions {
  * import { traceLoop } from 'rx-tool-loop/otel';
  *
  * runEventedToolLoop({ provider, registry, messages })
- *   .pipe(traceLoop({ tracer: trace.getTracer('support-bot'), agentName: 'support', model: 'gpt-4o-mini' }))
+ *   .pipe(traceLoop({ tracer: trace.getTracer('support-bot'), agentName: 'support', model: 'gpt-4o-mini', providerName: 'openai' }))
  *   .subscribe(render);
  * ```
  *
- * @throws TypeError when an option is wrong (no tracer, a name that is not a string), at call time.
+ * @throws TypeError when an option is wrong (no tracer, a name or an id that is not a string), at call time.
  */
 export function traceLoop<E extends LoopEvent | ConversationEvent>(options: TraceLoopOptions): MonoTypeOperatorFunction<E> {
   const settings = checkOptions(options);
@@ -86,36 +111,44 @@ class TraceSubscriber<E extends LoopEvent | ConversationEvent> extends Subscribe
   // `next` itself rather than `_next`: this sits on every event, one call less each (O4)
   override next(event: E): void {
     if (this.isStopped) return;
+    // O3: the tracer's throws are caught where they happen (GuardedSpan); this is the last guard: whatever
+    // recording throws, the run goes on as it would untraced
     try {
       this.spans.observe(event);
     } catch (error) {
-      // as an operator's callback that throws: the run fails with it
-      this.destination.error(error);
-      return;
+      reported(error, 'traceLoop');
     }
     this.destination.next(event);
   }
 
   protected override _error(error: unknown): void {
-    this.spans.failAll(error);
+    this.ending(() => this.spans.failAll(error));
     super._error(error);
   }
 
   protected override _complete(): void {
-    this.spans.closeAll();
+    this.ending(() => this.spans.closeAll());
     super._complete();
   }
 
   override unsubscribe(): void {
     if (this.closed) return;
     super.unsubscribe(); // the source first: nothing more comes while the spans end
-    this.spans.cancelAll(); // nothing left after an error or a complete: only an unsubscribe cancels
+    this.ending(() => this.spans.cancelAll()); // nothing left after an error or a complete: only an unsubscribe cancels
+  }
+
+  private ending(end: () => void): void {
+    try {
+      end();
+    } catch (error) {
+      reported(error, 'traceLoop');
+    }
   }
 }
 
 /** An execute_tool span open now; its context is made only when a tool asks for it (toolSpanContext). */
 interface OpenTool {
-  span: Span;
+  span: GuardedSpan;
   call: ToolCall;
   parent: Context;
   context?: Context;
@@ -128,7 +161,7 @@ interface OpenTool {
 
 /** The context of a tool's span, made once: for a tool that asks (toolSpanContext) and for its inner loop. */
 function contextOf(open: OpenTool): Context {
-  return (open.context ??= trace.setSpan(open.parent, open.span));
+  return (open.context ??= trace.setSpan(open.parent, open.span.span));
 }
 
 // The module's two side channels, both weak, both written only while a tracer records (never on O4's path):
@@ -165,47 +198,81 @@ export function toolSpanContext(call: ToolCall): Context | undefined {
 interface TraceSettings {
   tracer: Tracer;
   recordContent: boolean;
+  providerName: string | undefined;
+  conversationId: string | undefined;
   // made once: every loop's and every reply's span starts with the same name, kind and attributes
   agent: { name: string; options: SpanOptions };
   chat: { name: string; options: SpanOptions };
-  /** The settings of agent tools' inner loops, by tool name: made at a tool's first forwarded event. */
+  /** What every execute_tool span carries besides its call's own: the conversation id. */
+  tool: Attributes;
+  /** The settings of agent tools' inner loops, by tool name and model: made at a call's first forwarded event. */
   inner: Map<string, TraceSettings>;
 }
 
 /** R20's way: checked and copied at call time, so changing the options object later changes nothing. */
 function checkOptions(options: TraceLoopOptions): TraceSettings {
   if (options === null || typeof options !== 'object') throw new TypeError(`traceLoop: options must be an object, got ${shown(options)}`);
-  const { tracer, agentName, model, recordContent } = options;
+  const { tracer, agentName, model, providerName, conversationId, recordContent } = options;
   if (tracer === null || typeof tracer !== 'object' || typeof tracer.startSpan !== 'function') {
     throw new TypeError(`traceLoop: tracer must be an OpenTelemetry Tracer (with startSpan), got ${shown(tracer)}`);
   }
-  if (agentName !== undefined && typeof agentName !== 'string') throw new TypeError(`traceLoop: agentName must be a string, got ${shown(agentName)}`);
-  if (model !== undefined && typeof model !== 'string') throw new TypeError(`traceLoop: model must be a string, got ${shown(model)}`);
+  for (const [name, value] of [['agentName', agentName], ['model', model], ['providerName', providerName], ['conversationId', conversationId]] as const) {
+    if (value !== undefined && typeof value !== 'string') throw new TypeError(`traceLoop: ${name} must be a string, got ${shown(value)}`);
+  }
   if (recordContent !== undefined && typeof recordContent !== 'boolean') {
     throw new TypeError(`traceLoop: recordContent must be a boolean, got ${shown(recordContent)}`);
   }
-  return settingsOf(tracer, agentName, model, recordContent === true);
+  return settingsOf(tracer, agentName, model, providerName, conversationId, recordContent === true);
 }
 
-function settingsOf(tracer: Tracer, agentName: string | undefined, model: string | undefined, recordContent: boolean): TraceSettings {
+function settingsOf(
+  tracer: Tracer,
+  agentName: string | undefined,
+  model: string | undefined,
+  providerName: string | undefined,
+  conversationId: string | undefined,
+  recordContent: boolean,
+): TraceSettings {
   const agentAttributes: Attributes = { 'gen_ai.operation.name': 'invoke_agent' };
-  if (agentName !== undefined) agentAttributes['gen_ai.agent.name'] = agentName;
   const chatAttributes: Attributes = { 'gen_ai.operation.name': 'chat' };
+  const toolAttributes: Attributes = {};
+  if (agentName !== undefined) agentAttributes['gen_ai.agent.name'] = agentName;
   if (model !== undefined) agentAttributes['gen_ai.request.model'] = chatAttributes['gen_ai.request.model'] = model;
+  if (providerName !== undefined) agentAttributes['gen_ai.provider.name'] = chatAttributes['gen_ai.provider.name'] = providerName;
+  if (conversationId !== undefined) {
+    agentAttributes['gen_ai.conversation.id'] = chatAttributes['gen_ai.conversation.id'] = toolAttributes['gen_ai.conversation.id'] = conversationId;
+  }
   return {
     tracer,
     recordContent,
+    providerName,
+    conversationId,
     agent: { name: agentName === undefined ? 'invoke_agent' : `invoke_agent ${agentName}`, options: { kind: SpanKind.INTERNAL, attributes: Object.freeze(agentAttributes) } },
     chat: { name: model === undefined ? 'chat' : `chat ${model}`, options: { kind: SpanKind.CLIENT, attributes: Object.freeze(chatAttributes) } },
+    tool: Object.freeze(toolAttributes),
     inner: new Map(),
   };
 }
 
-/** An agent tool's inner loop: the agent is named after the tool; its model is its own, not known here. */
-function innerSettings(settings: TraceSettings, toolName: string): TraceSettings {
-  let inner = settings.inner.get(toolName);
-  if (inner === undefined) settings.inner.set(toolName, (inner = settingsOf(settings.tracer, toolName, undefined, settings.recordContent)));
+/**
+ * An agent tool's inner loop: the agent is named after the tool, its model is the one the tool's updates
+ * carry (`agentTool`'s `model`, as `details.model`); provider and conversation are the outer loop's.
+ */
+function innerSettings(settings: TraceSettings, toolName: string, model: string | undefined): TraceSettings {
+  const key = model === undefined ? toolName : `${toolName}\u0000${model}`;
+  let inner = settings.inner.get(key);
+  if (inner === undefined) {
+    inner = settingsOf(settings.tracer, toolName, model, settings.providerName, settings.conversationId, settings.recordContent);
+    settings.inner.set(key, inner);
+  }
   return inner;
+}
+
+/** The model an agent tool's update names (`details.model`), if any. */
+function modelOf(details: unknown): string | undefined {
+  if (typeof details !== 'object' || details === null) return undefined;
+  const model = (details as { model?: unknown }).model;
+  return typeof model === 'string' ? model : undefined;
 }
 
 /**
@@ -213,16 +280,21 @@ function innerSettings(settings: TraceSettings, toolName: string): TraceSettings
  * and, under an agent tool's span, its inner loop's (another LoopSpans, fed the events the tool forwards).
  */
 class LoopSpans {
-  private agent: Span | undefined;
+  private agent: GuardedSpan | undefined;
   private agentContext: Context | undefined;
-  private chat: Span | undefined;
+  private chat: GuardedSpan | undefined;
   // the running calls (ids unique within a turn, R28): a few at a time, so a list beats a Map here
   private tools: OpenTool[] = [];
   private off = false; // the tracer records nothing (openAgent)
-  // recordContent, and the chat span records: the reply so far, for its event (none built for a span that drops it)
+  // recordContent, and the chat span records: the reply so far, for its output messages (none built for a span that drops it)
   private content = false;
+  private reasoning = '';
   private text = '';
   private calls: ToolCall[] = [];
+  // recordContent: the history as the events last told it (a prompt's, a turn's end), and the loop's own input
+  private history: readonly AgentMessage[] | undefined;
+  private loopInput: readonly AgentMessage[] | undefined;
+  private turnsEnded = 0;
 
   constructor(
     private readonly settings: TraceSettings,
@@ -246,21 +318,24 @@ class LoopSpans {
   record(event: LoopEvent | ConversationEvent): void {
     switch (event.type) {
       case 'user_message':
+        if (this.settings.recordContent) this.history = event.messages;
         this.openAgent();
-        if (this.settings.recordContent && this.agent!.isRecording()) this.agent!.addEvent('gen_ai.user.message', { content: event.message.content });
         return;
       case 'turn_start':
         this.openAgent();
         if (event.turn >= 1 && !this.off) this.openChat(event.turn); // turn 0 resumes a saved history: no provider call
         return;
       case 'loop_end':
-        this.endLoop(event.reason, event.assistant, event.usage, event.messages);
+        this.endLoop(event.reason, event.assistant, event.usage);
         return;
     }
     if (this.off) return; // O4: a tracer that records nothing gets the invoke_agent span alone
     switch (event.type) {
       case 'text_delta':
         if (this.content) this.text += event.text;
+        return;
+      case 'reasoning_delta':
+        if (this.content) this.reasoning += event.text;
         return;
       case 'tool_call':
         if (this.content) this.calls.push(event.call);
@@ -275,11 +350,12 @@ class LoopSpans {
         this.endTool(event.message);
         return;
       case 'tool_update':
-        if (event.event !== undefined) this.forward(event.toolCallId, event.event);
+        if (event.event !== undefined) this.forward(event.toolCallId, event.event, event.details);
         return;
       case 'turn_end':
         // a provider that failed, or an abort, ends the reply without a message_end: the turn's assistant says how
         this.endChatWith(event.assistant);
+        if (this.settings.recordContent) this.turnEnded(event.turn, event.messages, event.toolResults.length);
         return;
       default:
         return; // message_start, deltas: nothing to record
@@ -303,21 +379,24 @@ class LoopSpans {
 
   private endOpen(attributes: Attributes, errorMessage?: string): void {
     if (this.agent === undefined && this.chat === undefined && this.tools.length === 0) return;
-    const open: Span[] = [];
-    for (const tool of this.tools) {
-      tool.inner?.endOpen(attributes, errorMessage); // an inner loop's spans end before the tool's
+    const open: GuardedSpan[] = [];
+    const tools = this.tools;
+    this.tools = [];
+    for (const tool of tools) {
       unlist(tool);
       open.push(tool.span);
     }
     if (this.chat !== undefined) open.push(this.chat);
     if (this.agent !== undefined) open.push(this.agent);
-    this.tools = [];
     this.chat = undefined;
     this.agent = undefined;
     this.agentContext = undefined;
+    this.content = false;
+    // an inner loop's spans end before its tool's
+    for (const tool of tools) tool.inner?.endOpen(attributes, errorMessage);
     for (const span of open) {
-      span.setAttributes(attributes);
-      if (errorMessage !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage });
+      if (attributes !== NO_ATTRIBUTES) span.setAttributes(attributes);
+      if (errorMessage !== undefined) span.fail(errorMessage);
       span.end();
     }
   }
@@ -326,12 +405,14 @@ class LoopSpans {
   private openAgent(): void {
     if (this.agent !== undefined) return;
     const { tracer, agent } = this.settings;
-    const span = tracer.startSpan(agent.name, agent.options, this.parent);
+    const span = GuardedSpan.start(tracer, agent.name, agent.options, this.parent);
     // no SDK behind the tracer (a span that records nothing and has no valid context): tracing is off, and
     // a reply's or a call's span would be as empty, so none is made; the events go straight through (O4)
-    this.off = !span.isRecording() && !isSpanContextValid(span.spanContext());
+    this.off = span.off;
     this.agent = span;
-    if (!this.off) this.agentContext = trace.setSpan(this.parent, span);
+    this.turnsEnded = 0;
+    this.loopInput = this.history;
+    if (!this.off) this.agentContext = trace.setSpan(this.parent, span.span);
   }
 
   /** O4: the `loop_end` of a loop whose span records nothing: that span ends, alone (nothing else opened). */
@@ -341,16 +422,29 @@ class LoopSpans {
     agent.end();
   }
 
-  private endLoop(reason: string, assistant: AssistantMessage, usage: Usage, messages: readonly AgentMessage[]): void {
+  /**
+   * recordContent: a turn's end tells the history, the next provider call's input; the first of a lone loop
+   * (no prompt told it before) tells the loop's input too: its history without the turn's reply and results.
+   */
+  private turnEnded(turn: number, messages: readonly AgentMessage[], results: number): void {
+    if (this.turnsEnded++ === 0 && this.loopInput === undefined && turn >= 1) this.loopInput = messages.slice(0, Math.max(0, messages.length - 1 - results));
+    this.history = messages;
+  }
+
+  private endLoop(reason: string, assistant: AssistantMessage, usage: Usage): void {
     this.openAgent(); // R7: a loop aborted at subscribe has loop_end as its only event
     this.endChatWith(assistant);
     const agent = this.agent!;
-    if (agent.isRecording()) {
+    if (agent.recording) {
       agent.setAttribute('rx_tool_loop.reason', reason);
       agent.setAttributes(usageAttributes(usage));
-      if (reason === 'error') agent.setStatus({ code: SpanStatusCode.ERROR, message: assistant.errorMessage ?? 'error' });
-      if (this.settings.recordContent) agent.addEvent('rx_tool_loop.messages', { messages: json(messages) });
+      if (reason === 'error') agent.fail(assistant.errorMessage ?? 'error');
+      if (this.settings.recordContent) {
+        if (this.loopInput !== undefined) agent.setAttributes(inputAttributes(this.loopInput));
+        agent.setAttributes(outputAttributes('', assistant.content, assistant.toolCalls ?? [], reason));
+      }
     }
+    this.history = this.loopInput = undefined; // a conversation's next loop starts from its prompt's history
     // every call of the loop has had its result by now (R5); anything left is ended, never leaked
     this.agent = undefined;
     this.endOpen(NO_ATTRIBUTES);
@@ -360,11 +454,12 @@ class LoopSpans {
   private openChat(turn: number): void {
     this.endChat(undefined, undefined, undefined); // never open here: a turn's chat ends by its turn_end
     const { tracer, chat } = this.settings;
-    this.chat = tracer.startSpan(chat.name, chat.options, this.agentContext);
-    this.chat.setAttribute('rx_tool_loop.turn', turn);
-    this.content = this.settings.recordContent && this.chat.isRecording();
+    const span = (this.chat = GuardedSpan.start(tracer, chat.name, chat.options, this.agentContext));
+    span.setAttribute('rx_tool_loop.turn', turn);
+    this.content = this.settings.recordContent && span.recording;
     if (this.content) {
-      this.text = '';
+      if (this.history !== undefined) span.setAttributes(inputAttributes(this.history));
+      this.reasoning = this.text = '';
       this.calls = [];
     }
   }
@@ -378,17 +473,15 @@ class LoopSpans {
     if (chat === undefined) return;
     this.chat = undefined;
     // a span the sampler dropped records nothing: none of its attributes is built
-    if (chat.isRecording()) {
+    if (chat.recording) {
       if (stopReason !== undefined) chat.setAttribute('gen_ai.response.finish_reasons', [stopReason]);
       if (usage !== undefined) chat.setAttributes(usageAttributes(usage));
-      if (stopReason === 'error') chat.setStatus({ code: SpanStatusCode.ERROR, message: errorMessage ?? 'error' });
+      if (stopReason === 'error') chat.fail(errorMessage ?? 'error');
     }
     if (this.content) {
-      const content: Attributes = { content: this.text, finish_reason: stopReason ?? 'unknown' };
-      if (this.calls.length > 0) content.tool_calls = json(this.calls);
-      chat.addEvent('gen_ai.assistant.message', content);
+      chat.setAttributes(outputAttributes(this.reasoning, this.text, this.calls, stopReason ?? 'unknown'));
       this.content = false;
-      this.text = '';
+      this.reasoning = this.text = '';
       this.calls = [];
     }
     chat.end();
@@ -400,13 +493,14 @@ class LoopSpans {
     const open: OpenTool = { span, call, parent: this.agentContext! };
     this.tools.push(open);
     openTools.set(call, open);
-    if (this.settings.recordContent && span.isRecording()) span.addEvent('gen_ai.tool.call.arguments', { arguments: json(call.input) });
+    if (this.settings.recordContent && span.recording) span.setAttribute('gen_ai.tool.call.arguments', json(call.input));
   }
 
   /** `unstartedAt`: the moment of a call that never ran, its span's start and end. */
-  private toolSpan(id: string, name: string, unstartedAt?: number): Span {
+  private toolSpan(id: string, name: string, unstartedAt?: number): GuardedSpan {
     this.openAgent();
     const attributes: Attributes = {
+      ...this.settings.tool,
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': name,
       'gen_ai.tool.call.id': id,
@@ -417,7 +511,7 @@ class LoopSpans {
       attributes['rx_tool_loop.tool.started'] = false;
       options.startTime = unstartedAt;
     }
-    return this.settings.tracer.startSpan(`execute_tool ${name}`, options, this.agentContext);
+    return GuardedSpan.start(this.settings.tracer, `execute_tool ${name}`, options, this.agentContext);
   }
 
   private takeTool(id: string): OpenTool | undefined {
@@ -438,10 +532,12 @@ class LoopSpans {
    * the tool's, at any depth (a forwarded update forwards in turn) — unless a recording traceLoop traced that
    * inner loop already: then its first event, the call's first forwarded one, is marked (loopStarts).
    */
-  private forward(toolCallId: string, event: LoopEvent): void {
+  private forward(toolCallId: string, event: LoopEvent, details: unknown): void {
     const open = this.findTool(toolCallId);
     if (open === undefined) return;
-    if (open.inner === undefined) open.inner = loopStarts.has(event) ? null : new LoopSpans(innerSettings(this.settings, open.call.name), contextOf(open));
+    if (open.inner === undefined) {
+      open.inner = loopStarts.has(event) ? null : new LoopSpans(innerSettings(this.settings, open.call.name, modelOf(details)), contextOf(open));
+    }
     open.inner?.record(event);
   }
 
@@ -454,12 +550,12 @@ class LoopSpans {
     const open = this.takeTool(result.toolCallId);
     // an inner loop still open at the result was cut off (a timeout, an error, no loop_end): ended with it
     if (open?.inner) open.inner.endOpen(NO_ATTRIBUTES, result.isError ? result.content : undefined);
-    // answered without running (R23: no tool_start): a span of zero length, so the call is still seen
+    // answered without running (R23: no tool_start): a span of zero length, so the call is still seen (O1)
     const at = open === undefined ? performance.now() : undefined;
     const span = open?.span ?? this.toolSpan(result.toolCallId, result.toolName, at);
-    if (span.isRecording()) {
-      if (result.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: result.content });
-      if (this.settings.recordContent) span.addEvent('gen_ai.tool.message', { id: result.toolCallId, content: result.content, is_error: result.isError }, at);
+    if (span.recording) {
+      if (result.isError) span.fail(result.content);
+      else if (this.settings.recordContent) span.setAttribute('gen_ai.tool.call.result', result.content);
     }
     span.end(at);
   }
@@ -477,13 +573,4 @@ function usageAttributes(usage: Usage): Attributes {
   if (usage.cacheReadTokens !== undefined) attributes['gen_ai.usage.cache_read.input_tokens'] = usage.cacheReadTokens;
   if (usage.cacheWriteTokens !== undefined) attributes['gen_ai.usage.cache_creation.input_tokens'] = usage.cacheWriteTokens;
   return attributes;
-}
-
-/** Content for an event attribute: JSON (histories and inputs are JSON, R21, C5). */
-function json(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }
