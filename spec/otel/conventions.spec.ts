@@ -34,7 +34,7 @@ import {
 } from '@opentelemetry/semantic-conventions/incubating';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { lastValueFrom, of, toArray } from 'rxjs';
-import { ToolRegistry, agentTool, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type ProviderInput } from 'rx-tool-loop';
+import { ToolRegistry, agentTool, anthropicProvider, conversation, openAIChatProvider, openAIResponsesProvider, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type ProviderInput } from 'rx-tool-loop';
 import { traceLoop } from 'rx-tool-loop/otel';
 import { answerTurn, call, end, only, start, text, tool, toolTurn } from '../support/events.js';
 import { memoryTracer, parentOf, spanNamed } from './memory-tracer.js';
@@ -175,5 +175,28 @@ describe('traceLoop and the GenAI semantic conventions (O2 revised)', () => {
       if (instructions !== undefined) expect(JSON.parse(String(instructions))).toEqual([{ type: 'text', content: 'Be brief.' }]);
     }
     expect(checked).toBeGreaterThan(10);
+  });
+
+  it('O2 (revised): the real providers name themselves as the conventions do (providerName) with their model; traceLoop({ provider }) reads both at call time, and providerName / model given win', async () => {
+    const openai = openAIChatProvider({ model: 'gpt-4o-mini', apiKey: 'k' });
+    const responses = openAIResponsesProvider({ model: 'gpt-5-mini', apiKey: 'k' });
+    const anthropic = anthropicProvider({ model: 'claude-sonnet-4-5', apiKey: 'k' });
+    expect([openai, responses, anthropic].map(({ providerName, model }) => [providerName, model])).toEqual([
+      [GEN_AI_PROVIDER_NAME_VALUE_OPENAI, 'gpt-4o-mini'],
+      [GEN_AI_PROVIDER_NAME_VALUE_OPENAI, 'gpt-5-mini'],
+      [GEN_AI_PROVIDER_NAME_VALUE_ANTHROPIC, 'claude-sonnet-4-5'],
+    ]);
+    const chatOf = async (options: Omit<Parameters<typeof traceLoop>[0], 'tracer'>) => {
+      const memory = memoryTracer();
+      const loop = runEventedToolLoop({ provider: scriptedProvider([answerTurn('Hi.')]), registry: new ToolRegistry(), messages: [{ role: 'user', content: 'hello' }] });
+      await lastValueFrom(loop.pipe(traceLoop<LoopEvent>({ tracer: memory.tracer, ...options })));
+      const chat = memory.finished().find((span) => kindOf(span) === GEN_AI_OPERATION_NAME_VALUE_CHAT)!;
+      return [chat.name, chat.attributes[ATTR_GEN_AI_PROVIDER_NAME], chat.attributes[ATTR_GEN_AI_REQUEST_MODEL]];
+    };
+    expect(await chatOf({ provider: anthropic })).toEqual(['chat claude-sonnet-4-5', 'anthropic', 'claude-sonnet-4-5']);
+    expect(await chatOf({ provider: openai, providerName: 'azure.ai.openai', model: 'my-deployment' })).toEqual(['chat my-deployment', 'azure.ai.openai', 'my-deployment']);
+    expect(await chatOf({ provider: scriptedProvider([]) })).toEqual(['chat', undefined, undefined]);
+    expect(() => traceLoop({ tracer: memoryTracer().tracer, provider: 'openai' as never })).toThrow(new TypeError('traceLoop: provider must be the loop\'s provider (a function), got "openai", a string'));
+    expect(() => traceLoop({ tracer: memoryTracer().tracer, conversationId: 7 as never })).toThrow(new TypeError('traceLoop: conversationId must be a string, got 7, a number'));
   });
 });

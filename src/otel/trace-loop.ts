@@ -1,6 +1,6 @@
 import { type MonoTypeOperatorFunction, Observable, Subscriber } from 'rxjs';
 import { type Attributes, type Context, type SpanOptions, type Tracer, SpanKind, context, trace } from '@opentelemetry/api';
-import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, StopReason, ToolCall, ToolResultMessage, Usage } from '../types.js';
+import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, Provider, StopReason, ToolCall, ToolResultMessage, Usage } from '../types.js';
 import { errorText, shown } from '../util/values.js';
 import { inputAttributes, json, outputAttributes } from './content.js';
 import { GuardedSpan, reported } from './guarded-span.js';
@@ -14,9 +14,14 @@ export interface TraceLoopOptions {
   /** `gen_ai.request.model`, and the `chat` spans' name: `chat MODEL`. */
   model?: string;
   /**
+   * The loop's provider, to read `providerName` and `model` from, when it has them: the real providers
+   * do (`openAIChatProvider` and `openAIResponsesProvider` say `'openai'`, `anthropicProvider` `'anthropic'`).
+   * Read at call time; `providerName` and `model` given here win.
+   */
+  provider?: Provider | { readonly providerName?: string; readonly model?: string };
+  /**
    * `gen_ai.provider.name` of the `invoke_agent` and `chat` spans, as the conventions name the providers:
-   * `'openai'` (the Chat Completions and Responses providers), `'anthropic'`, `'gcp.gemini'`, … Each real
-   * provider says its own as `providerName` (`traceLoop({ tracer, providerName: provider.providerName })`).
+   * `'openai'`, `'anthropic'`, `'gcp.gemini'`, `'aws.bedrock'`, … (default: the provider's own, else none).
    */
   providerName?: string;
   /**
@@ -80,8 +85,10 @@ export interface TraceLoopOptions {
  * import { trace } from '@opentelemetry/api';
  * import { traceLoop } from 'rx-tool-loop/otel';
  *
+ * const provider = openAIChatProvider({ model: 'gpt-4o-mini' });
  * runEventedToolLoop({ provider, registry, messages })
- *   .pipe(traceLoop({ tracer: trace.getTracer('support-bot'), agentName: 'support', model: 'gpt-4o-mini', providerName: 'openai' }))
+ *   // chat spans: `chat gpt-4o-mini`, gen_ai.provider.name 'openai'; every span: the conversation's id
+ *   .pipe(traceLoop({ tracer: trace.getTracer('support-bot'), agentName: 'support', provider, conversationId: threadId }))
  *   .subscribe(render);
  * ```
  *
@@ -212,13 +219,21 @@ interface TraceSettings {
 /** R20's way: checked and copied at call time, so changing the options object later changes nothing. */
 function checkOptions(options: TraceLoopOptions): TraceSettings {
   if (options === null || typeof options !== 'object') throw new TypeError(`traceLoop: options must be an object, got ${shown(options)}`);
-  const { tracer, agentName, model, providerName, conversationId, recordContent } = options;
+  const { tracer, agentName, provider, conversationId, recordContent } = options;
   if (tracer === null || typeof tracer !== 'object' || typeof tracer.startSpan !== 'function') {
     throw new TypeError(`traceLoop: tracer must be an OpenTelemetry Tracer (with startSpan), got ${shown(tracer)}`);
   }
-  for (const [name, value] of [['agentName', agentName], ['model', model], ['providerName', providerName], ['conversationId', conversationId]] as const) {
+  if (provider !== undefined && (provider === null || (typeof provider !== 'object' && typeof provider !== 'function'))) {
+    throw new TypeError(`traceLoop: provider must be the loop's provider (a function), got ${shown(provider)}`);
+  }
+  for (const [name, value] of [['agentName', agentName], ['model', options.model], ['providerName', options.providerName], ['conversationId', conversationId]] as const) {
     if (value !== undefined && typeof value !== 'string') throw new TypeError(`traceLoop: ${name} must be a string, got ${shown(value)}`);
   }
+  // the provider's own, when it names itself: a provider that does not (a scripted one) gives nothing
+  const named = provider as { readonly providerName?: unknown; readonly model?: unknown } | undefined;
+  const own = (value: unknown) => (typeof value === 'string' ? value : undefined);
+  const model = options.model ?? own(named?.model);
+  const providerName = options.providerName ?? own(named?.providerName);
   if (recordContent !== undefined && typeof recordContent !== 'boolean') {
     throw new TypeError(`traceLoop: recordContent must be a boolean, got ${shown(recordContent)}`);
   }

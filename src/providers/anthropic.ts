@@ -3,6 +3,7 @@ import { inputSchema, parseArguments, parseEventData } from './json.js';
 import { isPlainObject, shown } from '../util/values.js';
 import type { SseEvent } from './http/sse.js';
 import { HttpProviderOptions, ToolChoice, WireError, WireTranslator, httpSettings, streamRequest } from './http/transport.js';
+import { type ProviderIdentity, named } from './named-provider.js';
 
 /** Options of {@link anthropicProvider}. `baseURL` excludes the version: default `https://api.anthropic.com`. */
 export interface AnthropicProviderOptions extends HttpProviderOptions {
@@ -36,7 +37,7 @@ const MIN_THINKING_BUDGET = 1024;
  * runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'What time is it?' }] }).subscribe(console.log);
  * ```
  */
-export function anthropicProvider(options: AnthropicProviderOptions): Provider {
+export function anthropicProvider(options: AnthropicProviderOptions): Provider & ProviderIdentity<'anthropic'> {
   const settings = httpSettings(options, 'anthropicProvider', 'https://api.anthropic.com', 'ANTHROPIC_API_KEY');
   const maxTokens = settings.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS;
   const { thinking } = options;
@@ -54,11 +55,12 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider {
   const more: AnthropicRequestOptions = { temperature: settings.temperature, toolChoice: settings.toolChoice, stop: settings.stop, thinking };
   const own: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
   if (apiKey !== '') own['x-api-key'] = apiKey;
-  return (input: ProviderInput) =>
+  const provider = (input: ProviderInput) =>
     streamRequest(
       () => settings.request('/v1/messages', own, anthropicRequest(model, maxTokens, system, input, more)),
       () => new AnthropicTranslator(),
     );
+  return named(provider, 'anthropic', model); // what a trace reads of it (O2)
 }
 
 /** The request options besides model, token limit and system prompt (P10, P11); each left out when undefined. */

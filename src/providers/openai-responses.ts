@@ -4,6 +4,7 @@ import { inputSchema } from './json.js';
 import { ToolChoice, httpSettings, streamRequest } from './http/transport.js';
 import { EFFORTS, OpenAIChatProviderOptions, ReasoningEffort } from './openai.js';
 import { OpenAIResponsesTranslator } from './openai-responses-translator.js';
+import { type ProviderIdentity, named } from './named-provider.js';
 
 /** The settings every OpenAI provider takes (the Chat Completions provider's options). */
 export type OpenAISettings = OpenAIChatProviderOptions;
@@ -41,7 +42,7 @@ const WHO = 'openAIResponsesProvider';
  * runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'What time is it?' }] }).subscribe(console.log);
  * ```
  */
-export function openAIResponsesProvider(options: OpenAIResponsesProviderOptions): Provider {
+export function openAIResponsesProvider(options: OpenAIResponsesProviderOptions): Provider & ProviderIdentity<'openai'> {
   const settings = httpSettings(options, WHO, 'https://api.openai.com/v1', 'OPENAI_API_KEY');
   const { reasoningEffort, store, include = DEFAULT_INCLUDE } = options;
   if (reasoningEffort !== undefined && !EFFORTS.has(reasoningEffort)) {
@@ -59,11 +60,12 @@ export function openAIResponsesProvider(options: OpenAIResponsesProviderOptions)
   const { model, system, temperature, maxTokens, toolChoice, apiKey } = settings;
   const request: OpenAIResponsesRequestOptions = { model, system, temperature, maxTokens, toolChoice, reasoningEffort, include: [...include] };
   const auth: Record<string, string> = apiKey === '' ? {} : { authorization: `Bearer ${apiKey}` };
-  return (input: ProviderInput) =>
+  const provider = (input: ProviderInput) =>
     streamRequest(
       () => settings.request('/responses', auth, openAIResponsesRequest(request, input)),
       () => new OpenAIResponsesTranslator(),
     );
+  return named(provider, 'openai', model); // what a trace reads of it (O2)
 }
 
 /** What {@link openAIResponsesRequest} puts into a request besides the conversation: the provider's checked options. */

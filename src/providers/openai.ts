@@ -4,6 +4,7 @@ import { inputSchema, parseArguments, parseEventData } from './json.js';
 import { openAIUsage } from './openai-usage.js';
 import type { SseEvent } from './http/sse.js';
 import { HttpProviderOptions, ToolChoice, WireError, WireTranslator, httpSettings, messageOf, streamRequest } from './http/transport.js';
+import { type ProviderIdentity, named } from './named-provider.js';
 
 /** P10: how much a reasoning model thinks before it answers (OpenAI `reasoning_effort`). */
 export type ReasoningEffort = 'low' | 'medium' | 'high';
@@ -33,7 +34,7 @@ export const EFFORTS: ReadonlySet<unknown> = new Set<ReasoningEffort>(['low', 'm
  * runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'What time is it?' }] }).subscribe(console.log);
  * ```
  */
-export function openAIChatProvider(options: OpenAIChatProviderOptions): Provider {
+export function openAIChatProvider(options: OpenAIChatProviderOptions): Provider & ProviderIdentity<'openai'> {
   const settings = httpSettings(options, 'openAIChatProvider', 'https://api.openai.com/v1', 'OPENAI_API_KEY');
   const { reasoningEffort } = options;
   if (reasoningEffort !== undefined && !EFFORTS.has(reasoningEffort)) {
@@ -42,11 +43,12 @@ export function openAIChatProvider(options: OpenAIChatProviderOptions): Provider
   const { model, system, temperature, maxTokens, toolChoice, stop, apiKey } = settings;
   const request: OpenAIChatRequestOptions = { model, system, temperature, maxTokens, toolChoice, stop, reasoningEffort };
   const auth: Record<string, string> = apiKey === '' ? {} : { authorization: `Bearer ${apiKey}` };
-  return (input: ProviderInput) =>
+  const provider = (input: ProviderInput) =>
     streamRequest(
       () => settings.request('/chat/completions', auth, openAIChatRequest(request, input)),
       () => new OpenAIChatTranslator(),
     );
+  return named(provider, 'openai', model); // what a trace reads of it (O2)
 }
 
 /** What {@link openAIChatRequest} puts into a request besides the conversation: the provider's checked options. */
