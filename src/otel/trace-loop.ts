@@ -76,8 +76,8 @@ export interface TraceLoopOptions {
  * traces the inner loop as the outer one, with `invoke_agent TOOL` (the agent named after the tool) under the
  * call's `execute_tool` span and its `chat` and `execute_tool` spans under that, at any depth; the inner
  * model is the agent tool's `model` (which its updates carry as `details.model`), the provider name and
- * conversation id the outer loop's. What the inner
- * loop left open ends at the call's `tool_result` (ERROR with the result when it is an error: the inner loop
+ * conversation id the outer loop's (trace an inner loop on another provider with a traceLoop of its own).
+ * What the inner loop left open ends at the call's `tool_result` (ERROR with the result when it is an error: the inner loop
  * was cut off) or, with the rest, on unsubscribe. An inner loop that a traceLoop (recording) saw already —
  * the user traced it, e.g. subscribed inside `toolSpanContext(call)` — is not traced twice.
  *
