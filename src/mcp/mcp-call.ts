@@ -2,8 +2,10 @@ import { Observable } from 'rxjs';
 import { toolProgress } from '../tools/tool-progress.js';
 import type { ToolContext, ToolOutput, ToolProgressValue } from '../types.js';
 import { LazyAbort } from '../util/lazy-abort.js';
+import { MAX_TIMER_MS, setLongTimeout } from '../util/long-timeout.js';
 import { errorText } from '../util/values.js';
 import type { McpCallResult, McpClient, McpProgress, McpRequestOptions } from './mcp-client.js';
+import { chainHandler } from './client-hooks.js';
 import { mcpOutput } from './mcp-content.js';
 
 /**
@@ -12,10 +14,16 @@ import { mcpOutput } from './mcp-content.js';
  */
 export const MCP_CANCEL_REASON = 'rx-tool-loop: the tool call was cancelled';
 
-/** The SDK's `RequestTimeout` code: its own timeouts, and also what it makes of an aborted request. */
-const REQUEST_TIMEOUT = -32001;
-/** The longest delay `setTimeout` takes: "no timeout" for the SDK, whose default is 60 s (M2: default none). */
-const NO_TIMEOUT = 2 ** 31 - 1;
+/**
+ * The timeout the SDK is given: the longest a timer takes. The SDK's own timer (60 s by default) cancels with
+ * a reason of its own, a larger value overflows into 1 ms, and its `maxTotalTimeout` is looked at only when
+ * progress comes; so the library keeps every deadline itself, on the long-timeout helper, and the SDK's timer
+ * (restarted by each progress notification) fires only after some 24.8 silent days.
+ */
+const SDK_TIMEOUT = MAX_TIMER_MS;
+
+/** What the SDK's Streamable HTTP transport reports on `onerror` when a stream drops: it fails no request for it. */
+const STREAM_LOST = /^SSE stream disconnected\b/;
 
 /** How one server's calls are made. */
 export interface McpCallSettings {
@@ -23,21 +31,28 @@ export interface McpCallSettings {
   server: string;
   /** Per call, reset by each progress notification; `Infinity`: none. */
   callTimeoutMs: number;
-  /** Per call, whatever the progress; `Infinity`: none. */
+  /** Per call from its start, whatever the progress; `Infinity`: none. */
   maxTotalTimeoutMs: number;
 }
 
 /**
  * M2, M3, M4: one `tools/call` as a cold Observable, made when the loop subscribes it (at `tool_start`).
- * Each progress notification is a `toolProgress` value at once (`MESSAGE`, else `PROGRESS/TOTAL`); the
- * result is the last value. Unsubscribing, or the handler's `signal`, aborts the SDK's request with
- * {@link MCP_CANCEL_REASON}, and the SDK sends `notifications/cancelled`. A JSON-RPC error or a closed
- * connection is an error `MCP SERVERNAME: MESSAGE`, which the loop makes a result (R9). Never sent again.
+ * Each progress notification is a `toolProgress` value at once (`MESSAGE`, else `PROGRESS/TOTAL`) and
+ * restarts `callTimeoutMs`; `maxTotalTimeoutMs` counts from the start. The result is the last value.
+ * Unsubscribing, the handler's `signal` or a deadline aborts the SDK's request with {@link MCP_CANCEL_REASON},
+ * and the SDK sends `notifications/cancelled`. A JSON-RPC error (the server's own -32001 too), a closed
+ * connection or a dropped stream is an error `MCP SERVERNAME: MESSAGE`, which the loop makes a result (R9).
+ * Never sent again.
  *
  * ```text
  * server:      --p--p-----r|        p = notifications/progress, r = the result
  * mcpCall:     --u--u-----(o|)      u = toolProgress('1/3' …), o = the ToolOutput
  * unsubscribe: --u--!               notifications/cancelled { reason: MCP_CANCEL_REASON }
+ * deadline:    --u--u---T           T = (error: tool timed out after N ms), and notifications/cancelled
+ * ```
+ *
+ * ```ts
+ * mcpCall(client, 'read_file', { path: 'a.txt' }, context, { server: 'fs', callTimeoutMs: 5_000, maxTotalTimeoutMs: 60_000 });
  * ```
  */
 export function mcpCall(
@@ -59,20 +74,62 @@ export function mcpCall(
       return undefined;
     }
     const controller = new AbortController();
-    const cancel = () => controller.abort(MCP_CANCEL_REASON);
-    signal?.addEventListener('abort', cancel);
     let done = false;
-    const options: McpRequestOptions = {
-      signal: controller.signal,
-      onprogress: (progress) => subscriber.next(toolProgress(progressText(progress), progressDetails(progress))),
-      resetTimeoutOnProgress: true,
-      timeout: settings.callTimeoutMs === Infinity ? NO_TIMEOUT : settings.callTimeoutMs,
-    };
-    if (settings.maxTotalTimeoutMs !== Infinity) options.maxTotalTimeout = settings.maxTotalTimeoutMs;
-    const answer = (value: ToolOutput) => {
+    const stops: (() => void)[] = [];
+    const end = () => {
       done = true;
+      for (const stop of stops.splice(0)) stop();
+    };
+    // the SDK sends notifications/cancelled on this abort, with this reason: never one of the SDK's or the loop's
+    const cancel = () => controller.abort(MCP_CANCEL_REASON);
+    const answer = (value: ToolOutput) => {
+      if (done) return;
+      end();
       subscriber.next(value);
       subscriber.complete();
+    };
+    const fail = (message: string) => {
+      if (done) return;
+      end();
+      subscriber.error(new Error(`MCP ${settings.server}: ${message}`));
+    };
+    const giveUp = (outcome: () => void) => () => {
+      if (done) return;
+      cancel();
+      outcome();
+    };
+
+    const onAbort = giveUp(() => answer(aborted()));
+    signal?.addEventListener('abort', onAbort);
+    if (signal !== undefined) stops.push(() => signal.removeEventListener('abort', onAbort));
+    const { callTimeoutMs, maxTotalTimeoutMs } = settings;
+    let idle: (() => void) | undefined;
+    const restartIdle = () => {
+      idle?.();
+      idle = setLongTimeout(giveUp(() => answer(timedOut(callTimeoutMs))), callTimeoutMs);
+    };
+    if (callTimeoutMs !== Infinity) {
+      restartIdle();
+      stops.push(() => idle?.());
+    }
+    if (maxTotalTimeoutMs !== Infinity) stops.push(setLongTimeout(giveUp(() => answer(timedOut(maxTotalTimeoutMs))), maxTotalTimeoutMs));
+    // M4: a Streamable HTTP stream that drops fails no request in the SDK: the call would run forever
+    stops.push(
+      chainHandler(client, 'onerror', (error) => {
+        const message = errorText(error);
+        if (STREAM_LOST.test(message)) giveUp(() => fail(message))();
+      }),
+    );
+
+    const options: McpRequestOptions = {
+      signal: controller.signal,
+      onprogress: (progress) => {
+        if (done) return;
+        if (callTimeoutMs !== Infinity) restartIdle();
+        subscriber.next(toolProgress(progressText(progress), progressDetails(progress)));
+      },
+      resetTimeoutOnProgress: true,
+      timeout: SDK_TIMEOUT,
     };
     let sent: Promise<McpCallResult>;
     try {
@@ -82,24 +139,22 @@ export function mcpCall(
     }
     Promise.resolve(sent).then(
       (result: McpCallResult | null | undefined) => answer(mcpOutput(typeof result === 'object' && result !== null ? result : {})),
-      (error: unknown) => {
-        // M3: the SDK rejects our own abort as -32001 too: it is an abort, not a timeout
-        if (controller.signal.aborted) return answer(aborted());
-        const timeout = timeoutOf(error, settings);
-        if (timeout !== undefined) return answer({ content: `error: tool timed out after ${timeout} ms`, isError: true });
-        done = true;
-        subscriber.error(new Error(`MCP ${settings.server}: ${messageOf(error)}`));
-      },
+      // M3: the SDK rejects our own abort as -32001 too: it is an abort, not a timeout; any other -32001 is the server's (M4)
+      (error: unknown) => (controller.signal.aborted ? answer(aborted()) : fail(messageOf(error))),
     );
     return () => {
-      signal?.removeEventListener('abort', cancel);
-      if (!done) cancel();
+      if (!done) giveUp(end)();
     };
   });
 }
 
 function aborted(): ToolOutput {
   return { content: 'error: aborted', isError: true };
+}
+
+/** R16's text, for `callTimeoutMs` and `maxTotalTimeoutMs` as for the loop's `toolTimeoutMs`. */
+function timedOut(ms: number): ToolOutput {
+  return { content: `error: tool timed out after ${ms} ms`, isError: true };
 }
 
 function progressText({ progress, total, message }: McpProgress): string {
@@ -109,14 +164,6 @@ function progressText({ progress, total, message }: McpProgress): string {
 
 function progressDetails({ progress, total }: McpProgress): { progress: number; total?: number } {
   return total === undefined ? { progress } : { progress, total };
-}
-
-/** The deadline that an SDK timeout (`-32001` while we did not abort) stands for: `maxTotalTimeout` or `callTimeoutMs`. */
-function timeoutOf(error: unknown, settings: McpCallSettings): number | undefined {
-  const { code, data } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; data?: unknown };
-  if (code !== REQUEST_TIMEOUT) return undefined;
-  const total = typeof data === 'object' && data !== null && 'maxTotalTimeout' in data;
-  return total ? settings.maxTotalTimeoutMs : settings.callTimeoutMs;
 }
 
 /** The server's own words: the SDK's `McpError` prefixes its message with `MCP error CODE: ` (twice when a server built on the SDK threw one). */
