@@ -46,7 +46,7 @@ export function chainHandler(client: McpClient, key: 'onclose' | 'onerror', list
   slots[key] = hook;
   return () => {
     link.live = false;
-    if (slots[key] === hook) slots[key] = link.previous;
+    if (slots[key] === hook) slots[key] = live(link.previous);
   };
 }
 
@@ -73,7 +73,8 @@ export function chainListChanged(client: McpClient, listener: () => void): () =>
   return () => {
     link.live = false;
     if (table === undefined || table.get(LIST_CHANGED) !== installed) return;
-    if (link.previous === undefined) table.delete(LIST_CHANGED);
-    else table.set(LIST_CHANGED, link.previous);
+    const previous = live(link.previous);
+    if (previous === undefined) table.delete(LIST_CHANGED);
+    else table.set(LIST_CHANGED, previous);
   };
 }
