@@ -7,6 +7,7 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
   type JSONRPCMessage,
@@ -258,5 +259,64 @@ describe('MCP under faults (Streamable HTTP on 127.0.0.1)', () => {
     expect((await closing).length).toBe(1); // completed when the client closed
     expect(closes).toBe(1);
     expect(own.onclose).toBe(onclose);
+  });
+});
+
+/**
+ * A server on the other end of a transport that answers each request in one read: for `tools/call`, its progress
+ * notifications and its response arrive together, as a fast server's often do (and a stale progress of another
+ * request with them).
+ */
+class OneReadTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (!('method' in message) || !('id' in message)) return;
+    const answer = (result: Record<string, unknown>): JSONRPCMessage => ({ jsonrpc: '2.0', id: message.id, result });
+    const progress = (progressToken: unknown, progress: number, total: number): JSONRPCMessage => ({
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: progressToken as string, progress, total },
+    });
+    let read: JSONRPCMessage[] = [];
+    if (message.method === 'initialize') {
+      read = [answer({ protocolVersion: (message.params as { protocolVersion: string }).protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'one-read', version: '1.0.0' } })];
+    } else if (message.method === 'tools/list') {
+      read = [answer({ tools: [{ name: 'quick', inputSchema: { type: 'object' } }] })];
+    } else if (message.method === 'tools/call') {
+      const token = (message.params as { _meta?: { progressToken?: unknown } })._meta?.progressToken;
+      read = [progress(token, 1, 2), progress(9999, 1, 1), progress(token, 2, 2), answer({ content: [{ type: 'text', text: 'done' }] })];
+    }
+    setImmediate(() => {
+      for (const each of read) this.onmessage?.(each);
+    });
+  }
+}
+
+describe('a progress notification in the same read as its response (MCP SDK 1.32, upstream)', () => {
+  it('M2 (8): the SDK drops it and reports it on onerror; the adapter keeps it: a tool_update before the result, the application still hears the report', async () => {
+    const client = newClient();
+    const reports: string[] = [];
+    client.onerror = (error) => void reports.push(error.message);
+    await client.connect(new OneReadTransport());
+    try {
+      const registry = await toolsOf(client);
+      const events = await lastValueFrom(loopCalling(registry, 'quick').pipe(toArray()));
+      const types = events.map((event) => event.type);
+      expect(only(events, 'tool_update').map((event) => event.content)).toEqual(['1/2', '2/2']); // not the other request's
+      expect(types.lastIndexOf('tool_update')).toBeLessThan(types.indexOf('tool_result'));
+      expect(only(events, 'tool_result')[0]!.message.content).toBe('done');
+      expect(reports.filter((report) => report.startsWith('Received a progress notification for an unknown token'))).toHaveLength(3);
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -113,27 +113,27 @@ export function mcpCall(
       stops.push(() => idle?.());
     }
     if (maxTotalTimeoutMs !== Infinity) stops.push(setLongTimeout(giveUp(() => answer(timedOut(maxTotalTimeoutMs))), maxTotalTimeoutMs));
-    // M4: a Streamable HTTP stream that drops fails no request in the SDK: the call would run forever
+    const onprogress = (progress: McpProgress) => {
+      if (done) return;
+      if (callTimeoutMs !== Infinity) restartIdle();
+      subscriber.next(toolProgress(progressText(progress), progressDetails(progress)));
+    };
+    let token: unknown;
     stops.push(
       chainHandler(client, 'onerror', (error) => {
         const message = errorText(error);
-        if (STREAM_LOST.test(message)) giveUp(() => fail(message))();
+        // M4: a Streamable HTTP stream that drops fails no request in the SDK: the call would run forever
+        if (STREAM_LOST.test(message)) return giveUp(() => fail(message))();
+        // the SDK dropped this call's progress, which came in the same read as its response (upstream): it is still ours
+        const late = token === undefined ? undefined : droppedProgress(message, token);
+        if (late !== undefined) onprogress(late);
       }),
     );
 
-    const options: McpRequestOptions = {
-      signal: controller.signal,
-      onprogress: (progress) => {
-        if (done) return;
-        if (callTimeoutMs !== Infinity) restartIdle();
-        subscriber.next(toolProgress(progressText(progress), progressDetails(progress)));
-      },
-      resetTimeoutOnProgress: true,
-      timeout: SDK_TIMEOUT,
-    };
+    const options: McpRequestOptions = { signal: controller.signal, onprogress, resetTimeoutOnProgress: true, timeout: SDK_TIMEOUT };
     let sent: Promise<McpCallResult>;
     try {
-      sent = client.callTool({ name, arguments: input }, undefined, options);
+      ({ sent, token } = sentWithToken(client, () => client.callTool({ name, arguments: input }, undefined, options)));
     } catch (error) {
       sent = Promise.reject(error);
     }
@@ -164,6 +164,54 @@ function progressText({ progress, total, message }: McpProgress): string {
 
 function progressDetails({ progress, total }: McpProgress): { progress: number; total?: number } {
   return total === undefined ? { progress } : { progress, total };
+}
+
+/** What the SDK reports on `onerror` for a progress notification whose call it no longer waits for (1.32). */
+const DROPPED_PROGRESS = /^Received a progress notification for an unknown token: (\{.*\})$/s;
+
+/** The progress of the call whose progress token is `token`, if `message` is the SDK's report that it dropped it. */
+function droppedProgress(message: string, token: unknown): McpProgress | undefined {
+  const json = DROPPED_PROGRESS.exec(message)?.[1];
+  if (json === undefined) return undefined;
+  let params: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown } | undefined;
+  try {
+    params = (JSON.parse(json) as { params?: typeof params }).params;
+  } catch {
+    return undefined;
+  }
+  if (params === undefined || params.progressToken !== token || typeof params.progress !== 'number') return undefined;
+  return {
+    progress: params.progress,
+    ...(typeof params.total === 'number' ? { total: params.total } : {}),
+    ...(typeof params.message === 'string' ? { message: params.message } : {}),
+  };
+}
+
+/**
+ * Makes the call and reads the progress token the SDK gave its `tools/call` request: the SDK's client sends the
+ * request through its `transport` before `callTool` returns, and the token is that request's own id, known
+ * nowhere else. A client that shows no transport gives no token (a progress the SDK drops then stays dropped).
+ */
+function sentWithToken(client: McpClient, call: () => Promise<McpCallResult>): { sent: Promise<McpCallResult>; token: unknown } {
+  const transport = (client as unknown as { transport?: unknown }).transport as { send?: unknown } | null | undefined;
+  if (typeof transport !== 'object' || transport === null || typeof transport.send !== 'function') return { sent: call(), token: undefined };
+  const target = transport as { send: (message: unknown, ...rest: unknown[]) => unknown };
+  const own = Object.prototype.hasOwnProperty.call(target, 'send');
+  const send = target.send;
+  let token: unknown;
+  target.send = function (this: unknown, message: unknown, ...rest: unknown[]) {
+    const request = message as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } } | null;
+    if (token === undefined && request?.method === 'tools/call') token = request.params?._meta?.progressToken;
+    return send.call(this, message, ...rest);
+  };
+  try {
+    const sent = call();
+    return { sent, token };
+  } finally {
+    // only for the synchronous moment of the call: the transport is left as it was
+    if (own) target.send = send;
+    else delete (target as { send?: unknown }).send;
+  }
 }
 
 /** The server's own words: the SDK's `McpError` prefixes its message with `MCP error CODE: ` (twice when a server built on the SDK threw one). */
