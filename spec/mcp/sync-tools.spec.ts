@@ -46,6 +46,22 @@ describe('syncTools', () => {
     expect(names(registry)).toEqual(['a']);
   });
 
+  it('syncTools removes only the tools it added (decided): a tool of the same name registered by someone else since stays', () => {
+    const registry = new ToolRegistry().register(tool('own'));
+    const lists = new Subject<Tool[]>();
+    const subscription = syncTools(registry, lists).subscribe();
+    lists.next([tool('a'), tool('b')]);
+    const theirs = tool('b');
+    registry.unregister('b');
+    registry.register(theirs); // the application puts its own `b` in
+    lists.next([tool('a')]); // the next list drops `b`: theirs is not syncTools' to remove
+    expect(names(registry)).toEqual(['own', 'b', 'a']);
+    expect(registry.get('b')).toBe(theirs);
+    subscription.unsubscribe();
+    expect(names(registry)).toEqual(['own', 'b']);
+    expect(registry.get('b')).toBe(theirs);
+  });
+
   it('M1: bad arguments are refused at call time', () => {
     expect(() => syncTools({} as never, new Subject<Tool[]>())).toThrow(new TypeError('syncTools: registry must be a ToolRegistry (got {}, an object)'));
     expect(() => syncTools(new ToolRegistry(), [] as never)).toThrow(TypeError);

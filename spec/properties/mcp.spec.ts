@@ -3,7 +3,7 @@
  * client and server linked in memory, a scripted model that asks for 1–4 calls of tools that answer after
  * 0–15 ms (with progress) or hang, and an abort (`options.signal`, or unsubscribing) at a random moment. After
  * each run: no request is left pending on the client, every call is answered exactly once in the history, and
- * the history is one a provider accepts.
+ * the history is one a provider accepts. `PROPERTY_RUNS=N` changes the number of runs (default 60).
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -16,7 +16,8 @@ import { answerTurn, call, toolTurn } from '../support/events';
 import { inMemory } from '../mcp/support/servers';
 import { historyProblem } from './support/history.js';
 
-jest.setTimeout(60_000);
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
+jest.setTimeout(Math.max(60_000, RUNS * 1_000));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function server(): Server {
@@ -82,7 +83,7 @@ describe('MCP tools under cancellation', () => {
           expect(answered).toEqual(calls.map((_, i) => `c${i}`));
         },
       ),
-      { numRuns: 60 },
+      { numRuns: RUNS },
     );
   });
 });

@@ -2,8 +2,10 @@ import { Observable } from 'rxjs';
 import { toolProgress } from '../tools/tool-progress.js';
 import type { ToolContext, ToolOutput, ToolProgressValue } from '../types.js';
 import { LazyAbort } from '../util/lazy-abort.js';
+import { MAX_TIMER_MS, setLongTimeout } from '../util/long-timeout.js';
 import { errorText } from '../util/values.js';
 import type { McpCallResult, McpClient, McpProgress, McpRequestOptions } from './mcp-client.js';
+import { chainHandler } from './client-hooks.js';
 import { mcpOutput } from './mcp-content.js';
 
 /**
@@ -12,10 +14,16 @@ import { mcpOutput } from './mcp-content.js';
  */
 export const MCP_CANCEL_REASON = 'rx-tool-loop: the tool call was cancelled';
 
-/** The SDK's `RequestTimeout` code: its own timeouts, and also what it makes of an aborted request. */
-const REQUEST_TIMEOUT = -32001;
-/** The longest delay `setTimeout` takes: "no timeout" for the SDK, whose default is 60 s (M2: default none). */
-const NO_TIMEOUT = 2 ** 31 - 1;
+/**
+ * The timeout the SDK is given: the longest a timer takes. The SDK's own timer (60 s by default) cancels with
+ * a reason of its own, a larger value overflows into 1 ms, and its `maxTotalTimeout` is looked at only when
+ * progress comes; so the library keeps every deadline itself, on the long-timeout helper, and the SDK's timer
+ * (restarted by each progress notification) fires only after some 24.8 silent days.
+ */
+const SDK_TIMEOUT = MAX_TIMER_MS;
+
+/** What the SDK's Streamable HTTP transport reports on `onerror` when a stream drops: it fails no request for it. */
+const STREAM_LOST = /^SSE stream disconnected\b/;
 
 /** How one server's calls are made. */
 export interface McpCallSettings {
@@ -23,21 +31,28 @@ export interface McpCallSettings {
   server: string;
   /** Per call, reset by each progress notification; `Infinity`: none. */
   callTimeoutMs: number;
-  /** Per call, whatever the progress; `Infinity`: none. */
+  /** Per call from its start, whatever the progress; `Infinity`: none. */
   maxTotalTimeoutMs: number;
 }
 
 /**
  * M2, M3, M4: one `tools/call` as a cold Observable, made when the loop subscribes it (at `tool_start`).
- * Each progress notification is a `toolProgress` value at once (`MESSAGE`, else `PROGRESS/TOTAL`); the
- * result is the last value. Unsubscribing, or the handler's `signal`, aborts the SDK's request with
- * {@link MCP_CANCEL_REASON}, and the SDK sends `notifications/cancelled`. A JSON-RPC error or a closed
- * connection is an error `MCP SERVERNAME: MESSAGE`, which the loop makes a result (R9). Never sent again.
+ * Each progress notification is a `toolProgress` value at once (`MESSAGE`, else `PROGRESS/TOTAL`) and
+ * restarts `callTimeoutMs`; `maxTotalTimeoutMs` counts from the start. The result is the last value.
+ * Unsubscribing, the handler's `signal` or a deadline aborts the SDK's request with {@link MCP_CANCEL_REASON},
+ * and the SDK sends `notifications/cancelled`. A JSON-RPC error (the server's own -32001 too), a closed
+ * connection or a dropped stream is an error `MCP SERVERNAME: MESSAGE`, which the loop makes a result (R9).
+ * Never sent again.
  *
  * ```text
  * server:      --p--p-----r|        p = notifications/progress, r = the result
  * mcpCall:     --u--u-----(o|)      u = toolProgress('1/3' …), o = the ToolOutput
  * unsubscribe: --u--!               notifications/cancelled { reason: MCP_CANCEL_REASON }
+ * deadline:    --u--u---T           T = (error: tool timed out after N ms), and notifications/cancelled
+ * ```
+ *
+ * ```ts
+ * mcpCall(client, 'read_file', { path: 'a.txt' }, context, { server: 'fs', callTimeoutMs: 5_000, maxTotalTimeoutMs: 60_000 });
  * ```
  */
 export function mcpCall(
@@ -59,47 +74,87 @@ export function mcpCall(
       return undefined;
     }
     const controller = new AbortController();
-    const cancel = () => controller.abort(MCP_CANCEL_REASON);
-    signal?.addEventListener('abort', cancel);
     let done = false;
-    const options: McpRequestOptions = {
-      signal: controller.signal,
-      onprogress: (progress) => subscriber.next(toolProgress(progressText(progress), progressDetails(progress))),
-      resetTimeoutOnProgress: true,
-      timeout: settings.callTimeoutMs === Infinity ? NO_TIMEOUT : settings.callTimeoutMs,
-    };
-    if (settings.maxTotalTimeoutMs !== Infinity) options.maxTotalTimeout = settings.maxTotalTimeoutMs;
-    const answer = (value: ToolOutput) => {
+    const stops: (() => void)[] = [];
+    const end = () => {
       done = true;
+      for (const stop of stops.splice(0)) stop();
+    };
+    // the SDK sends notifications/cancelled on this abort, with this reason: never one of the SDK's or the loop's
+    const cancel = () => controller.abort(MCP_CANCEL_REASON);
+    const answer = (value: ToolOutput) => {
+      if (done) return;
+      end();
       subscriber.next(value);
       subscriber.complete();
     };
+    const fail = (message: string) => {
+      if (done) return;
+      end();
+      subscriber.error(new Error(`MCP ${settings.server}: ${message}`));
+    };
+    const giveUp = (outcome: () => void) => () => {
+      if (done) return;
+      cancel();
+      outcome();
+    };
+
+    const onAbort = giveUp(() => answer(aborted()));
+    signal?.addEventListener('abort', onAbort);
+    if (signal !== undefined) stops.push(() => signal.removeEventListener('abort', onAbort));
+    const { callTimeoutMs, maxTotalTimeoutMs } = settings;
+    let idle: (() => void) | undefined;
+    const restartIdle = () => {
+      idle?.();
+      idle = setLongTimeout(giveUp(() => answer(timedOut(callTimeoutMs))), callTimeoutMs);
+    };
+    if (callTimeoutMs !== Infinity) {
+      restartIdle();
+      stops.push(() => idle?.());
+    }
+    if (maxTotalTimeoutMs !== Infinity) stops.push(setLongTimeout(giveUp(() => answer(timedOut(maxTotalTimeoutMs))), maxTotalTimeoutMs));
+    const onprogress = (progress: McpProgress) => {
+      if (done) return;
+      if (callTimeoutMs !== Infinity) restartIdle();
+      subscriber.next(toolProgress(progressText(progress), progressDetails(progress)));
+    };
+    let token: unknown;
+    stops.push(
+      chainHandler(client, 'onerror', (error) => {
+        const message = errorText(error);
+        // M4: a Streamable HTTP stream that drops fails no request in the SDK: the call would run forever
+        if (STREAM_LOST.test(message)) return giveUp(() => fail(message))();
+        // the SDK dropped this call's progress, which came in the same read as its response (upstream): it is still ours
+        const late = token === undefined ? undefined : droppedProgress(message, token);
+        if (late !== undefined) onprogress(late);
+      }),
+    );
+
+    const options: McpRequestOptions = { signal: controller.signal, onprogress, resetTimeoutOnProgress: true, timeout: SDK_TIMEOUT };
     let sent: Promise<McpCallResult>;
     try {
-      sent = client.callTool({ name, arguments: input }, undefined, options);
+      ({ sent, token } = sentWithToken(client, () => client.callTool({ name, arguments: input }, undefined, options)));
     } catch (error) {
       sent = Promise.reject(error);
     }
     Promise.resolve(sent).then(
       (result: McpCallResult | null | undefined) => answer(mcpOutput(typeof result === 'object' && result !== null ? result : {})),
-      (error: unknown) => {
-        // M3: the SDK rejects our own abort as -32001 too: it is an abort, not a timeout
-        if (controller.signal.aborted) return answer(aborted());
-        const timeout = timeoutOf(error, settings);
-        if (timeout !== undefined) return answer({ content: `error: tool timed out after ${timeout} ms`, isError: true });
-        done = true;
-        subscriber.error(new Error(`MCP ${settings.server}: ${messageOf(error)}`));
-      },
+      // M3: the SDK rejects our own abort as -32001 too: it is an abort, not a timeout; any other -32001 is the server's (M4)
+      (error: unknown) => (controller.signal.aborted ? answer(aborted()) : fail(messageOf(error))),
     );
     return () => {
-      signal?.removeEventListener('abort', cancel);
-      if (!done) cancel();
+      if (!done) giveUp(end)();
     };
   });
 }
 
 function aborted(): ToolOutput {
   return { content: 'error: aborted', isError: true };
+}
+
+/** R16's text, for `callTimeoutMs` and `maxTotalTimeoutMs` as for the loop's `toolTimeoutMs`. */
+function timedOut(ms: number): ToolOutput {
+  return { content: `error: tool timed out after ${ms} ms`, isError: true };
 }
 
 function progressText({ progress, total, message }: McpProgress): string {
@@ -111,12 +166,52 @@ function progressDetails({ progress, total }: McpProgress): { progress: number; 
   return total === undefined ? { progress } : { progress, total };
 }
 
-/** The deadline that an SDK timeout (`-32001` while we did not abort) stands for: `maxTotalTimeout` or `callTimeoutMs`. */
-function timeoutOf(error: unknown, settings: McpCallSettings): number | undefined {
-  const { code, data } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; data?: unknown };
-  if (code !== REQUEST_TIMEOUT) return undefined;
-  const total = typeof data === 'object' && data !== null && 'maxTotalTimeout' in data;
-  return total ? settings.maxTotalTimeoutMs : settings.callTimeoutMs;
+/** What the SDK reports on `onerror` for a progress notification whose call it no longer waits for (1.32). */
+const DROPPED_PROGRESS = /^Received a progress notification for an unknown token: (\{.*\})$/s;
+
+/** The progress of the call whose progress token is `token`, if `message` is the SDK's report that it dropped it. */
+function droppedProgress(message: string, token: unknown): McpProgress | undefined {
+  const json = DROPPED_PROGRESS.exec(message)?.[1];
+  if (json === undefined) return undefined;
+  let params: { progressToken?: unknown; progress?: unknown; total?: unknown; message?: unknown } | undefined;
+  try {
+    params = (JSON.parse(json) as { params?: typeof params }).params;
+  } catch {
+    return undefined;
+  }
+  if (params === undefined || params.progressToken !== token || typeof params.progress !== 'number') return undefined;
+  return {
+    progress: params.progress,
+    ...(typeof params.total === 'number' ? { total: params.total } : {}),
+    ...(typeof params.message === 'string' ? { message: params.message } : {}),
+  };
+}
+
+/**
+ * Makes the call and reads the progress token the SDK gave its `tools/call` request: the SDK's client sends the
+ * request through its `transport` before `callTool` returns, and the token is that request's own id, known
+ * nowhere else. A client that shows no transport gives no token (a progress the SDK drops then stays dropped).
+ */
+function sentWithToken(client: McpClient, call: () => Promise<McpCallResult>): { sent: Promise<McpCallResult>; token: unknown } {
+  const transport = (client as unknown as { transport?: unknown }).transport as { send?: unknown } | null | undefined;
+  if (typeof transport !== 'object' || transport === null || typeof transport.send !== 'function') return { sent: call(), token: undefined };
+  const target = transport as { send: (message: unknown, ...rest: unknown[]) => unknown };
+  const own = Object.prototype.hasOwnProperty.call(target, 'send');
+  const send = target.send;
+  let token: unknown;
+  target.send = function (this: unknown, message: unknown, ...rest: unknown[]) {
+    const request = message as { method?: unknown; params?: { _meta?: { progressToken?: unknown } } } | null;
+    if (token === undefined && request?.method === 'tools/call') token = request.params?._meta?.progressToken;
+    return send.call(this, message, ...rest);
+  };
+  try {
+    const sent = call();
+    return { sent, token };
+  } finally {
+    // only for the synchronous moment of the call: the transport is left as it was
+    if (own) target.send = send;
+    else delete (target as { send?: unknown }).send;
+  }
 }
 
 /** The server's own words: the SDK's `McpError` prefixes its message with `MCP error CODE: ` (twice when a server built on the SDK threw one). */

@@ -48,9 +48,11 @@ export interface McpCallResult {
 export interface McpClient {
   listTools(params?: { cursor?: string }, options?: McpRequestOptions): Promise<{ tools: McpToolInfo[]; nextCursor?: string }>;
   callTool(params: { name: string; arguments?: Record<string, unknown> }, resultSchema?: undefined, options?: McpRequestOptions): Promise<McpCallResult>;
-  setNotificationHandler(schema: typeof ToolListChangedNotificationSchema, handler: () => void): void;
+  setNotificationHandler(schema: typeof ToolListChangedNotificationSchema, handler: (notification: unknown) => void): void;
   /** The server's `serverInfo` after `initialize`: its `name` is SERVERNAME in `error: MCP SERVERNAME: MESSAGE` (M4). */
   getServerVersion?(): { name: string } | undefined;
-  /** Called when the connection closes; `mcpTools` chains onto it and then completes (M1). */
+  /** Called when the connection closes; `mcpTools` chains onto it while subscribed and then completes (M1). */
   onclose?: (() => void) | undefined;
+  /** Called with what the transport could not deliver; a running call chains onto it to learn that its stream dropped (M4). */
+  onerror?: ((error: Error) => void) | undefined;
 }

@@ -1,9 +1,9 @@
 import { Observable, Subject, concat, debounceTime, map, of, switchMap, takeUntil } from 'rxjs';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { shown } from '../util/values.js';
 import type { Tool } from '../types.js';
 import type { McpClient, McpToolInfo } from './mcp-client.js';
-import { mcpCall, type McpCallSettings } from './mcp-call.js';
+import { chainHandler, chainListChanged } from './client-hooks.js';
+import { MCP_CANCEL_REASON, mcpCall, type McpCallSettings } from './mcp-call.js';
 import { toolNames } from './mcp-names.js';
 
 export interface McpToolsOptions {
@@ -21,10 +21,11 @@ export interface McpToolsOptions {
 const LIST_CHANGED_DEBOUNCE_MS = 20;
 
 /**
- * The tools of an MCP server as the loop's `Tool`s (M1). On subscribe it lists them (every page), emits
- * them, and lists and emits again after each `notifications/tools/list_changed` (a burst is one listing;
- * the old list stands until the new one is in); it completes when the client closes and errors only when
- * a listing fails. Each tool's call is an Observable (M2): progress is `tool_update` at once, cancelling
+ * The tools of an MCP server as the loop's `Tool`s (M1). Cold: on subscribe it chains onto the client's
+ * `list_changed` handler and `onclose` (the application's own still run; both come off when the subscription
+ * ends), lists the tools (every page), emits them, and lists and emits again after each
+ * `notifications/tools/list_changed` (a burst is one listing; the old list stands until the new one is in);
+ * it completes when the client closes and errors only when a listing fails. Each tool's call is an Observable (M2): progress is `tool_update` at once, cancelling
  * sends `notifications/cancelled` (M3), and failures are results (M4).
  *
  * ```text
@@ -49,11 +50,17 @@ export function mcpTools(client: McpClient, options: McpToolsOptions = {}): Obse
   if (filter !== undefined && typeof filter !== 'function') throw new TypeError(`mcpTools: filter must be a function (got ${shown(filter)})`);
   checkMs('callTimeoutMs', callTimeoutMs);
   checkMs('maxTotalTimeoutMs', maxTotalTimeoutMs);
-  const events = eventsOf(client);
 
   return new Observable<Tool[]>((subscriber) => {
     const settings: McpCallSettings = { server: client.getServerVersion?.()?.name ?? 'server', callTimeoutMs, maxTotalTimeoutMs };
-    return concat(of(undefined), events.changed.pipe(debounceTime(LIST_CHANGED_DEBOUNCE_MS)))
+    const changed = new Subject<void>();
+    const closed = new Subject<void>();
+    // M1 (7): hooked only while subscribed, chained onto (never replacing) the application's own
+    const unhook = [chainListChanged(client, () => changed.next()), chainHandler(client, 'onclose', () => closed.next())];
+    subscriber.add(() => {
+      for (const off of unhook) off();
+    });
+    const lists = concat(of(undefined), changed.pipe(debounceTime(LIST_CHANGED_DEBOUNCE_MS)))
       .pipe(
         // a newer notification abandons a listing still running
         switchMap(() => listAll(client)),
@@ -62,9 +69,10 @@ export function mcpTools(client: McpClient, options: McpToolsOptions = {}): Obse
           const names = toolNames(offered.map((tool) => tool.name), prefix);
           return offered.map((info, index) => toTool(client, info, names[index]!, settings));
         }),
-        takeUntil(events.closed),
+        takeUntil(closed),
       )
       .subscribe(subscriber);
+    subscriber.add(lists);
   });
 }
 
@@ -85,18 +93,31 @@ function toTool(client: McpClient, info: McpToolInfo, name: string, settings: Mc
   };
 }
 
-/** Every page of `tools/list`, as one array; cancelled (with `notifications/cancelled`) when unsubscribed. */
+/**
+ * Every page of `tools/list`, as one array. Unsubscribed while a page is asked for, that request is cancelled
+ * (`notifications/cancelled` with {@link MCP_CANCEL_REASON}); a page already answered is never cancelled (M1 (6)).
+ */
 function listAll(client: McpClient): Observable<McpToolInfo[]> {
   return new Observable<McpToolInfo[]>((subscriber) => {
-    const controller = new AbortController();
+    // one controller a page: the SDK cancels every request still listening to a signal that aborts
+    let asking: AbortController | undefined;
+    const page = async (cursor: string | undefined) => {
+      asking = new AbortController();
+      try {
+        return await client.listTools(cursor === undefined ? undefined : { cursor }, { signal: asking.signal });
+      } finally {
+        asking = undefined;
+      }
+    };
     const pages = async () => {
       const tools: McpToolInfo[] = [];
       const seen = new Set<string>();
       let cursor: string | undefined;
       do {
-        const page = await client.listTools(cursor === undefined ? undefined : { cursor }, { signal: controller.signal });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
+        const listed = await page(cursor);
+        if (subscriber.closed) return tools;
+        tools.push(...listed.tools);
+        cursor = listed.nextCursor;
         if (cursor !== undefined && seen.has(cursor)) throw new Error(`mcpTools: the server sent the cursor ${JSON.stringify(cursor)} twice`);
         if (cursor !== undefined) seen.add(cursor);
       } while (cursor !== undefined);
@@ -109,36 +130,6 @@ function listAll(client: McpClient): Observable<McpToolInfo[]> {
       },
       (error: unknown) => subscriber.error(error),
     );
-    return () => controller.abort();
+    return () => asking?.abort(MCP_CANCEL_REASON);
   });
-}
-
-interface ClientEvents {
-  changed: Subject<void>;
-  closed: Subject<void>;
-}
-
-/**
- * One `list_changed` handler and one `onclose` hook per client, shared by all its `mcpTools`
- * subscriptions (the SDK keeps a single handler per notification). The client's own `onclose`, if any,
- * still runs first.
- */
-const clients = new WeakMap<McpClient, ClientEvents>();
-
-function eventsOf(client: McpClient): ClientEvents {
-  let events = clients.get(client);
-  if (events !== undefined) return events;
-  const created: ClientEvents = { changed: new Subject<void>(), closed: new Subject<void>() };
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => created.changed.next());
-  const previous = client.onclose;
-  client.onclose = () => {
-    try {
-      previous?.call(client);
-    } finally {
-      created.closed.next();
-    }
-  };
-  clients.set(client, created);
-  events = created;
-  return events;
 }

@@ -6,7 +6,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { type IncomingMessage, type Server as HttpServer, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -105,17 +105,20 @@ class ProcessTransport implements Transport {
   }
 }
 
-/** A Streamable HTTP MCP server on 127.0.0.1 (a free port): one `McpServer` per session, made by `make`. */
+/** A Streamable HTTP MCP server on 127.0.0.1 (a free port): one `McpServer` (or low-level `Server`) per session, made by `make`. */
 export interface HttpMcpServer {
   url: URL;
-  /** A client connected to it over Streamable HTTP. */
-  connect(): Promise<Client>;
+  /** A client connected to it over Streamable HTTP (`client` to connect one the spec made itself). */
+  connect(client?: Client): Promise<Client>;
+  /** Dies as a crashed server does: every open socket is destroyed and nothing more is accepted. */
+  die(): void;
   close(): Promise<void>;
 }
 
-export async function startHttp(make: () => McpServer): Promise<HttpMcpServer> {
+/** `received`: sees every message a session's server receives (a `notifications/cancelled` included) before it does. */
+export async function startHttp(make: () => McpServer | Server, received?: (message: JSONRPCMessage) => void): Promise<HttpMcpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
-  const servers: McpServer[] = [];
+  const servers: (McpServer | Server)[] = [];
   const clients: Client[] = [];
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const id = request.headers['mcp-session-id'];
@@ -132,6 +135,13 @@ export async function startHttp(make: () => McpServer): Promise<HttpMcpServer> {
       const server = make();
       servers.push(server);
       await server.connect(created);
+      const deliver = created.onmessage;
+      if (received !== undefined && deliver !== undefined) {
+        created.onmessage = (message, extra) => {
+          received(message);
+          deliver.call(created, message, extra);
+        };
+      }
       transport = created;
     }
     await transport.handleRequest(request, response);
@@ -142,21 +152,31 @@ export async function startHttp(make: () => McpServer): Promise<HttpMcpServer> {
       response.end();
     });
   });
+  const sockets = new Set<Socket>();
+  http.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const url = new URL(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
+  const closed = new Promise<void>((resolve) => http.once('close', () => resolve()));
   return {
     url,
-    async connect() {
-      const client = newClient();
+    async connect(client = newClient()) {
       await client.connect(new StreamableHTTPClientTransport(url));
       clients.push(client);
       return client;
+    },
+    die() {
+      if (http.listening) http.close();
+      for (const socket of sockets) socket.destroy();
     },
     async close() {
       await Promise.all(clients.map((client) => client.close()));
       await Promise.all(servers.map((server) => server.close()));
       http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      if (http.listening) http.close();
+      await closed;
     },
   };
 }
