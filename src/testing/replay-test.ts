@@ -7,6 +7,8 @@ import { Letters, MARBLE_ALPHABET, Mark, drawLine } from './marble-line.js';
 /** One thing a recording saw: an event, the error or the completion, at its frame. */
 export interface Seen {
   frame: number;
+  /** Which synchronous go of the run it came in (real time; inside `TestScheduler.run`, its frame). */
+  burst?: number;
   kind: 'N' | 'E' | 'C';
   event?: ConversationEvent;
   error?: unknown;
@@ -63,12 +65,16 @@ const PROVIDER_EVENTS = new Set(['message_start', 'text_delta', 'tool_call', 'to
  * at its frame; `options` passed on; and the run's own line as the expectation. What a replay cannot rebuild is
  * said in a comment.
  */
-export function replayTest(seen: Seen[], frames: number[], letters: Letters, diagram: string, options: Partial<ConversationOptions> = {}, stretch = 1): string {
+export function replayTest(seen: Seen[], frames: number[], letters: Letters, diagram: string, options: Partial<ConversationOptions> = {}, stretch = 1, goes = false): string {
   const values = letters.legend();
   const loops: Loop[] = [];
   const prompts: { frame: number; content: string }[] = [];
   const notes: string[] = [];
-  if (stretch > 1) {
+  if (stretch > 1 && goes) {
+    notes.push(
+      `some frames of the run had events of more than one go (timers of different sources in one frame), which a replay would play in its own order, so this replay runs ${stretch} times slower: each recorded frame is ${stretch} frames here, and each go of a frame has frames of its own, in the recorded order`,
+    );
+  } else if (stretch > 1) {
     notes.push(
       `some events of the run are closer than marble syntax can draw them (inside a group's span), so this replay runs ${stretch} times slower: each recorded frame is ${stretch} frames here, and every event keeps its own frame`,
     );
@@ -365,6 +371,8 @@ function writeTest(parts: TestParts): string {
   if (options.toolTimeoutMs !== undefined) notes.push(`toolTimeoutMs: ${options.toolTimeoutMs} is left out: a timed-out tool's line answers its recorded result (R16)`);
   if (options.afterToolCall !== undefined) notes.push('afterToolCall is left out: the tools answer the results it made');
   const signal = !isConversation && aborts.length > 0 ? aborts[0]! : undefined;
+  // T9 (4): aborted at frame 0 after the loop began (its turn_start came first): the abort comes right after the subscription, in its frame
+  const abortAfterStart = signal === 0 && (loops[0]?.turns.length ?? 0) > 0;
   // a run that stopped before its loop_end (takeUntil, take): cut the replay where it stopped
   const lastLoop = loops[loops.length - 1];
   let cut = '';
@@ -452,7 +460,7 @@ function writeTest(parts: TestParts): string {
         ]
       : []),
     ...(signal !== undefined
-      ? ['    const controller = new AbortController(); // R11: the run was aborted here', signal > 0 ? `    timer(${signal}).subscribe(() => controller.abort());` : '    controller.abort();']
+      ? ['    const controller = new AbortController(); // R11: the run was aborted here', signal > 0 ? `    timer(${signal}).subscribe(() => controller.abort());` : abortAfterStart ? '    // aborted in frame 0, after its first events: scheduled below, after the subscription' : '    controller.abort();']
       : []),
     `    const provider = marbleProvider(${providerTurns.join(', ')});`,
     '    const registry = marbleTools({',
@@ -462,6 +470,7 @@ function writeTest(parts: TestParts): string {
     ...(isConversation && initial.length === 0 ? [] : [`    const messages: AgentMessage[] = ${JSON.stringify(initial)};`]),
     `    const run = ${run};`,
     `    expectObservable(run.pipe(${cut}described)).toBe(diagram.loop, loop);`,
+    ...(abortAfterStart ? ['    testScheduler.schedule(() => controller.abort()); // frame 0, after the subscription scheduled above'] : []),
     '  });',
     '});',
     '',
