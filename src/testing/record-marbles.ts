@@ -5,7 +5,7 @@ import { isPlainObject } from '../util/values.js';
 import { argumentError, checkObservable } from './arguments.js';
 import { describeEvent } from './describe-event.js';
 import { Letters, Mark, burstClock, drawLine, drawnFrames } from './marble-line.js';
-import { Seen, replayTest } from './replay-test.js';
+import { Seen, Slower, replayTest } from './replay-test.js';
 
 /** What {@link recordMarbles} makes of a run. */
 export interface MarbleRecording {
@@ -115,13 +115,19 @@ function recording(seen: Seen[], options: Partial<ConversationOptions>): MarbleR
   // event in its own order: a replay orders one frame's events by when their lines were subscribed, not as the run did
   const goes = goesOf(seen);
   const oneGoAFrame = goes.every((go, i) => i === 0 || go.frame !== goes[i - 1]!.frame);
-  const stretch = oneGoAFrame && drawnFrames(marks).every((frame, i) => frame === marks[i]!.frame) ? 1 : widestFrame(goes);
-  const slowFrames = stretch === 1 ? seen.map((s) => s.frame) : spread(goes, stretch);
-  const slow = seen.map((s, i) => ({ ...s, frame: slowFrames[i]! }));
-  const slowMarks = marks.map((mark, i) => ({ ...mark, frame: slowFrames[i]! }));
-  const slowDiagram = stretch === 1 ? diagram : drawLine(slowMarks, (value) => letters.letterOf(value));
-  const test = replayTest(slow, drawnFrames(slowMarks), letters, slowDiagram, options, stretch, !oneGoAFrame);
-  return { diagram, values, test };
+  const fits = oneGoAFrame && drawnFrames(marks).every((frame, i) => frame === marks[i]!.frame);
+  const replay = (stretch: number, why: Slower, room = 0) => {
+    const slowFrames = stretch === 1 ? seen.map((s) => s.frame) : spread(goes, stretch, room);
+    const slow = seen.map((s, i) => ({ ...s, frame: slowFrames[i]! }));
+    const slowMarks = marks.map((mark, i) => ({ ...mark, frame: slowFrames[i]! }));
+    const slowDiagram = stretch === 1 ? diagram : drawLine(slowMarks, (value) => letters.letterOf(value));
+    return replayTest(slow, drawnFrames(slowMarks), letters, slowDiagram, options, stretch, why);
+  };
+  let made = replay(fits ? 1 : widestFrame(goes), oneGoAFrame ? 'groups' : 'goes');
+  // a line of the replay itself (a turn, a tool, the prompts with their presses) may need room the run's line did not
+  // (room: frames between one go and the next, where such a line draws its groups)
+  for (let room = 2; made.crowded && room <= 16; room *= 2) made = replay(widestFrame(goes, room), oneGoAFrame ? 'lines' : 'goes', room);
+  return { diagram, values, test: made.test };
 }
 
 /** A synchronous go of the run: its frame and how many marks it drew. */
@@ -149,20 +155,20 @@ function goesOf(seen: readonly Seen[]): Go[] {
 /** The frames a group of `n` marks takes: as many as its characters, with its parentheses. */
 const width = (n: number) => (n === 1 ? 1 : n + 2);
 
-/** The most frames one recorded frame's goes take, each go a group of its own. */
-function widestFrame(goes: readonly Go[]): number {
+/** The most frames one recorded frame's goes take, each go a group of its own and `room` frames after it. */
+function widestFrame(goes: readonly Go[], room = 0): number {
   const perFrame = new Map<number, number>();
-  for (const { frame, marks } of goes) perFrame.set(frame, (perFrame.get(frame) ?? 0) + width(marks));
+  for (const { frame, marks } of goes) perFrame.set(frame, (perFrame.get(frame) ?? 0) + width(marks) + room);
   return Math.max(1, ...perFrame.values());
 }
 
-/** Each mark's frame in a replay `stretch` times slower: a recorded frame's goes one after the other, inside its `stretch` frames. */
-function spread(goes: readonly Go[], stretch: number): number[] {
+/** Each mark's frame in a replay `stretch` times slower: a recorded frame's goes one after the other (`room` frames apart), inside its `stretch` frames. */
+function spread(goes: readonly Go[], stretch: number, room: number): number[] {
   const frames: number[] = [];
   let next = 0;
   for (const { frame, marks } of goes) {
     const at = Math.max(frame * stretch, next);
-    next = at + width(marks);
+    next = at + width(marks) + room;
     for (let k = 0; k < marks; k++) frames.push(at);
   }
   return frames;
