@@ -137,15 +137,16 @@ interface Go {
 }
 
 /**
- * The run's synchronous goes, in order. A go that starts a conversation's next loop right after a `loop_end`
- * (C2's `switch` starts it on a 0 ms timer) is one with the go before it: a replay plays both in one frame too.
+ * The run's synchronous goes, in order. A go that starts a conversation's next loop right after an aborted
+ * `loop_end` (C2's `switch`: the prompt that aborted it starts it, on a 0 ms timer) is one with the go before
+ * it: a replay plays both in one frame too, the prompt first.
  */
 function goesOf(seen: readonly Seen[]): Go[] {
   const goes: Go[] = [];
   seen.forEach(({ frame, burst, event }, i) => {
     const last = goes[goes.length - 1];
     const before = seen[i - 1];
-    const same = before !== undefined && before.frame === frame && (before.burst === burst || (event?.type === 'user_message' && before.event?.type === 'loop_end'));
+    const same = before !== undefined && before.frame === frame && (before.burst === burst || (event?.type === 'user_message' && before.event?.type === 'loop_end' && before.event.reason === 'aborted'));
     if (last !== undefined && same) last.marks++;
     else goes.push({ frame, marks: 1 });
   });

@@ -216,6 +216,7 @@ function writeTest(parts: TestParts): Replay {
   };
   /** A4: each agent tool's runs, by name: its inner loop's events as the tool's own line, replayed through agentTool. */
   const agentRuns = new Map<string, string[]>();
+  let leadRuns = false;
   const innerValues: [string, Record<string, LoopEvent>][] = [];
   const agentRun = (run: ToolRun): void => {
     const { updates, result } = run;
@@ -244,9 +245,15 @@ function writeTest(parts: TestParts): Replay {
       runs.push(`of(${inner.map((u) => `${key}[${JSON.stringify(u.letter)}]!`).join(', ')})`);
       return;
     }
-    const marks: Mark[] = inner.map((u) => ({ frame: u.frame - run.from, kind: 'N', value: u.letter }));
+    // T9 (2): the inner events of the go of its start (an inner provider that answers at once) come as it is subscribed,
+    // before anything else of that frame, as they did; the rest on its line
+    let lead = 0;
+    while (lead < inner.length && inner[lead]!.frame === run.from && inner[lead]!.index === run.index + 1 + lead) lead++;
+    const marks: Mark[] = inner.slice(lead).map((u) => ({ frame: u.frame - run.from, kind: 'N', value: u.letter }));
     if (ended) marks.push({ frame: result.frame - run.from, kind: 'C' });
-    runs.push(`cold(diagram.${key}, ${key})`);
+    const rest = `cold(diagram.${key}, ${key})`;
+    if (lead > 0) leadRuns = true;
+    runs.push(lead > 0 ? `concat(of(${inner.slice(0, lead).map((u) => `${key}[${JSON.stringify(u.letter)}]!`).join(', ')}), ${rest})` : rest);
     lines.push([key, indent(run.from, line(marks))]);
   };
   const events = new Map<string, { letter: string; event: ProviderEvent }>(); // by JSON
@@ -431,7 +438,7 @@ function writeTest(parts: TestParts): Replay {
   const tools = [...toolRuns].filter(([name]) => !agentRuns.has(name)).map(([name, runs]) => `      ${JSON.stringify(name)}: nthRun([${runs.join(', ')}]),`);
   const agents = [...agentRuns].map(([name, runs]) => `      .register(agentTool({ name: ${JSON.stringify(name)}, description: ${JSON.stringify(`the ${name} tool`)}, input: {}, agent: nthRun([${runs.join(', ')}]) }))`);
   const synchronousRuns = [...toolRuns.values(), ...agentRuns.values()].some((runs) => runs.some((run) => run.startsWith('of(')));
-  const rxjs = [...(toolRuns.size > 0 || agentRuns.size > 0 || hooked || preparedFails ? ['Observable'] : []), ...(hooked || preparedFails ? ['NEVER', 'map', 'of', 'timer'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : []), ...(abortLine ? ['filter', 'share'] : [])];
+  const rxjs = [...(toolRuns.size > 0 || agentRuns.size > 0 || hooked || preparedFails ? ['Observable'] : []), ...(hooked || preparedFails ? ['NEVER', 'map', 'of', 'timer'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : []), ...(abortLine ? ['filter', 'share'] : []), ...(leadRuns ? ['concat', 'of'] : [])];
   const run = isConversation
     ? abortLine
       ? `input.pipe(filter((prompt): prompt is string => prompt !== null), conversation({ ${['provider', 'registry', ...(initial.length > 0 ? ['messages'] : []), ...hookOptions(), 'abort$: input.pipe(filter((prompt) => prompt === null))', ...passed].join(', ')} }))`
