@@ -1,4 +1,9 @@
 /**
+ * T9 revised, the second property below: random runs on real timers (spec/testing/support/real-runs.ts), each
+ * recorded with frameMs 1 or 10, its test written to disk and all of them run by one jest child process
+ * (spec/testing/support/jest-once.ts): each passes as generated. 24 runs (`PROPERTY_RUNS=N` to change,
+ * `PROPERTY_SEED=S` for other runs; a failure shows the seed, the run and the generated file).
+ *
  * T9, as a property: over generated runs — hooks that deny, answer, edit or wait; schema tools and series tools
  * given bad inputs; unknown tools; sequential mode and a concurrency cap; conversations of several prompts
  * under each policy — every recording's generated test, compiled and run, passes. 200 recordings a run.
@@ -111,7 +116,15 @@ const REAL_SEED = process.env.PROPERTY_SEED === undefined ? 9 : Number(process.e
 
 describe('recorded real-time runs pass as generated, written to disk and run by jest (T9 revised)', () => {
   it(`T9: ${REAL_RUNS} random real-time runs (agent tools, hooks that deny, answer or wait, frameMs 1 and 10, aborts in any frame, conversations): each test passes as generated`, async () => {
-    const plans = fc.sample(realRunArb, { seed: REAL_SEED, numRuns: REAL_RUNS });
+    // of every six runs, one is aborted in the go of its subscription (frame 0), one calls the agent tool first, one is a
+    // conversation (the policies in turn), whatever the seed
+    const policies = ['queue', 'switch', 'steer'] as const;
+    const plans = fc.sample(realRunArb, { seed: REAL_SEED, numRuns: REAL_RUNS }).map((plan, i): RealRun => {
+      if (i % 6 === 5) return { ...plan, abortMs: 0 };
+      if (i % 6 === 4) return { ...plan, turns: [{ ...plan.turns[0]!, calls: [{ tool: 'agent', hook: 'none', hookMs: 0 }, ...plan.turns[0]!.calls] }, ...plan.turns.slice(1)] };
+      if (i % 6 === 3) return { ...plan, conversation: { policy: policies[Math.floor(i / 6) % 3]!, secondMs: plan.conversation?.secondMs ?? 5 } };
+      return plan;
+    });
     const files = new Map<string, string>();
     const planOf = new Map<string, RealRun>();
     for (const [i, plan] of plans.entries()) {
@@ -133,8 +146,8 @@ describe('recorded real-time runs pass as generated, written to disk and run by 
     }
     // the runs reach what the property is about: agent tools, hooks, aborts, conversations, both frame sizes
     const made = [...planOf.values()];
-    expect(made.some((plan) => plan.turns.some((turn) => turn.calls.some((c) => c.tool === 'agent')))).toBe(true);
-    expect(made.some((plan) => plan.conversation !== undefined)).toBe(true);
-    expect(made.some((plan) => plan.abortMs === 0)).toBe(REAL_RUNS >= 24);
+    expect(made.filter((plan) => plan.turns.some((turn) => turn.calls.some((c) => c.tool === 'agent'))).length).toBeGreaterThanOrEqual(Math.floor(REAL_RUNS / 6));
+    expect(made.filter((plan) => plan.abortMs === 0).length).toBeGreaterThanOrEqual(Math.floor(REAL_RUNS / 6));
+    expect(made.filter((plan) => plan.conversation !== undefined).length).toBeGreaterThanOrEqual(Math.floor(REAL_RUNS / 6));
   }, 300_000);
 });

@@ -34,11 +34,13 @@ export interface RecordOptions {
 /**
  * Records a run as a marble diagram (T3). Cold: on subscribe it subscribes `run$` once; when the run
  * completes (or errors) it emits one {@link MarbleRecording} and completes. Inside `TestScheduler.run`
- * a frame is a virtual frame; outside, `Math.floor(elapsed / frameMs)`. An event whose frame an earlier
- * group took is drawn at the next free one. Runs of any length are drawn (T7: past the 62 ASCII letters
+ * a frame is a virtual frame; outside, `Math.floor(elapsed / frameMs)`, the subscription's own synchronous
+ * go being frame 0. An event whose frame an earlier group took is drawn at the next free one. Runs of any length are drawn (T7: past the 62 ASCII letters
  * come the rest of the kit's fixed alphabet, about 21,700 letters of one code unit each); whatever goes
  * wrong while recording is an error of the recording's Observable, never an exception thrown from a callback.
- * The test it writes replays the run (T9): pass the run's `options` for what its events do not show.
+ * The test it writes replays the run (T9): pass the run's `options` for what its events do not show. Where a
+ * real-time frame held several synchronous goes (a tool's timer, the model's, a hook's), the test runs slower,
+ * each go at frames of its own in the recorded order, and says so in a comment.
  *
  * ```text
  * run$:          1s-c-u--(RE2)s-t-e(FL|)
