@@ -327,4 +327,15 @@ describe('recorded real-time runs replay as generated (T9 revised)', () => {
     expect(recording!.diagram).toBe('(1EL|)');
     replay(recording!.test);
   });
+
+  it('T9 (4): a run aborted in the go of its subscription after the model\'s first event replays that event before the abort', () => {
+    const controller = new AbortController();
+    // the model sends message_start at once, the rest later
+    const run$ = runEventedToolLoop({ provider: () => concat(of(start), paced(50, text('late'), end('stop'))), registry: marbleTools({}), messages: [{ role: 'user', content: 'go' }], signal: controller.signal });
+    let recording: MarbleRecording | undefined;
+    recordMarbles(run$, { frameMs: oneFrame }).subscribe((r) => (recording = r));
+    controller.abort();
+    expect(recording!.diagram).toBe('(1sEL|)');
+    replay(recording!.test);
+  });
 });

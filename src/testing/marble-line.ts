@@ -65,34 +65,36 @@ export interface Moment {
  * and plays what the subscription does synchronously there.
  */
 export function frameClock(frameMs: number): () => number {
-  const clock = burstClock(frameMs);
-  return () => clock().frame;
+  const { now } = burstClock(frameMs);
+  return () => now().frame;
 }
 
 /**
  * {@link frameClock}, telling the synchronous goes apart too: in real time two goes of one frame came from
  * different timers (a tool's and the model's), and a replay must not play them in its own order (T9).
  */
-export function burstClock(frameMs: number): () => Moment {
+export function burstClock(frameMs: number): { now: () => Moment; virtual: boolean } {
   // inside `run`, asyncScheduler.now() is the virtual frame (a small number); outside, it is Date.now()
   const virtual = Math.abs(asyncScheduler.now() - Date.now()) > 1e9;
   const origin = asyncScheduler.now();
   if (virtual) {
-    return () => {
+    const now = () => {
       const frame = asyncScheduler.now() - origin;
       return { frame, burst: frame };
     };
+    return { now, virtual };
   }
   let bursts = 0;
   let current: Moment | undefined = { frame: 0, burst: 0 };
   queueMicrotask(() => (current = undefined));
-  return () => {
+  const now = () => {
     if (current === undefined) {
       current = { frame: Math.floor((asyncScheduler.now() - origin) / frameMs), burst: ++bursts };
       queueMicrotask(() => (current = undefined));
     }
     return current;
   };
+  return { now, virtual };
 }
 
 /**

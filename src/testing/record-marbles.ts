@@ -64,7 +64,7 @@ export function recordMarbles(run$: Observable<ConversationEvent>, options: Reco
   if (typeof mergeText !== 'boolean') throw argumentError('recordMarbles', 'mergeText must be a boolean', mergeText);
   if (!isPlainObject(given as unknown)) throw argumentError('recordMarbles', 'options.options must be the options of the run (an object)', given);
   return new Observable<MarbleRecording>((subscriber) => {
-    const now = burstClock(frameMs);
+    const { now, virtual } = burstClock(frameMs);
     const seen: Seen[] = [];
     let over = false;
     // T7: nothing thrown here may reach rxjs's unhandled-error path: it goes out as the recording's error
@@ -80,7 +80,7 @@ export function recordMarbles(run$: Observable<ConversationEvent>, options: Reco
         }
       };
     const finish = () => {
-      const result = recording(seen, given);
+      const result = recording(seen, given, !virtual);
       over = true;
       subscriber.next(result);
       subscriber.complete();
@@ -106,7 +106,7 @@ export function recordMarbles(run$: Observable<ConversationEvent>, options: Reco
   });
 }
 
-function recording(seen: Seen[], options: Partial<ConversationOptions>): MarbleRecording {
+function recording(seen: Seen[], options: Partial<ConversationOptions>, realTime: boolean): MarbleRecording {
   const marks: Mark[] = seen.map(({ frame, kind, event }) => ({ frame, kind, ...(event !== undefined ? { value: describeEvent(event) } : {}) }));
   const letters = new Letters();
   const diagram = drawLine(marks, (value) => letters.letterOf(value));
@@ -123,7 +123,7 @@ function recording(seen: Seen[], options: Partial<ConversationOptions>): MarbleR
     const slow = seen.map((s, i) => ({ ...s, frame: slowFrames[i]! }));
     const slowMarks = marks.map((mark, i) => ({ ...mark, frame: slowFrames[i]! }));
     const slowDiagram = stretch === 1 ? diagram : drawLine(slowMarks, (value) => letters.letterOf(value));
-    return replayTest(slow, drawnFrames(slowMarks), letters, slowDiagram, options, stretch, why);
+    return replayTest(slow, drawnFrames(slowMarks), letters, slowDiagram, options, stretch, why, realTime);
   };
   let made = replay(fits ? 1 : widestFrame(goes), oneGoAFrame ? 'groups' : 'goes');
   // a line of the replay itself (a turn, a tool, the prompts with their presses) may need room the run's line did not

@@ -76,7 +76,7 @@ const PROVIDER_EVENTS = new Set(['message_start', 'text_delta', 'tool_call', 'to
  * at its frame; `options` passed on; and the run's own line as the expectation. What a replay cannot rebuild is
  * said in a comment.
  */
-export function replayTest(seen: Seen[], frames: number[], letters: Letters, diagram: string, options: Partial<ConversationOptions> = {}, stretch = 1, why: Slower = 'groups'): Replay {
+export function replayTest(seen: Seen[], frames: number[], letters: Letters, diagram: string, options: Partial<ConversationOptions> = {}, stretch = 1, why: Slower = 'groups', realTime = false): Replay {
   const values = letters.legend();
   const loops: Loop[] = [];
   const prompts: Prompt[] = [];
@@ -175,7 +175,7 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
   });
   const isConversation = prompts.length > 0;
   const policy = options.policy ?? (steered ? 'steer' : loops.some((loop) => loop.switched) ? 'switch' : 'queue');
-  return writeTest({ loops, prompts, notes, initial: initial ?? [], diagram, values, letters, isConversation, policy, options, ended, count, lastFrame });
+  return writeTest({ loops, prompts, notes, initial: initial ?? [], diagram, values, letters, isConversation, policy, options, ended, count, lastFrame, realTime });
 }
 
 /** A prompt of a conversation: where it joined (its `user_message`) or was dropped (its `prompt_dropped`). */
@@ -203,10 +203,12 @@ interface TestParts {
   ended: { frame: number; kind: 'E' | 'C'; error?: unknown } | undefined;
   count: number;
   lastFrame: number;
+  /** Recorded in real time: each frame given is one synchronous go of the run. */
+  realTime: boolean;
 }
 
 function writeTest(parts: TestParts): Replay {
-  const { loops, prompts, notes, initial, diagram, values, letters, isConversation, policy, options, ended, count, lastFrame } = parts;
+  const { loops, prompts, notes, initial, diagram, values, letters, isConversation, policy, options, ended, count, lastFrame, realTime } = parts;
   const lines: [string, string][] = []; // diagram entries: name, marble
   let crowded = false;
   /** A replay line of letters; one whose marks do not all fit at their frames makes the recording try a slower replay. */
@@ -318,8 +320,19 @@ function writeTest(parts: TestParts): Replay {
         } else if (end === undefined) notes.push(`turn ${turn.n} did not end (the run was cut short): its provider line never completes`);
         // an aborted turn's line never completes: the abort (R11) tears it down
         const key = `turn${providerTurns.length + 1}`;
-        lines.push([key, indent(turn.from, line(marks))]);
-        providerTurns.push(`cold(diagram.${key}, events${error === undefined ? '' : `, ${error}`})`);
+        // T9 (4): in real time, a frame of the replay is one go of the run: what the provider sent in the go of its
+        // turn's start it sent as it was subscribed (before an abort that followed in that frame), and so does the replay
+        let lead = 0;
+        while (realTime && lead < marks.length && marks[lead]!.kind === 'N' && marks[lead]!.frame === 0) lead++;
+        const sent = marks.slice(0, lead).map((mark) => `events[${JSON.stringify(mark.value)}]`);
+        const rest = marks.slice(lead);
+        const restLine = `cold(diagram.${key}, events${error === undefined ? '' : `, ${error}`})`;
+        if (lead > 0 && rest.length === 1 && rest[0]!.kind === 'C' && rest[0]!.frame === 0) providerTurns.push(`of(${sent.join(', ')})`);
+        else {
+          lines.push([key, indent(turn.from, line(rest))]);
+          providerTurns.push(lead > 0 ? `concat(of(${sent.join(', ')}), ${restLine})` : restLine);
+        }
+        if (lead > 0) leadRuns = true;
       }
 
       // the calls as the hook saw them, in call order: what ran, what a hook or a check answered
@@ -409,7 +422,7 @@ function writeTest(parts: TestParts): Replay {
     marks.push({ frame: ended?.kind === 'C' ? ended.frame : marks[marks.length - 1]!.frame, index: Infinity, kind: 'C' });
     lines.unshift(['prompts', line(marks)]);
   }
-  const abortLine = pressed.length > 0;
+  const pressesShown = pressed.length > 0;
 
   // the options the events do not show, passed on; those that would change the recorded results, left out
   const passed: string[] = [];
@@ -438,9 +451,9 @@ function writeTest(parts: TestParts): Replay {
   const tools = [...toolRuns].filter(([name]) => !agentRuns.has(name)).map(([name, runs]) => `      ${JSON.stringify(name)}: nthRun([${runs.join(', ')}]),`);
   const agents = [...agentRuns].map(([name, runs]) => `      .register(agentTool({ name: ${JSON.stringify(name)}, description: ${JSON.stringify(`the ${name} tool`)}, input: {}, agent: nthRun([${runs.join(', ')}]) }))`);
   const synchronousRuns = [...toolRuns.values(), ...agentRuns.values()].some((runs) => runs.some((run) => run.startsWith('of(')));
-  const rxjs = [...(toolRuns.size > 0 || agentRuns.size > 0 || hooked || preparedFails ? ['Observable'] : []), ...(hooked || preparedFails ? ['NEVER', 'map', 'of', 'timer'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : []), ...(abortLine ? ['filter', 'share'] : []), ...(leadRuns ? ['concat', 'of'] : [])];
+  const rxjs = [...(toolRuns.size > 0 || agentRuns.size > 0 || hooked || preparedFails ? ['Observable'] : []), ...(hooked || preparedFails ? ['NEVER', 'map', 'of', 'timer'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : []), ...(pressesShown ? ['filter', 'share'] : []), ...(leadRuns ? ['concat', 'of'] : [])];
   const run = isConversation
-    ? abortLine
+    ? pressesShown
       ? `input.pipe(filter((prompt): prompt is string => prompt !== null), conversation({ ${['provider', 'registry', ...(initial.length > 0 ? ['messages'] : []), ...hookOptions(), 'abort$: input.pipe(filter((prompt) => prompt === null))', ...passed].join(', ')} }))`
       : `cold(diagram.prompts, prompts).pipe(conversation({ ${['provider', 'registry', ...(initial.length > 0 ? ['messages'] : []), ...hookOptions(), ...passed].join(', ')} }))`
     : `runEventedToolLoop({ ${['provider', 'registry', 'messages', ...hookOptions(), ...(signal !== undefined ? ['signal: controller.signal'] : []), ...passed].join(', ')} })`;
@@ -463,7 +476,7 @@ function writeTest(parts: TestParts): Replay {
     'const events = {',
     ...[...events.values()].map(({ letter, event }) => `  ${key(letter)}: ${JSON.stringify(event)},`),
     '} as const;',
-    ...(isConversation ? [`const prompts = ${objectLiteral({ ...Object.fromEntries([...promptLetters].map(([content, letter]) => [letter, content])), ...(abortLine ? { [PRESS]: null } : {}) })};${abortLine ? ` // ${PRESS}: a press of abort$` : ''}`] : []),
+    ...(isConversation ? [`const prompts = ${objectLiteral({ ...Object.fromEntries([...promptLetters].map(([content, letter]) => [letter, content])), ...(pressesShown ? { [PRESS]: null } : {}) })};${pressesShown ? ` // ${PRESS}: a press of abort$` : ''}`] : []),
     ...innerValues.map(([key, values]) => `/** The inner loop of ${key}: each event of it, as the agent tool forwarded it (A4). */\nconst ${key}: Record<string, LoopEvent> = ${objectLiteral(values)};`),
     `const loop = loopLegend(events, ${JSON.stringify(own)});`,
     ...(hooked
@@ -522,7 +535,7 @@ function writeTest(parts: TestParts): Replay {
     agents.length === 0 ? '    });' : '    })',
     ...agents.map((line, i) => (i === agents.length - 1 ? `${line};` : line)),
     ...(isConversation && initial.length === 0 ? [] : [`    const messages: AgentMessage[] = ${JSON.stringify(initial)};`]),
-    ...(abortLine ? ['    const input = cold(diagram.prompts, prompts).pipe(share()); // the prompts and the presses of abort$'] : []),
+    ...(pressesShown ? ['    const input = cold(diagram.prompts, prompts).pipe(share()); // the prompts and the presses of abort$'] : []),
     `    const run = ${run};`,
     `    expectObservable(run.pipe(${cut}described)).toBe(diagram.loop, loop);`,
     ...(abortAfterStart ? ['    testScheduler.schedule(() => controller.abort()); // frame 0, after the subscription scheduled above'] : []),
