@@ -1,6 +1,6 @@
 /**
  * T9 revised: random runs on real timers, as a user records them — scripted replies with gaps between their
- * events, a series tool and an agent tool (its inner loop on timers too), a `beforeToolCall` that denies,
+ * events, series tools (one with progress, one a Promise) and an agent tool (its inner loop on timers too), a `beforeToolCall` that denies,
  * answers or waits, an abort at any moment (in the go of the subscription included), conversations under
  * each policy — for `recordMarbles` with `frameMs` 1 or 10.
  */
@@ -12,7 +12,7 @@ import { call, end, start, text } from 'rx-tool-loop/testing';
 const ms = (max: number) => fc.integer({ min: 0, max });
 
 const callArb = fc.record({
-  tool: fc.constantFrom('search', 'agent', 'quick'),
+  tool: fc.constantFrom('search', 'agent', 'quick', 'progress', 'promise'),
   hook: fc.constantFrom('none', 'deny', 'answer', 'wait'),
   hookMs: ms(8),
 });
@@ -74,6 +74,10 @@ export function realRun(plan: RealRun): { run$: Observable<ConversationEvent>; a
   const registry = new ToolRegistry()
     .register({ name: 'search', description: 'search', input: {}, handler: search })
     .register({ name: 'quick', description: 'quick', input: {}, handler: () => 'quick answer' })
+    // a value at once, the answer later (R14: the first shows as progress when the second comes)
+    .register({ name: 'progress', description: 'progress', input: {}, handler: () => concat(of('working'), timer(plan.searchMs + 1).pipe(map(() => 'worked'))) })
+    // a Promise tool on a real timer
+    .register({ name: 'promise', description: 'promise', input: {}, handler: () => new Promise<string>((resolve) => setTimeout(() => resolve('promised'), plan.searchMs)) })
     .register(agentTool({ name: 'agent', description: 'agent', agent: inner }));
   const beforeToolCall = (c: { id: string; name: string }) => {
     const planned = decisions.get(c.id);
