@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import fc from 'fast-check';
-import { Observable, concat, concatMap, config, delay, from, interval, lastValueFrom, map, of, take, timer } from 'rxjs';
+import { Observable, concat, concatMap, config, defer, delay, from, interval, lastValueFrom, map, merge, of, take, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { conversation, runEventedToolLoop, scriptedProvider, type AgentMessage, type ConversationEvent, type ProviderEvent } from 'rx-tool-loop';
+import { ToolRegistry, agentTool, conversation, runEventedToolLoop, scriptedProvider, type AgentMessage, type ConversationEvent, type ProviderEvent } from 'rx-tool-loop';
 import { answerTurn, toolTurn } from '../support/events.js';
 import { replay } from './support/replay.js';
 import { call, end, marbleProvider, marbleTools, recordMarbles, start, text, type MarbleRecording } from 'rx-tool-loop/testing';
@@ -245,5 +245,97 @@ describe('recordMarbles on real-length runs (T7)', () => {
     } finally {
       config.onUnhandledError = before;
     }
+  });
+});
+
+describe('recorded real-time runs replay as generated (T9 revised)', () => {
+  /** Provider events, each `ms` after the one before, on real timers. */
+  const paced = (ms: number, ...events: ProviderEvent[]): Observable<ProviderEvent> => from(events).pipe(concatMap((event) => of(event).pipe(delay(ms))));
+  const busy = (ms: number) => {
+    const until = Date.now() + ms;
+    while (Date.now() < until);
+  };
+  // one frame for the whole run: every event shares frame 0, in the order the timers gave them
+  const oneFrame = 60_000;
+
+  it('T9 (1): with frameMs 1, a run whose subscription takes a frame or more still starts at frame 0, and its test passes', async () => {
+    let turn = 0;
+    const provider = () => (turn++ === 0 ? paced(2, start, call('t', {}, 'c1'), end('toolUse')) : paced(2, start, text('ok'), end('stop')));
+    // the subscription itself is slow (a cold start): 3 ms before the loop's synchronous turn_start
+    const run$ = defer(() => {
+      busy(3);
+      return runEventedToolLoop({ provider, registry: marbleTools({ t: () => timer(3).pipe(map(() => 'r')) }), messages: [{ role: 'user', content: 'go' }] });
+    });
+    const { diagram, test } = await lastValueFrom(recordMarbles(run$, { frameMs: 1 }));
+    expect(diagram.startsWith('1')).toBe(true); // the synchronous go of the subscription is frame 0, as in the replay
+    replay(test);
+  });
+
+  it('T9 (2): an agent tool\'s inner events and the outer model\'s events in one frame replay in the recorded order', async () => {
+    let outer = 0;
+    const inner = () => runEventedToolLoop({ provider: () => paced(2, start, text('inner'), end('stop')), registry: marbleTools({}), messages: [{ role: 'user', content: 'q' }] });
+    const run$ = runEventedToolLoop({
+      // the outer model goes on talking while the agent tool runs: x and y come between the inner loop's events
+      provider: () => (outer++ === 0 ? paced(3, start, call('agent', {}, 'c1'), text('x'), text('y'), end('toolUse')) : paced(2, start, text('ok'), end('stop'))),
+      registry: new ToolRegistry().register(agentTool({ name: 'agent', description: 'a', agent: inner })),
+      messages: [{ role: 'user', content: 'go' }],
+    });
+    const { values, test } = await lastValueFrom(recordMarbles(run$, { frameMs: oneFrame }));
+    const lines = Object.values(values);
+    expect(lines).toContain('tool_update agent: text_delta inner');
+    expect(lines).toContain('text_delta x');
+    replay(test);
+  });
+
+  it('T9 (3): a denied call\'s tool_result and the reply\'s message_end in one frame replay in the recorded order', async () => {
+    let turn = 0;
+    // frames of 100 ms: the call at 120 ms (frame 1), the hook's denial at 220, the message_end at 250 (both in frame 2)
+    const timed = (...events: [number, ProviderEvent][]) => merge(...events.map(([ms, event]) => timer(ms).pipe(map(() => event))));
+    const provider = () => (turn++ === 0 ? timed([30, start], [120, call('t', {}, 'c1')], [250, end('toolUse')]) : timed([5, start], [10, text('ok')], [15, end('stop')]));
+    const { diagram, values, test } = await lastValueFrom(
+      recordMarbles(
+        runEventedToolLoop({
+          provider,
+          registry: marbleTools({ t: 'ran' }),
+          messages: [{ role: 'user', content: 'go' }],
+          beforeToolCall: () => timer(100).pipe(map(() => ({ action: 'deny' as const, reason: 'no' }))),
+        }),
+        { frameMs: 100 },
+      ),
+    );
+    const letterOf = (line: string) => Object.keys(values).find((letter) => values[letter] === line)!;
+    expect(diagram.indexOf(letterOf('tool_result t: denied: no (isError)'))).toBeLessThan(diagram.indexOf(letterOf('message_end toolUse')));
+    expect(test).toContain('decision: {"action":"deny","reason":"no"}');
+    replay(test);
+  });
+
+  it('T9 (4): a run aborted in frame 0 after its turn started replays its turn_start, then the abort', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 3);
+    const run$ = runEventedToolLoop({ provider: () => paced(50, start, text('late'), end('stop')), registry: marbleTools({}), messages: [{ role: 'user', content: 'go' }], signal: controller.signal });
+    const { diagram, test } = await lastValueFrom(recordMarbles(run$, { frameMs: oneFrame }));
+    expect(diagram).toBe('(1EL|)');
+    replay(test);
+  });
+
+  it('T9 (4): a run aborted in the same go as its subscription (frame 0) replays its turn_start, then the abort', () => {
+    const controller = new AbortController();
+    const run$ = runEventedToolLoop({ provider: () => paced(50, start, text('late'), end('stop')), registry: marbleTools({}), messages: [{ role: 'user', content: 'go' }], signal: controller.signal });
+    let recording: MarbleRecording | undefined;
+    recordMarbles(run$, { frameMs: oneFrame }).subscribe((r) => (recording = r));
+    controller.abort(); // synchronously after the subscription: turn_start came, then the abort
+    expect(recording!.diagram).toBe('(1EL|)');
+    replay(recording!.test);
+  });
+
+  it('T9 (4): a run aborted in the go of its subscription after the model\'s first event replays that event before the abort', () => {
+    const controller = new AbortController();
+    // the model sends message_start at once, the rest later
+    const run$ = runEventedToolLoop({ provider: () => concat(of(start), paced(50, text('late'), end('stop'))), registry: marbleTools({}), messages: [{ role: 'user', content: 'go' }], signal: controller.signal });
+    let recording: MarbleRecording | undefined;
+    recordMarbles(run$, { frameMs: oneFrame }).subscribe((r) => (recording = r));
+    controller.abort();
+    expect(recording!.diagram).toBe('(1sEL|)');
+    replay(recording!.test);
   });
 });

@@ -1,4 +1,9 @@
 /**
+ * T9 revised, the second property below: random runs on real timers (spec/testing/support/real-runs.ts), each
+ * recorded with frameMs 1 or 10, its test written to disk and all of them run by one jest child process
+ * (spec/testing/support/jest-once.ts): each passes as generated. 24 runs (`PROPERTY_RUNS=N` to change,
+ * `PROPERTY_SEED=S` for other runs; a failure shows the seed, the run and the generated file).
+ *
  * T9, as a property: over generated runs — hooks that deny, answer, edit or wait; schema tools and series tools
  * given bad inputs; unknown tools; sequential mode and a concurrency cap; conversations of several prompts
  * under each policy — every recording's generated test, compiled and run, passes. 200 recordings a run.
@@ -8,7 +13,9 @@ import { Observable, map, timer } from 'rxjs';
 import type { RunHelpers } from 'rxjs/testing';
 import { z } from 'zod';
 import { ToolRegistry, conversation, defineTool, runEventedToolLoop, type ConversationEvent, type ProviderEvent, type ToolDecision } from 'rx-tool-loop';
-import { call, end, marbleProvider, start, text } from 'rx-tool-loop/testing';
+import { call, end, marbleProvider, recordMarbles, start, text, type MarbleRecording } from 'rx-tool-loop/testing';
+import { runWithJest } from './support/jest-once.js';
+import { realRun, realRunArb, type RealRun } from './support/real-runs.js';
 import { recorded, replay } from './support/replay.js';
 
 const TOOLS = ['search', 'fetch', 'typed', 'missing'] as const;
@@ -102,4 +109,45 @@ describe('recorded tests pass as generated, over generated runs (T9)', () => {
     );
     expect(recordings).toBe(200);
   }, 60_000);
+});
+
+const REAL_RUNS = Number(process.env.PROPERTY_RUNS ?? 24);
+const REAL_SEED = process.env.PROPERTY_SEED === undefined ? 9 : Number(process.env.PROPERTY_SEED);
+
+describe('recorded real-time runs pass as generated, written to disk and run by jest (T9 revised)', () => {
+  it(`T9: ${REAL_RUNS} random real-time runs (agent tools, hooks that deny, answer or wait, frameMs 1 and 10, aborts in any frame, conversations): each test passes as generated`, async () => {
+    // of every six runs, one is aborted in the go of its subscription (frame 0), one calls the agent tool first, one is a
+    // conversation (the policies in turn), whatever the seed
+    const policies = ['queue', 'switch', 'steer'] as const;
+    const plans = fc.sample(realRunArb, { seed: REAL_SEED, numRuns: REAL_RUNS }).map((plan, i): RealRun => {
+      if (i % 6 === 5) return { ...plan, abortMs: 0 };
+      if (i % 6 === 4) return { ...plan, turns: [{ ...plan.turns[0]!, calls: [{ tool: 'agent', hook: 'none', hookMs: 0 }, ...plan.turns[0]!.calls] }, ...plan.turns.slice(1)] };
+      if (i % 6 === 3) return { ...plan, conversation: { policy: policies[Math.floor(i / 6) % 3]!, secondMs: plan.conversation?.secondMs ?? 5 } };
+      return plan;
+    });
+    const files = new Map<string, string>();
+    const planOf = new Map<string, RealRun>();
+    for (const [i, plan] of plans.entries()) {
+      const { run$, afterSubscribe } = realRun(plan);
+      const options = { frameMs: plan.frameMs, ...(plan.conversation !== undefined ? { options: { policy: plan.conversation.policy } } : {}) };
+      const { test } = await new Promise<MarbleRecording>((resolve, reject) => {
+        const stop = setTimeout(() => reject(new Error(`run ${i} of seed ${REAL_SEED} did not complete in 10 s: ${JSON.stringify(plan)}`)), 10_000);
+        recordMarbles(run$, options).subscribe({ next: (recording) => (clearTimeout(stop), resolve(recording)), error: reject });
+        afterSubscribe();
+      });
+      const name = `run-${i}.spec.ts`;
+      files.set(name, `// PROPERTY_SEED=${REAL_SEED}, run ${i}: ${JSON.stringify(plan)}\n${test}`);
+      planOf.set(name, plan);
+    }
+    const failed = runWithJest(files).filter((outcome) => !outcome.passed);
+    if (failed.length > 0) {
+      const shown = failed.map(({ name, failure }) => `${name} (PROPERTY_SEED=${REAL_SEED}):\n${files.get(name)}\n${failure}`).join('\n\n');
+      throw new Error(`${failed.length} of ${files.size} recorded tests failed as generated:\n\n${shown}`);
+    }
+    // the runs reach what the property is about: agent tools, hooks, aborts, conversations, both frame sizes
+    const made = [...planOf.values()];
+    expect(made.filter((plan) => plan.turns.some((turn) => turn.calls.some((c) => c.tool === 'agent'))).length).toBeGreaterThanOrEqual(Math.floor(REAL_RUNS / 6));
+    expect(made.filter((plan) => plan.abortMs === 0).length).toBeGreaterThanOrEqual(Math.floor(REAL_RUNS / 6));
+    expect(made.filter((plan) => plan.conversation !== undefined).length).toBeGreaterThanOrEqual(Math.floor(REAL_RUNS / 6));
+  }, 300_000);
 });

@@ -3,11 +3,11 @@
  * test compiled from its source and run (spec/testing/support/replay.ts): it must pass, and it must rebuild
  * what the run did (a hook's answers, the prompts, the abort) rather than expect something else.
  */
-import { Observable, OperatorFunction, delay, map, of, take, takeUntil, throwError, timer } from 'rxjs';
+import { Observable, OperatorFunction, concat, concatMap, delay, lastValueFrom, map, merge, of, take, takeUntil, throwError, timer } from 'rxjs';
 import type { RunHelpers } from 'rxjs/testing';
 import { z } from 'zod';
 import { ToolRegistry, agentTool, conversation, defineTool, runEventedToolLoop, type AgentMessage, type LoopEvent, type ProviderEvent } from 'rx-tool-loop';
-import { call, end, marbleProvider, marbleTools, start, text } from 'rx-tool-loop/testing';
+import { call, end, marbleProvider, marbleTools, recordMarbles, start, text } from 'rx-tool-loop/testing';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
@@ -220,6 +220,53 @@ describe('recorded tests pass as generated (T9)', () => {
     expect(diagram).toMatch(/^1s-\(...\)/); // tool_call, tool_start and the inner turn_start: one frame
     expect(test).toContain('.register(agentTool({ name: "researcher"');
     expect(test).toMatch(/researcher1: +'   /); // the inner loop's line, drawn from the call's tool_start at frame 3
+    replay(test);
+  });
+
+  it('T9: a prompt that abort$ dropped replays: the prompts\' line sends it right before the press, which drops it again', () => {
+    const { test, diagram, values } = recorded(({ cold, hot }) =>
+      cold('a-b--|', { a: 'first', b: 'second' }).pipe(conversation({ provider: marbleProvider(cold('-s-t', events)), registry: marbleTools({}), abort$: hot('----x') })),
+    );
+    expect(diagram).toBe('(U1)st(XEL)|');
+    expect(values['X']).toBe('prompt_dropped second');
+    expect(test).toContain("const prompts = { a: \"first\", b: \"second\", \"*\": null }; // *: a press of abort$");
+    replay(test);
+  });
+
+  it('T9: under switch, a prompt that came while nothing ran and joined after a loop ended normally replays after that end', async () => {
+    // real time, one frame of 500 ms: the model answers at 5 ms; the second prompt comes at 15 ms, when no loop runs, and joins
+    // on switch's 0 ms timer, in a go of its own right after the first loop's end
+    const { test, values } = await lastValueFrom(
+      recordMarbles(
+        merge(of('first'), timer(15).pipe(map(() => 'second'))).pipe(
+          conversation({ provider: () => timer(5).pipe(concatMap(() => of(start, text('ok'), end('stop')))), registry: marbleTools({}), policy: 'switch' }),
+        ),
+        { frameMs: 500, options: { policy: 'switch' } },
+      ),
+    );
+    expect(Object.values(values).filter((line) => line === 'loop_end stop')).toHaveLength(1); // both loops end so, one letter
+    expect(Object.values(values)).toContain('user_message second');
+    run(test);
+  });
+
+  it('T9 (2): an inner loop whose first events come in the go of its start replays them there, before the outer model\'s event of that frame', () => {
+    const { test, diagram, values } = recorded((helpers) =>
+      runEventedToolLoop({
+        // the call and the message_end in one frame; the inner model answers its message_start at once
+        provider: marbleProvider(helpers.cold('-s-(au|)', outer), helpers.cold('-s-t-e|', outer)),
+        registry: new ToolRegistry().register(
+          agentTool({
+            name: 'researcher',
+            description: 'researches',
+            input: {},
+            agent: () => runEventedToolLoop({ provider: () => concat(of(start), helpers.cold('--t-e|', { t: text('Yes.'), e: end('stop') })), registry: marbleTools({}), messages: [{ role: 'user', content: 'coffee?' }] }),
+          }),
+        ),
+        messages: user,
+      }),
+    );
+    const order = [...diagram.slice(diagram.indexOf('('), diagram.indexOf(')'))].map((letter) => values[letter]);
+    expect(order.slice(1)).toEqual(['tool_call researcher', 'tool_start researcher', 'tool_update researcher: turn_start 1', 'tool_update researcher: message_start', 'message_end toolUse']);
     replay(test);
   });
 

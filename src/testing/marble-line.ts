@@ -49,25 +49,52 @@ function byFrame(marks: readonly Mark[]): [number, Mark[]][] {
   });
 }
 
+/** A moment as {@link burstClock} reads it: the frame, and which synchronous go (burst) it belongs to. */
+export interface Moment {
+  frame: number;
+  /** Counts the run's synchronous goes from 0 (the subscription's own); inside `TestScheduler.run`, the frame. */
+  burst: number;
+}
+
 /**
  * A clock in frames from now: virtual frames inside `TestScheduler.run` (where rxjs's `asyncScheduler`
  * reads the test scheduler's clock), else `Math.floor(elapsed / frameMs)`, read once per synchronous
  * burst: what happens in one go (a `tool_call` and its `tool_start`, a `turn_end` and the next
  * `turn_start`) shares a frame, as it does when a replay plays it, even when a frame ends meanwhile.
+ * The go the clock is made in is frame 0 however long it takes (T9 (1)): a replay subscribes at frame 0
+ * and plays what the subscription does synchronously there.
  */
 export function frameClock(frameMs: number): () => number {
+  const { now } = burstClock(frameMs);
+  return () => now().frame;
+}
+
+/**
+ * {@link frameClock}, telling the synchronous goes apart too: in real time two goes of one frame came from
+ * different timers (a tool's and the model's), and a replay must not play them in its own order (T9).
+ */
+export function burstClock(frameMs: number): { now: () => Moment; virtual: boolean } {
   // inside `run`, asyncScheduler.now() is the virtual frame (a small number); outside, it is Date.now()
   const virtual = Math.abs(asyncScheduler.now() - Date.now()) > 1e9;
   const origin = asyncScheduler.now();
-  if (virtual) return () => asyncScheduler.now() - origin;
-  let burst: number | undefined;
-  return () => {
-    if (burst === undefined) {
-      burst = Math.floor((asyncScheduler.now() - origin) / frameMs);
-      queueMicrotask(() => (burst = undefined));
+  if (virtual) {
+    const now = () => {
+      const frame = asyncScheduler.now() - origin;
+      return { frame, burst: frame };
+    };
+    return { now, virtual };
+  }
+  let bursts = 0;
+  let current: Moment | undefined = { frame: 0, burst: 0 };
+  queueMicrotask(() => (current = undefined));
+  const now = () => {
+    if (current === undefined) {
+      current = { frame: Math.floor((asyncScheduler.now() - origin) / frameMs), burst: ++bursts };
+      queueMicrotask(() => (current = undefined));
     }
-    return burst;
+    return current;
   };
+  return { now, virtual };
 }
 
 /**

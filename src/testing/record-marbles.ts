@@ -4,8 +4,8 @@ import type { ConversationEvent } from '../types.js';
 import { isPlainObject } from '../util/values.js';
 import { argumentError, checkObservable } from './arguments.js';
 import { describeEvent } from './describe-event.js';
-import { Letters, Mark, drawLine, drawnFrames, frameClock } from './marble-line.js';
-import { Seen, replayTest } from './replay-test.js';
+import { Letters, Mark, burstClock, drawLine, drawnFrames } from './marble-line.js';
+import { Seen, Slower, replayTest } from './replay-test.js';
 
 /** What {@link recordMarbles} makes of a run. */
 export interface MarbleRecording {
@@ -34,11 +34,13 @@ export interface RecordOptions {
 /**
  * Records a run as a marble diagram (T3). Cold: on subscribe it subscribes `run$` once; when the run
  * completes (or errors) it emits one {@link MarbleRecording} and completes. Inside `TestScheduler.run`
- * a frame is a virtual frame; outside, `Math.floor(elapsed / frameMs)`. An event whose frame an earlier
- * group took is drawn at the next free one. Runs of any length are drawn (T7: past the 62 ASCII letters
+ * a frame is a virtual frame; outside, `Math.floor(elapsed / frameMs)`, the subscription's own synchronous
+ * go being frame 0. An event whose frame an earlier group took is drawn at the next free one. Runs of any length are drawn (T7: past the 62 ASCII letters
  * come the rest of the kit's fixed alphabet, about 21,700 letters of one code unit each); whatever goes
  * wrong while recording is an error of the recording's Observable, never an exception thrown from a callback.
- * The test it writes replays the run (T9): pass the run's `options` for what its events do not show.
+ * The test it writes replays the run (T9): pass the run's `options` for what its events do not show. Where a
+ * real-time frame held several synchronous goes (a tool's timer, the model's, a hook's), the test runs slower,
+ * each go at frames of its own in the recorded order, and says so in a comment.
  *
  * ```text
  * run$:          1s-c-u--(RE2)s-t-e(FL|)
@@ -62,7 +64,7 @@ export function recordMarbles(run$: Observable<ConversationEvent>, options: Reco
   if (typeof mergeText !== 'boolean') throw argumentError('recordMarbles', 'mergeText must be a boolean', mergeText);
   if (!isPlainObject(given as unknown)) throw argumentError('recordMarbles', 'options.options must be the options of the run (an object)', given);
   return new Observable<MarbleRecording>((subscriber) => {
-    const now = frameClock(frameMs);
+    const { now, virtual } = burstClock(frameMs);
     const seen: Seen[] = [];
     let over = false;
     // T7: nothing thrown here may reach rxjs's unhandled-error path: it goes out as the recording's error
@@ -78,50 +80,99 @@ export function recordMarbles(run$: Observable<ConversationEvent>, options: Reco
         }
       };
     const finish = () => {
-      const result = recording(seen, given);
+      const result = recording(seen, given, !virtual);
       over = true;
       subscriber.next(result);
       subscriber.complete();
     };
     return run$.subscribe({
       next: guarded((event: ConversationEvent) => {
-        const frame = now();
+        const { frame, burst } = now();
         describeEvent(event); // a value that is not an event fails here, at its frame
         const last = seen[seen.length - 1];
         if (mergeText && event.type === 'text_delta' && last?.frame === frame && last.event?.type === 'text_delta') {
           last.event = { type: 'text_delta', text: last.event.text + event.text };
-        } else seen.push({ frame, kind: 'N', event });
+        } else seen.push({ frame, burst, kind: 'N', event });
       }),
       error: guarded((error: unknown) => {
-        seen.push({ frame: now(), kind: 'E', error });
+        seen.push({ ...now(), kind: 'E', error });
         finish();
       }),
       complete: guarded(() => {
-        seen.push({ frame: now(), kind: 'C' });
+        seen.push({ ...now(), kind: 'C' });
         finish();
       }),
     });
   });
 }
 
-function recording(seen: Seen[], options: Partial<ConversationOptions>): MarbleRecording {
+function recording(seen: Seen[], options: Partial<ConversationOptions>, realTime: boolean): MarbleRecording {
   const marks: Mark[] = seen.map(({ frame, kind, event }) => ({ frame, kind, ...(event !== undefined ? { value: describeEvent(event) } : {}) }));
   const letters = new Letters();
   const diagram = drawLine(marks, (value) => letters.letterOf(value));
   const values = letters.legend();
-  // T9: where events are closer than marble syntax can draw them (inside a group's span), the replay runs
-  // slower, each frame `stretch` frames, so that it plays every event at its own frame and in its own order
-  const stretch = drawnFrames(marks).every((frame, i) => frame === marks[i]!.frame) ? 1 : widestGroup(marks);
-  const slow = stretch === 1 ? seen : seen.map((s) => ({ ...s, frame: s.frame * stretch }));
-  const slowMarks = marks.map((mark) => ({ ...mark, frame: mark.frame * stretch }));
-  const slowDiagram = stretch === 1 ? diagram : drawLine(slowMarks, (value) => letters.letterOf(value));
-  const test = replayTest(slow, drawnFrames(slowMarks), letters, slowDiagram, options, stretch);
-  return { diagram, values, test };
+  // T9: where events are closer than marble syntax can draw them (inside a group's span), or where one frame
+  // had more than one synchronous go (real timers of different sources: a tool's, the model's, a hook's), the
+  // replay runs slower, each frame `stretch` frames and each go at frames of its own, so that it plays every
+  // event in its own order: a replay orders one frame's events by when their lines were subscribed, not as the run did
+  const goes = goesOf(seen);
+  const oneGoAFrame = goes.every((go, i) => i === 0 || go.frame !== goes[i - 1]!.frame);
+  const fits = oneGoAFrame && drawnFrames(marks).every((frame, i) => frame === marks[i]!.frame);
+  const replay = (stretch: number, why: Slower, room = 0) => {
+    const slowFrames = stretch === 1 ? seen.map((s) => s.frame) : spread(goes, stretch, room);
+    const slow = seen.map((s, i) => ({ ...s, frame: slowFrames[i]! }));
+    const slowMarks = marks.map((mark, i) => ({ ...mark, frame: slowFrames[i]! }));
+    const slowDiagram = stretch === 1 ? diagram : drawLine(slowMarks, (value) => letters.letterOf(value));
+    return replayTest(slow, drawnFrames(slowMarks), letters, slowDiagram, options, stretch, why, realTime);
+  };
+  let made = replay(fits ? 1 : widestFrame(goes), oneGoAFrame ? 'groups' : 'goes');
+  // a line of the replay itself (a turn, a tool, the prompts with their presses) may need room the run's line did not
+  // (room: frames between one go and the next, where such a line draws its groups)
+  for (let room = 2; made.crowded && room <= 16; room *= 2) made = replay(widestFrame(goes, room), oneGoAFrame ? 'lines' : 'goes', room);
+  return { diagram, values, test: made.test };
 }
 
-/** The most frames a group of one frame's marks takes: as many as its characters, with its parentheses. */
-function widestGroup(marks: readonly Mark[]): number {
+/** A synchronous go of the run: its frame and how many marks it drew. */
+interface Go {
+  frame: number;
+  marks: number;
+}
+
+/**
+ * The run's synchronous goes, in order. A go that starts a conversation's next loop right after an aborted
+ * `loop_end` (C2's `switch`: the prompt that aborted it starts it, on a 0 ms timer) is one with the go before
+ * it: a replay plays both in one frame too, the prompt first.
+ */
+function goesOf(seen: readonly Seen[]): Go[] {
+  const goes: Go[] = [];
+  seen.forEach(({ frame, burst, event }, i) => {
+    const last = goes[goes.length - 1];
+    const before = seen[i - 1];
+    const same = before !== undefined && before.frame === frame && (before.burst === burst || (event?.type === 'user_message' && before.event?.type === 'loop_end' && before.event.reason === 'aborted'));
+    if (last !== undefined && same) last.marks++;
+    else goes.push({ frame, marks: 1 });
+  });
+  return goes;
+}
+
+/** The frames a group of `n` marks takes: as many as its characters, with its parentheses. */
+const width = (n: number) => (n === 1 ? 1 : n + 2);
+
+/** The most frames one recorded frame's goes take, each go a group of its own and `room` frames after it. */
+function widestFrame(goes: readonly Go[], room = 0): number {
   const perFrame = new Map<number, number>();
-  for (const { frame } of marks) perFrame.set(frame, (perFrame.get(frame) ?? 0) + 1);
-  return Math.max(...[...perFrame.values()].map((n) => (n === 1 ? 1 : n + 2)));
+  for (const { frame, marks } of goes) perFrame.set(frame, (perFrame.get(frame) ?? 0) + width(marks) + room);
+  return Math.max(1, ...perFrame.values());
+}
+
+/** Each mark's frame in a replay `stretch` times slower: a recorded frame's goes one after the other (`room` frames apart), inside its `stretch` frames. */
+function spread(goes: readonly Go[], stretch: number, room: number): number[] {
+  const frames: number[] = [];
+  let next = 0;
+  for (const { frame, marks } of goes) {
+    const at = Math.max(frame * stretch, next);
+    next = at + width(marks) + room;
+    for (let k = 0; k < marks; k++) frames.push(at);
+  }
+  return frames;
 }

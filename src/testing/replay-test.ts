@@ -2,11 +2,22 @@ import type { ConversationOptions } from '../conversation/conversation.js';
 import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, ProviderEvent, ToolCall, ToolDecision, ToolResultMessage } from '../types.js';
 import { isPlainObject } from '../util/values.js';
 import { describeEvent } from './describe-event.js';
-import { Letters, MARBLE_ALPHABET, Mark, drawLine } from './marble-line.js';
+import { Letters, MARBLE_ALPHABET, Mark, drawLine, drawnFrames } from './marble-line.js';
+
+/** Why a replay runs slower than the run: events inside a group's span, one frame's goes, a replay line's own groups. */
+export type Slower = 'groups' | 'goes' | 'lines';
+
+/** The test file, and whether one of its lines could not draw an event at its frame (a group's span took it). */
+export interface Replay {
+  test: string;
+  crowded: boolean;
+}
 
 /** One thing a recording saw: an event, the error or the completion, at its frame. */
 export interface Seen {
   frame: number;
+  /** Which synchronous go of the run it came in (real time; inside `TestScheduler.run`, its frame). */
+  burst?: number;
   kind: 'N' | 'E' | 'C';
   event?: ConversationEvent;
   error?: unknown;
@@ -42,6 +53,8 @@ interface Loop {
   end?: { frame: number; reason: string };
   /** The frame of its abort (R11), if it was aborted. */
   abortAt?: number;
+  /** Where in the recording its abort came. */
+  abortIndex?: number;
   /** C2 `switch`: a prompt did the abort. */
   switched?: boolean;
 }
@@ -63,12 +76,20 @@ const PROVIDER_EVENTS = new Set(['message_start', 'text_delta', 'tool_call', 'to
  * at its frame; `options` passed on; and the run's own line as the expectation. What a replay cannot rebuild is
  * said in a comment.
  */
-export function replayTest(seen: Seen[], frames: number[], letters: Letters, diagram: string, options: Partial<ConversationOptions> = {}, stretch = 1): string {
+export function replayTest(seen: Seen[], frames: number[], letters: Letters, diagram: string, options: Partial<ConversationOptions> = {}, stretch = 1, why: Slower = 'groups', realTime = false): Replay {
   const values = letters.legend();
   const loops: Loop[] = [];
-  const prompts: { frame: number; content: string }[] = [];
+  const prompts: Prompt[] = [];
   const notes: string[] = [];
-  if (stretch > 1) {
+  if (stretch > 1 && why === 'goes') {
+    notes.push(
+      `some frames of the run had events of more than one go (timers of different sources in one frame), which a replay would play in its own order, so this replay runs ${stretch} times slower: each recorded frame is ${stretch} frames here, and each go of a frame has frames of its own, in the recorded order`,
+    );
+  } else if (stretch > 1 && why === 'lines') {
+    notes.push(
+      `some lines of this replay (a provider's turn, a tool, the prompts) have events closer than marble syntax can draw them, so this replay runs ${stretch} times slower: each recorded frame is ${stretch} frames here, and every event keeps its own frame`,
+    );
+  } else if (stretch > 1) {
     notes.push(
       `some events of the run are closer than marble syntax can draw them (inside a group's span), so this replay runs ${stretch} times slower: each recorded frame is ${stretch} frames here, and every event keeps its own frame`,
     );
@@ -92,13 +113,15 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
     const letter = letters.letterOf(describeEvent(event));
     switch (event.type) {
       case 'user_message':
-        prompts.push({ frame, content: event.message.content });
+        prompts.push({ frame, index: i, content: event.message.content });
         if (initial === undefined && loops.length === 0) initial = event.messages.slice(0, -1);
         if (running !== undefined && running.turns.length > 0) steered = true;
         if (loop?.end?.reason === 'aborted' && loop.end.frame === frame && loop.abortAt === frame && seen[i - 1]?.event?.type === 'loop_end') loop.switched = true;
         return;
       case 'prompt_dropped':
-        return; // the conversation's, not the loop's: the replayed conversation drops it again
+        // the conversation's, not the loop's: the replayed conversation drops it again, the prompt sent right before the press
+        prompts.push({ frame, index: i, content: event.message.content, dropped: true });
+        return;
       case 'turn_start': {
         const owner = running ?? (loops[loops.length] = { turns: [] });
         owner.turns.push({ n: event.turn, from: frame, events: [], calls: new Map(), runs: [], refused: [] });
@@ -119,7 +142,10 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
       }
       case 'turn_end':
         if (turn !== undefined) turn.end = { frame, assistant: event.assistant, messages: event.messages };
-        if (event.assistant.stopReason === 'aborted' && running !== undefined) running.abortAt ??= frame;
+        if (event.assistant.stopReason === 'aborted' && running !== undefined && running.abortAt === undefined) {
+          running.abortAt = frame;
+          running.abortIndex = i;
+        }
         if (initial === undefined && event.turn === 0) {
           // R22: the saved history is this one without the results turn 0 made
           const made = new Set(event.toolResults.map((result) => result.toolCallId));
@@ -130,7 +156,10 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
       case 'loop_end': {
         const owner = running ?? (loops[loops.length] = { turns: [] });
         owner.end = { frame, reason: event.reason };
-        if (event.reason === 'aborted') owner.abortAt ??= frame;
+        if (event.reason === 'aborted' && owner.abortAt === undefined) {
+          owner.abortAt = frame;
+          owner.abortIndex = i;
+        }
         initial ??= event.messages;
         return;
       }
@@ -146,12 +175,23 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
   });
   const isConversation = prompts.length > 0;
   const policy = options.policy ?? (steered ? 'steer' : loops.some((loop) => loop.switched) ? 'switch' : 'queue');
-  return writeTest({ loops, prompts, notes, initial: initial ?? [], diagram, values, letters, isConversation, policy, options, ended, count, lastFrame });
+  return writeTest({ loops, prompts, notes, initial: initial ?? [], diagram, values, letters, isConversation, policy, options, ended, count, lastFrame, realTime });
 }
+
+/** A prompt of a conversation: where it joined (its `user_message`) or was dropped (its `prompt_dropped`). */
+interface Prompt {
+  frame: number;
+  index: number;
+  content: string;
+  dropped?: true;
+}
+
+/** A press of the conversation's `abort$`, on the prompts' line (so that a prompt it drops is sent right before it). */
+const PRESS = '*';
 
 interface TestParts {
   loops: Loop[];
-  prompts: { frame: number; content: string }[];
+  prompts: Prompt[];
   notes: string[];
   initial: readonly AgentMessage[];
   diagram: string;
@@ -163,13 +203,22 @@ interface TestParts {
   ended: { frame: number; kind: 'E' | 'C'; error?: unknown } | undefined;
   count: number;
   lastFrame: number;
+  /** Recorded in real time: each frame given is one synchronous go of the run. */
+  realTime: boolean;
 }
 
-function writeTest(parts: TestParts): string {
-  const { loops, prompts, notes, initial, diagram, values, letters, isConversation, policy, options, ended, count, lastFrame } = parts;
+function writeTest(parts: TestParts): Replay {
+  const { loops, prompts, notes, initial, diagram, values, letters, isConversation, policy, options, ended, count, lastFrame, realTime } = parts;
   const lines: [string, string][] = []; // diagram entries: name, marble
+  let crowded = false;
+  /** A replay line of letters; one whose marks do not all fit at their frames makes the recording try a slower replay. */
+  const line = (marks: readonly Mark[]): string => {
+    if (drawnFrames(marks).some((frame, i) => frame !== marks[i]!.frame)) crowded = true;
+    return drawLine(marks, (letter) => letter);
+  };
   /** A4: each agent tool's runs, by name: its inner loop's events as the tool's own line, replayed through agentTool. */
   const agentRuns = new Map<string, string[]>();
+  let leadRuns = false;
   const innerValues: [string, Record<string, LoopEvent>][] = [];
   const agentRun = (run: ToolRun): void => {
     const { updates, result } = run;
@@ -198,10 +247,16 @@ function writeTest(parts: TestParts): string {
       runs.push(`of(${inner.map((u) => `${key}[${JSON.stringify(u.letter)}]!`).join(', ')})`);
       return;
     }
-    const marks: Mark[] = inner.map((u) => ({ frame: u.frame - run.from, kind: 'N', value: u.letter }));
+    // T9 (2): the inner events of the go of its start (an inner provider that answers at once) come as it is subscribed,
+    // before anything else of that frame, as they did; the rest on its line
+    let lead = 0;
+    while (lead < inner.length && inner[lead]!.frame === run.from && inner[lead]!.index === run.index + 1 + lead) lead++;
+    const marks: Mark[] = inner.slice(lead).map((u) => ({ frame: u.frame - run.from, kind: 'N', value: u.letter }));
     if (ended) marks.push({ frame: result.frame - run.from, kind: 'C' });
-    runs.push(`cold(diagram.${key}, ${key})`);
-    lines.push([key, indent(run.from, drawLine(marks, (letter) => letter))]);
+    const rest = `cold(diagram.${key}, ${key})`;
+    if (lead > 0) leadRuns = true;
+    runs.push(lead > 0 ? `concat(of(${inner.slice(0, lead).map((u) => `${key}[${JSON.stringify(u.letter)}]!`).join(', ')}), ${rest})` : rest);
+    lines.push([key, indent(run.from, line(marks))]);
   };
   const events = new Map<string, { letter: string; event: ProviderEvent }>(); // by JSON
   const usedByEvents = new Set<string>();
@@ -224,7 +279,7 @@ function writeTest(parts: TestParts): string {
   let preparedFails = false;
   let protocolErrors = false;
   const providerTurns: string[] = [];
-  const aborts: number[] = [];
+  const aborts: { frame: number; index: number }[] = [];
   const decide = (id: string, decision: Decision) => decisions.set(id, [...(decisions.get(id) ?? []), decision]);
   const inputOf = (turn: Turn, id: string): unknown =>
     turn.calls.get(id)?.call.input ??
@@ -233,7 +288,7 @@ function writeTest(parts: TestParts): string {
   for (const loop of loops) {
     const lastTurn = loop.turns[loop.turns.length - 1];
     const terminated = loop.end?.reason === 'terminated';
-    if (loop.abortAt !== undefined && !(loop.switched && policy === 'switch')) aborts.push(loop.abortAt);
+    if (loop.abortAt !== undefined && !(loop.switched && policy === 'switch')) aborts.push({ frame: loop.abortAt, index: loop.abortIndex ?? Infinity });
     for (const turn of loop.turns) {
       const terminates = terminated && turn === lastTurn;
       const end = turn.end;
@@ -265,8 +320,19 @@ function writeTest(parts: TestParts): string {
         } else if (end === undefined) notes.push(`turn ${turn.n} did not end (the run was cut short): its provider line never completes`);
         // an aborted turn's line never completes: the abort (R11) tears it down
         const key = `turn${providerTurns.length + 1}`;
-        lines.push([key, indent(turn.from, drawLine(marks, (letter) => letter))]);
-        providerTurns.push(`cold(diagram.${key}, events${error === undefined ? '' : `, ${error}`})`);
+        // T9 (4): in real time, a frame of the replay is one go of the run: what the provider sent in the go of its
+        // turn's start it sent as it was subscribed (before an abort that followed in that frame), and so does the replay
+        let lead = 0;
+        while (realTime && lead < marks.length && marks[lead]!.kind === 'N' && marks[lead]!.frame === 0) lead++;
+        const sent = marks.slice(0, lead).map((mark) => `events[${JSON.stringify(mark.value)}]`);
+        const rest = marks.slice(lead);
+        const restLine = `cold(diagram.${key}, events${error === undefined ? '' : `, ${error}`})`;
+        if (lead > 0 && rest.length === 1 && rest[0]!.kind === 'C' && rest[0]!.frame === 0) providerTurns.push(`of(${sent.join(', ')})`);
+        else {
+          lines.push([key, indent(turn.from, line(rest))]);
+          providerTurns.push(lead > 0 ? `concat(of(${sent.join(', ')}), ${restLine})` : restLine);
+        }
+        if (lead > 0) leadRuns = true;
       }
 
       // the calls as the hook saw them, in call order: what ran, what a hook or a check answered
@@ -333,7 +399,7 @@ function writeTest(parts: TestParts): string {
         }
         const key = `${identifier(run.call.name)}${runs.length + 1}`;
         runs.push(`cold(diagram.${key}, ${objectLiteral(own)})`);
-        lines.push([key, indent(run.from, drawLine(toolMarks, (letter) => letter))]);
+        lines.push([key, indent(run.from, line(toolMarks))]);
       }
     }
   }
@@ -341,17 +407,22 @@ function writeTest(parts: TestParts): string {
 
   // a conversation's prompts as a marble (C1): each where it joined, the end with the last
   const promptLetters = new Map<string, string>();
+  // C2's abort$: a press where a loop was aborted or prompts were dropped, on the prompts' line, each dropped prompt sent right
+  // before it (one line: a replay would play a line of its own before the prompts', the conversation subscribes abort$ first)
+  const presses = isConversation ? [...aborts, ...prompts.filter((p) => p.dropped).map(({ frame, index }) => ({ frame, index: index + 0.5 }))] : [];
+  const pressed = presses.filter((press, k) => !presses.some((other, j) => other.frame === press.frame && (other.index < press.index || (other.index === press.index && j < k))));
   if (isConversation) {
-    const marks: Mark[] = prompts.map(({ frame, content }) => {
+    const marks: (Mark & { index: number })[] = prompts.map(({ frame, index, content }) => {
       if (!promptLetters.has(content)) promptLetters.set(content, MARBLE_ALPHABET[promptLetters.size]!);
-      return { frame, kind: 'N', value: promptLetters.get(content)! };
+      return { frame, index, kind: 'N', value: promptLetters.get(content)! };
     });
+    marks.push(...pressed.map(({ frame, index }) => ({ frame, index, kind: 'N' as const, value: PRESS })));
+    marks.sort((a, b) => a.frame - b.frame || a.index - b.index);
     // prompts$ completes where the conversation did (C3: once the prompts and the last loop have ended)
-    marks.push({ frame: ended?.kind === 'C' ? ended.frame : prompts[prompts.length - 1]!.frame, kind: 'C' });
-    lines.unshift(['prompts', drawLine(marks, (letter) => letter)]);
+    marks.push({ frame: ended?.kind === 'C' ? ended.frame : marks[marks.length - 1]!.frame, index: Infinity, kind: 'C' });
+    lines.unshift(['prompts', line(marks)]);
   }
-  const abortLine = isConversation && aborts.length > 0 ? drawLine(aborts.map((frame) => ({ frame, kind: 'N', value: 'x' })), (letter) => letter) : undefined;
-  if (abortLine !== undefined) lines.push(['aborts', abortLine]);
+  const pressesShown = pressed.length > 0;
 
   // the options the events do not show, passed on; those that would change the recorded results, left out
   const passed: string[] = [];
@@ -364,7 +435,9 @@ function writeTest(parts: TestParts): string {
   if (options.maxToolOutputChars !== undefined) notes.push(`maxToolOutputChars: ${options.maxToolOutputChars} is left out: the recorded results are already cut (R26)`);
   if (options.toolTimeoutMs !== undefined) notes.push(`toolTimeoutMs: ${options.toolTimeoutMs} is left out: a timed-out tool's line answers its recorded result (R16)`);
   if (options.afterToolCall !== undefined) notes.push('afterToolCall is left out: the tools answer the results it made');
-  const signal = !isConversation && aborts.length > 0 ? aborts[0]! : undefined;
+  const signal = !isConversation && aborts.length > 0 ? aborts[0]!.frame : undefined;
+  // T9 (4): aborted at frame 0 after the loop began (its turn_start came first): the abort comes right after the subscription, in its frame
+  const abortAfterStart = signal === 0 && (loops[0]?.turns.length ?? 0) > 0;
   // a run that stopped before its loop_end (takeUntil, take): cut the replay where it stopped
   const lastLoop = loops[loops.length - 1];
   let cut = '';
@@ -378,14 +451,16 @@ function writeTest(parts: TestParts): string {
   const tools = [...toolRuns].filter(([name]) => !agentRuns.has(name)).map(([name, runs]) => `      ${JSON.stringify(name)}: nthRun([${runs.join(', ')}]),`);
   const agents = [...agentRuns].map(([name, runs]) => `      .register(agentTool({ name: ${JSON.stringify(name)}, description: ${JSON.stringify(`the ${name} tool`)}, input: {}, agent: nthRun([${runs.join(', ')}]) }))`);
   const synchronousRuns = [...toolRuns.values(), ...agentRuns.values()].some((runs) => runs.some((run) => run.startsWith('of(')));
-  const rxjs = [...(toolRuns.size > 0 || agentRuns.size > 0 || hooked || preparedFails ? ['Observable'] : []), ...(hooked || preparedFails ? ['NEVER', 'map', 'of', 'timer'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : [])];
+  const rxjs = [...(toolRuns.size > 0 || agentRuns.size > 0 || hooked || preparedFails ? ['Observable'] : []), ...(hooked || preparedFails ? ['NEVER', 'map', 'of', 'timer'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : []), ...(pressesShown ? ['filter', 'share'] : []), ...(leadRuns ? ['concat', 'of'] : [])];
   const run = isConversation
-    ? `cold(diagram.prompts, prompts).pipe(conversation({ ${['provider', 'registry', ...(initial.length > 0 ? ['messages'] : []), ...hookOptions(), ...(abortLine !== undefined ? ['abort$: cold(diagram.aborts)'] : []), ...passed].join(', ')} }))`
+    ? pressesShown
+      ? `input.pipe(filter((prompt): prompt is string => prompt !== null), conversation({ ${['provider', 'registry', ...(initial.length > 0 ? ['messages'] : []), ...hookOptions(), 'abort$: input.pipe(filter((prompt) => prompt === null))', ...passed].join(', ')} }))`
+      : `cold(diagram.prompts, prompts).pipe(conversation({ ${['provider', 'registry', ...(initial.length > 0 ? ['messages'] : []), ...hookOptions(), ...passed].join(', ')} }))`
     : `runEventedToolLoop({ ${['provider', 'registry', 'messages', ...hookOptions(), ...(signal !== undefined ? ['signal: controller.signal'] : []), ...passed].join(', ')} })`;
   function hookOptions(): string[] {
     return [...(hooked ? ['beforeToolCall'] : []), ...(preparedFails ? ['prepareTurn'] : [])];
   }
-  return [
+  const test = [
     '// Recorded by recordMarbles (rx-tool-loop/testing): the run replayed in virtual time, one character a frame.',
     ...notes.map((note) => `// Note: ${note}.`),
     `import { ${[...new Set(rxjs)].sort().join(', ')} } from 'rxjs';`,
@@ -401,7 +476,7 @@ function writeTest(parts: TestParts): string {
     'const events = {',
     ...[...events.values()].map(({ letter, event }) => `  ${key(letter)}: ${JSON.stringify(event)},`),
     '} as const;',
-    ...(isConversation ? [`const prompts = ${objectLiteral(Object.fromEntries([...promptLetters].map(([content, letter]) => [letter, content])))};`] : []),
+    ...(isConversation ? [`const prompts = ${objectLiteral({ ...Object.fromEntries([...promptLetters].map(([content, letter]) => [letter, content])), ...(pressesShown ? { [PRESS]: null } : {}) })};${pressesShown ? ` // ${PRESS}: a press of abort$` : ''}`] : []),
     ...innerValues.map(([key, values]) => `/** The inner loop of ${key}: each event of it, as the agent tool forwarded it (A4). */\nconst ${key}: Record<string, LoopEvent> = ${objectLiteral(values)};`),
     `const loop = loopLegend(events, ${JSON.stringify(own)});`,
     ...(hooked
@@ -452,7 +527,7 @@ function writeTest(parts: TestParts): string {
         ]
       : []),
     ...(signal !== undefined
-      ? ['    const controller = new AbortController(); // R11: the run was aborted here', signal > 0 ? `    timer(${signal}).subscribe(() => controller.abort());` : '    controller.abort();']
+      ? ['    const controller = new AbortController(); // R11: the run was aborted here', signal > 0 ? `    timer(${signal}).subscribe(() => controller.abort());` : abortAfterStart ? '    // aborted in frame 0, after its first events: scheduled below, after the subscription' : '    controller.abort();']
       : []),
     `    const provider = marbleProvider(${providerTurns.join(', ')});`,
     '    const registry = marbleTools({',
@@ -460,12 +535,15 @@ function writeTest(parts: TestParts): string {
     agents.length === 0 ? '    });' : '    })',
     ...agents.map((line, i) => (i === agents.length - 1 ? `${line};` : line)),
     ...(isConversation && initial.length === 0 ? [] : [`    const messages: AgentMessage[] = ${JSON.stringify(initial)};`]),
+    ...(pressesShown ? ['    const input = cold(diagram.prompts, prompts).pipe(share()); // the prompts and the presses of abort$'] : []),
     `    const run = ${run};`,
     `    expectObservable(run.pipe(${cut}described)).toBe(diagram.loop, loop);`,
+    ...(abortAfterStart ? ['    testScheduler.schedule(() => controller.abort()); // frame 0, after the subscription scheduled above'] : []),
     '  });',
     '});',
     '',
   ].join('\n');
+  return { test, crowded };
 }
 
 function decisionLiteral({ at, decision }: Decision): string {
