@@ -7,6 +7,7 @@ import { buildSync } from 'esbuild';
 import { closedPort } from '../../providers/loopback-server.js';
 import { ModelServer } from './model-server.js';
 import { kill, restatePorts, startProcess, startRestate, stopAll } from './processes.js';
+import { SDKS, type Sdk } from './sdks.js';
 
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -31,12 +32,16 @@ export class Stack {
     readonly ports: { ingress: number; admin: number; node: number },
     readonly endpointPort: number,
     readonly slowMs: number,
+    readonly sdk: Sdk,
   ) {}
 
-  static async start(slowMs: number): Promise<Stack> {
+  /** `sdk`: which Restate SDK the endpoint is bundled with, and the Node it runs on (D6). */
+  static async start(slowMs: number, sdk: Sdk = SDKS.oldest): Promise<Stack> {
     const dir = mkdtempSync(join(tmpdir(), 'rx-tool-loop-restate-'));
-    buildSync({ entryPoints: [join(__dirname, 'endpoint.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: join(dir, 'endpoint.js'), logLevel: 'error' });
-    const stack = new Stack(dir, await ModelServer.start(), await restatePorts(), await closedPort(), slowMs);
+    // the library imports '@restatedev/restate-sdk' as users do; the bundle takes it from the SDK under test
+    const alias: Record<string, string> = sdk.module === '@restatedev/restate-sdk' ? {} : { '@restatedev/restate-sdk': sdk.module };
+    buildSync({ entryPoints: [join(__dirname, 'endpoint.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: join(dir, 'endpoint.js'), logLevel: 'error', alias });
+    const stack = new Stack(dir, await ModelServer.start(), await restatePorts(), await closedPort(), slowMs, sdk);
     try {
       await stack.startServer();
       await stack.startEndpoint();
@@ -63,7 +68,7 @@ export class Stack {
   }
   async startEndpoint(): Promise<void> {
     const env = { PORT: String(this.endpointPort), MODEL_URL: this.model.baseURL, TOOL_LOG: this.toolLog, APPROVALS: this.approvals, SLOW_MS: String(this.slowMs) };
-    this.endpoint = await startProcess(process.execPath, [join(this.dir, 'endpoint.js')], env, join(this.dir, 'endpoint.log'), () => listening(this.endpointPort));
+    this.endpoint = await startProcess(this.sdk.node, [join(this.dir, 'endpoint.js')], env, join(this.dir, 'endpoint.log'), () => listening(this.endpointPort));
   }
   /** SIGKILLs the endpoint and starts it again on the same port. */
   async restartEndpoint(): Promise<void> {
