@@ -127,6 +127,26 @@ export function conversationSuite(sdk: Sdk): void {
       expect(await history('c')).toEqual(uninterrupted);
     });
 
+    it('D6: a client whose ask died with the server gets its answer by the idempotency key it sent — Restate\'s attach, or the same request again — and the ask ran once', async () => {
+      // the key goes into attach's path as it is: one that needs no escaping (with `ask i 1`, attach answered 404 here)
+      const request = stack.post(stack.ingress('/chat/i/ask'), 'i: slow', { 'idempotency-key': 'ask-i-1' }).then(
+        () => 'answered',
+        (error: unknown) => error,
+      );
+      await waitFor('the slow tool to start', () => runsOf('i').includes('slow 0 start'));
+      await sleep(SLOW_MS / 3); // the model call that asked for it has been journaled
+      await stack.restartServer();
+      expect(await request).toMatchObject({ name: 'TypeError', message: expect.stringMatching(/^(fetch failed|terminated)$/) }); // it died with the server
+
+      const attached = await stack.answerByKey<AskResult>('chat', 'i', 'ask', 'ask-i-1');
+      expect(attached.assistant.content).toBe('done i: slow 0');
+      expect(await stack.post(stack.ingress('/chat/i/ask'), 'i: slow', { 'idempotency-key': 'ask-i-1' })).toEqual(attached);
+      expect((await history('i')).map((m) => `${m.role} ${m.content}`)).toEqual(['user i: slow', 'assistant ', 'toolResult slow 0', 'assistant done i: slow 0']);
+      expect(stack.model.turnsOf('i')).toEqual([0, 1]);
+      // the slow run the crash cut off runs again, as in D4 (c); the ask itself ran once
+      expect(runsOf('i').filter((run) => run === 'slow 0 start')).toHaveLength(2);
+    });
+
     it('D3, D4 (d): an approval waits on an awakeable whose id is in the waiting event, across an endpoint restart, and approve resolves it', async () => {
       const id = await send('d', 'd: transfer');
       await waitFor('the waiting event', () => waitingOf('d').length > 0);

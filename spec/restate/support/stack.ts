@@ -94,13 +94,23 @@ export class Stack {
     return sent.invocationId;
   }
   /** The answer of a sent `ask`, once it has one (attach again after a server restart). */
-  async answer<T>(id: string): Promise<T> {
+  answer<T>(id: string): Promise<T> {
+    return this.attach<T>(`/restate/invocation/${id}/attach`);
+  }
+  /**
+   * The answer of the call to `object`'s `handler` for `key` sent with `idempotencyKey`, found by that key alone
+   * (Restate's attach by idempotency key): what a client whose request died learns it by.
+   */
+  answerByKey<T>(object: string, key: string, handler: string, idempotencyKey: string): Promise<T> {
+    return this.attach<T>(`/restate/invocation/${object}/${encodeURIComponent(key)}/${handler}/${encodeURIComponent(idempotencyKey)}/attach`);
+  }
+  private async attach<T>(path: string): Promise<T> {
     // a node that just started may refuse or not yet lead the partition: ask again for a while
     for (let attempt = 1; ; attempt++) {
-      const response = await fetch(this.ingress(`/restate/invocation/${id}/attach`)).catch((error: unknown) => error as Error);
+      const response = await fetch(this.ingress(path)).catch((error: unknown) => error as Error);
       if (!(response instanceof Error) && response.ok) return (await response.json()) as T;
       const why = response instanceof Error ? response.message : `HTTP ${response.status}: ${await response.text()}`;
-      if (attempt === 60 || (!(response instanceof Error) && response.status < 500)) throw new Error(`attach ${id}: ${why}`);
+      if (attempt === 60 || (!(response instanceof Error) && response.status < 500)) throw new Error(`attach ${path}: ${why}`);
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
