@@ -234,6 +234,8 @@ export function conversationSuite(sdk: Sdk): void {
       expect(sdk.label === 'oldest' ? oldest : newest).toBe(sdk.label === 'oldest' ? sdk.version : `npm:@restatedev/restate-sdk@${sdk.version}`);
       expect(manifest.peerDependencies!['@restatedev/restate-sdk']).toBe(`>=${oldest} <=${newest!.split('@').pop()}`);
       expect(manifest.peerDependenciesMeta!['@restatedev/restate-sdk']).toEqual({ optional: true });
+      // Node 22 is the endpoint's alone: linked into node_modules/.bin, it would run every npm script and npx
+      expect(existsSync(join(__dirname, '..', '..', '..', 'node_modules', '.bin', 'node'))).toBe(false);
     });
   });
 }
