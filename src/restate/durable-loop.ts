@@ -17,9 +17,9 @@ export interface DurableLoopOptions extends LoopOptions, ApprovalOptions {}
  * one step (its result). Inside a Restate handler (`ctx` is its context: anything with `run(name, fn)`, and
  * `awakeable()` for approvals; its steps are waited on through {@link restateJournal}, D6), a replay after a
  * crash gets the finished steps from the journal — no model call, no tool runs again — and goes on live from
- * the first unfinished one. Hooks and `prepareTurn` run on every
- * replay: keep them deterministic (what they do outside belongs in a step of its own). Options are checked at
- * call time (R20); nothing runs before subscribe (R1).
+ * the first unfinished one. Hooks and `prepareTurn` run on every replay: keep them deterministic (what they do
+ * outside belongs in a step of its own). Options are checked at call time (R20); nothing runs before subscribe
+ * (R1).
  *
  * ```text
  * first run:   1 s-t-t-c ⋯ crash            model call 1 and tool c journaled

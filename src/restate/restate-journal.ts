@@ -19,6 +19,13 @@ interface Waiting {
  * `durableLoop` wraps its context so; wrap it once yourself to use `journaledProvider` and `journaledTools`
  * beside each other on a Restate context.
  *
+ * ```text
+ * asked:   m   a b                    m: a model call; a, b: the tools it calls while it streams
+ * waits:   race(m)-----|race(a, b)--|race(b)----|
+ * runs:    m-----------|a-----------|
+ *                      |b-----------------------|
+ * ```
+ *
  * ```ts
  * const journal = restateJournal(ctx);
  * runEventedToolLoop({ provider: journaledProvider(journal, provider), registry: journaledTools(journal, registry), messages });
