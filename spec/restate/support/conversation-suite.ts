@@ -97,6 +97,7 @@ export function conversationSuite(sdk: Sdk): void {
       await ask('base', 'x: fast,slow');
       uninterrupted = await history('base');
       expect(stack.model.turnsOf('base')).toEqual([0, 1, 2]);
+      expect(runsOf('base')).toEqual(['fast 0 start', 'fast 0 end', 'slow 1 start', 'slow 1 end']); // nothing crashed: each ran once (D6)
 
       const id = await send('b', 'x: fast,slow');
       await waitFor('the slow tool to start', () => runsOf('b').includes('slow 1 start'));
