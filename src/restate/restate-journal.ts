@@ -34,7 +34,10 @@ interface Waiting {
 export function restateJournal(ctx: Journal & Partial<Awakeables>): Journal & Partial<Awakeables> {
   const waiting: Waiting[] = [];
   let racing = false;
-  const settle = (entry: Waiting) => waiting.splice(waiting.indexOf(entry), 1);
+  const settle = (entry: Waiting) => {
+    const at = waiting.indexOf(entry);
+    if (at >= 0) waiting.splice(at, 1);
+  };
   const race = () => {
     if (racing || waiting.length === 0) return;
     racing = true;
