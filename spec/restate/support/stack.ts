@@ -2,7 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { buildSync } from 'esbuild';
 import { closedPort } from '../../providers/loopback-server.js';
 import { ModelServer } from './model-server.js';
@@ -38,8 +39,10 @@ export class Stack {
   /** `sdk`: which Restate SDK the endpoint is bundled with, and the Node it runs on (D6). */
   static async start(slowMs: number, sdk: Sdk = SDKS.oldest): Promise<Stack> {
     const dir = mkdtempSync(join(tmpdir(), 'rx-tool-loop-restate-'));
-    // the library imports '@restatedev/restate-sdk' as users do; the bundle takes it from the SDK under test
-    const alias: Record<string, string> = sdk.module === '@restatedev/restate-sdk' ? {} : { '@restatedev/restate-sdk': sdk.module };
+    // the library imports '@restatedev/restate-sdk' as users do; the bundle takes it from the SDK under test (its
+    // folder: esbuild resolves an alias's package name from the working directory, whichever that is)
+    const folder = dirname(createRequire(__filename).resolve(`${sdk.module}/package.json`));
+    const alias: Record<string, string> = sdk.module === '@restatedev/restate-sdk' ? {} : { '@restatedev/restate-sdk': folder };
     buildSync({ entryPoints: [join(__dirname, 'endpoint.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: join(dir, 'endpoint.js'), logLevel: 'error', alias });
     const stack = new Stack(dir, await ModelServer.start(), await restatePorts(), await closedPort(), slowMs, sdk);
     try {
