@@ -7,6 +7,7 @@ import { type ApprovalOptions, approvalHook } from './approval.js';
 import type { Awakeables, Journal } from './journal.js';
 import { journaledProvider } from './journaled-provider.js';
 import { journaledTools } from './journaled-tools.js';
+import { restateJournal } from './restate-journal.js';
 
 /** The options of {@link durableLoop}: the loop's, and which calls wait for approval (D3). */
 export interface DurableLoopOptions extends LoopOptions, ApprovalOptions {}
@@ -14,10 +15,11 @@ export interface DurableLoopOptions extends LoopOptions, ApprovalOptions {}
 /**
  * D1: the same loop, each provider call journaled as one step (its events, text merged) and each tool call as
  * one step (its result). Inside a Restate handler (`ctx` is its context: anything with `run(name, fn)`, and
- * `awakeable()` for approvals), a replay after a crash gets the finished steps from the journal — no model call,
- * no tool runs again — and goes on live from the first unfinished one. Hooks and `prepareTurn` run on every
- * replay: keep them deterministic (what they do outside belongs in a step of its own). Options are checked at
- * call time (R20); nothing runs before subscribe (R1).
+ * `awakeable()` for approvals; its steps are waited on through {@link restateJournal}, D6), a replay after a
+ * crash gets the finished steps from the journal — no model call, no tool runs again — and goes on live from
+ * the first unfinished one. Hooks and `prepareTurn` run on every replay: keep them deterministic (what they do
+ * outside belongs in a step of its own). Options are checked at call time (R20); nothing runs before subscribe
+ * (R1).
  *
  * ```text
  * first run:   1 s-t-t-c ⋯ crash            model call 1 and tool c journaled
@@ -40,13 +42,15 @@ export function durableLoop(ctx: Journal & Partial<Awakeables>, options: Durable
   if (needsApproval !== undefined && typeof ctx.awakeable !== 'function') {
     throw new TypeError(`durableLoop: needsApproval needs a ctx with awakeable(), as a Restate context has (got ${shown(ctx)})`);
   }
-  // per subscription: the step names count this run's model calls from 1, as a replay counts them again
-  return defer(() =>
-    runEventedToolLoop({
+  // per subscription: the step names count this run's model calls from 1, as a replay counts them again; the
+  // steps of one run are waited on one wait at a time (D6)
+  return defer(() => {
+    const journal = restateJournal(ctx);
+    return runEventedToolLoop({
       ...loop,
-      provider: journaledProvider(ctx, loop.provider),
-      registry: journaledTools(ctx, loop.registry),
-      ...(needsApproval === undefined ? {} : { beforeToolCall: approvalHook(ctx as Journal & Awakeables, { needsApproval, announce }, loop.beforeToolCall) }),
-    }),
-  );
+      provider: journaledProvider(journal, loop.provider),
+      registry: journaledTools(journal, loop.registry),
+      ...(needsApproval === undefined ? {} : { beforeToolCall: approvalHook(journal as Journal & Awakeables, { needsApproval, announce }, loop.beforeToolCall) }),
+    });
+  });
 }

@@ -17,4 +17,5 @@ export type { ProviderStep } from './journaled-provider.js';
 export { journaledTools } from './journaled-tools.js';
 export type { ToolStep } from './journaled-tools.js';
 export { mergeText } from './merge-text.js';
+export { restateJournal } from './restate-journal.js';
 export type { Awakeables, Journal } from './journal.js';

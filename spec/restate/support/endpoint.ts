@@ -51,4 +51,8 @@ const plain = restate.object({
   },
 });
 
-createServer(restate.createEndpointHandler({ services: [chat, plain] })).listen(Number(PORT), '127.0.0.1', () => process.stdout.write('ready\n'));
+// which SDK this bundle holds and which Node runs it, for the D6 specs to read in the log
+const sdk = require('@restatedev/restate-sdk/package.json') as { version: string };
+createServer(restate.createEndpointHandler({ services: [chat, plain] })).listen(Number(PORT), '127.0.0.1', () =>
+  process.stdout.write(`ready: @restatedev/restate-sdk ${sdk.version} on Node ${process.version}\n`),
+);

@@ -17,7 +17,7 @@ interface ChatMessage {
 /**
  * A model of the spec's own: an OpenAI Chat Completions streaming server on 127.0.0.1 that plays a plan
  * written in the prompt. A prompt `TAG: fast,slow` asks for the tool `fast`, then `slow` (one call a turn,
- * input `{ n }`), then answers `done TAG: RESULTS` in three text deltas. It counts every call (header
+ * input `{ n }`; `fast+slow` calls both in one turn), then answers `done TAG: RESULTS` in three text deltas. It counts every call (header
  * `x-conversation` names whose it is), so a spec sees which model calls a restart repeated.
  */
 export class ModelServer {
@@ -62,8 +62,14 @@ export class ModelServer {
     const chunks: unknown[] = [];
     const step = steps[turn];
     if (step !== undefined) {
-      const call = { index: 0, id: `${tag}-${turn}`, type: 'function', function: { name: step, arguments: JSON.stringify({ n: String(turn) }) } };
-      chunks.push({ choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [call] } }] }, { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] });
+      // `a+b`: both tools called in one turn (ids TAG-TURN-I, inputs TURN.I); a lone tool: id TAG-TURN, input TURN
+      const names = step.split('+');
+      const calls = names.map((name, index) => {
+        const [id, n] = names.length === 1 ? [`${tag}-${turn}`, String(turn)] : [`${tag}-${turn}-${index}`, `${turn}.${index}`];
+        return { index, id, type: 'function', function: { name, arguments: JSON.stringify({ n }) } };
+      });
+      for (const call of calls) chunks.push({ choices: [{ index: 0, delta: { role: 'assistant', tool_calls: [call] } }] });
+      chunks.push({ choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] });
     } else {
       const results = since.filter((message) => message.role === 'tool').map((message) => message.content).join(' + ');
       for (const text of ['done ', `${tag}: `, results]) chunks.push({ choices: [{ index: 0, delta: { content: text } }] });

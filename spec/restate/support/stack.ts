@@ -2,11 +2,13 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { buildSync } from 'esbuild';
 import { closedPort } from '../../providers/loopback-server.js';
 import { ModelServer } from './model-server.js';
 import { kill, restatePorts, startProcess, startRestate, stopAll } from './processes.js';
+import { SDKS, type Sdk } from './sdks.js';
 
 function listening(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -31,12 +33,18 @@ export class Stack {
     readonly ports: { ingress: number; admin: number; node: number },
     readonly endpointPort: number,
     readonly slowMs: number,
+    readonly sdk: Sdk,
   ) {}
 
-  static async start(slowMs: number): Promise<Stack> {
+  /** `sdk`: which Restate SDK the endpoint is bundled with, and the Node it runs on (D6). */
+  static async start(slowMs: number, sdk: Sdk = SDKS.oldest): Promise<Stack> {
     const dir = mkdtempSync(join(tmpdir(), 'rx-tool-loop-restate-'));
-    buildSync({ entryPoints: [join(__dirname, 'endpoint.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: join(dir, 'endpoint.js'), logLevel: 'error' });
-    const stack = new Stack(dir, await ModelServer.start(), await restatePorts(), await closedPort(), slowMs);
+    // the library imports '@restatedev/restate-sdk' as users do; the bundle takes it from the SDK under test (its
+    // folder: esbuild resolves an alias's package name from the working directory, whichever that is)
+    const folder = dirname(createRequire(__filename).resolve(`${sdk.module}/package.json`));
+    const alias: Record<string, string> = sdk.module === '@restatedev/restate-sdk' ? {} : { '@restatedev/restate-sdk': folder };
+    buildSync({ entryPoints: [join(__dirname, 'endpoint.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: join(dir, 'endpoint.js'), logLevel: 'error', alias });
+    const stack = new Stack(dir, await ModelServer.start(), await restatePorts(), await closedPort(), slowMs, sdk);
     try {
       await stack.startServer();
       await stack.startEndpoint();
@@ -63,7 +71,7 @@ export class Stack {
   }
   async startEndpoint(): Promise<void> {
     const env = { PORT: String(this.endpointPort), MODEL_URL: this.model.baseURL, TOOL_LOG: this.toolLog, APPROVALS: this.approvals, SLOW_MS: String(this.slowMs) };
-    this.endpoint = await startProcess(process.execPath, [join(this.dir, 'endpoint.js')], env, join(this.dir, 'endpoint.log'), () => listening(this.endpointPort));
+    this.endpoint = await startProcess(this.sdk.node, [join(this.dir, 'endpoint.js')], env, join(this.dir, 'endpoint.log'), () => listening(this.endpointPort));
   }
   /** SIGKILLs the endpoint and starts it again on the same port. */
   async restartEndpoint(): Promise<void> {
@@ -89,13 +97,23 @@ export class Stack {
     return sent.invocationId;
   }
   /** The answer of a sent `ask`, once it has one (attach again after a server restart). */
-  async answer<T>(id: string): Promise<T> {
+  answer<T>(id: string): Promise<T> {
+    return this.attach<T>(`/restate/invocation/${id}/attach`);
+  }
+  /**
+   * The answer of the call to `object`'s `handler` for `key` sent with `idempotencyKey`, found by that key alone
+   * (Restate's attach by idempotency key): what a client whose request died learns it by.
+   */
+  answerByKey<T>(object: string, key: string, handler: string, idempotencyKey: string): Promise<T> {
+    return this.attach<T>(`/restate/invocation/${object}/${encodeURIComponent(key)}/${handler}/${encodeURIComponent(idempotencyKey)}/attach`);
+  }
+  private async attach<T>(path: string): Promise<T> {
     // a node that just started may refuse or not yet lead the partition: ask again for a while
     for (let attempt = 1; ; attempt++) {
-      const response = await fetch(this.ingress(`/restate/invocation/${id}/attach`)).catch((error: unknown) => error as Error);
+      const response = await fetch(this.ingress(path)).catch((error: unknown) => error as Error);
       if (!(response instanceof Error) && response.ok) return (await response.json()) as T;
       const why = response instanceof Error ? response.message : `HTTP ${response.status}: ${await response.text()}`;
-      if (attempt === 60 || (!(response instanceof Error) && response.status < 500)) throw new Error(`attach ${id}: ${why}`);
+      if (attempt === 60 || (!(response instanceof Error) && response.status < 500)) throw new Error(`attach ${path}: ${why}`);
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
