@@ -195,7 +195,9 @@ describe('where it fails', () => {
         // subscribe() returned normally, and synchronously, without reaching the end
         expect(seen.turnStarts).toBeGreaterThan(50);
         expect(seen.turnStarts).toBeLessThan(500);
-        expect(provider.subscriptions()).toBe(seen.turnStarts);
+        // the overflow may come between a turn's turn_start and its provider call (seen: 135 starts, 134 calls)
+        expect(provider.subscriptions()).toBeGreaterThanOrEqual(seen.turnStarts - 1);
+        expect(provider.subscriptions()).toBeLessThanOrEqual(seen.turnStarts);
         expect(seen.turnEnds).toBeGreaterThanOrEqual(seen.turnStarts - 1);
         expect(seen).toMatchObject({ loopEnds: 0, errors: 0, completes: 0 });
         expect(subscription.closed).toBe(false);
