@@ -1,4 +1,4 @@
-import type { OperatorFunction } from 'rxjs';
+import { Observable, OperatorFunction, Subscriber } from 'rxjs';
 import { settled, type ToolSettled } from '../tools/tool-outcome.js';
 import { abortedResult, limitOutput } from '../tools/tool-result.js';
 import type { AgentMessage, AssistantMessage, LoopEvent, LoopEventOf, ToolCall, ToolResultMessage, Usage } from '../types.js';
@@ -6,7 +6,6 @@ import { onAbort } from '../util/abort-signal.js';
 import type { LoopSettings } from './loop-options.js';
 import type { Reply } from './reply.js';
 import { type CallPart, type TurnOutcome, type TurnPart, type TurnRequest, withOutcome } from './turn-parts.js';
-import { type PhaseOut, PhaseSubscriber, TurnPhase, phaseOver } from './turn-phase.js';
 import { NO_USAGE, addUsage, copyUsage } from './usage.js';
 
 /**
@@ -26,18 +25,18 @@ import { NO_USAGE, addUsage, copyUsage } from './usage.js';
  * (spec/loop/draft-turn.spec.ts)
  */
 export function draftTurn(loop: LoopSettings): OperatorFunction<TurnPart, LoopEvent> {
-  const phase = (into: PhaseOut<LoopEvent>, fused: boolean) => new Drafting(into, fused, loop);
-  // piped onto the phase before, as in the loop's turn: fused with it
-  return (parts) => (parts instanceof TurnPhase ? parts.then(phase) : phaseOver(parts, phase));
+  return (parts) =>
+    new Observable((out) => {
+      parts.subscribe(new Drafting(out, loop));
+    });
 }
 
 /**
- * The subscriber draftTurn puts on its parts: the turn's draft, and when the turn ends (a class rather
- * than a closure: an object a turn instead of a dozen functions, bench W1). Joins `out` (or, fused, is held
- * by it), so that unsubscribing downstream closes the phases before it at once, also during their
- * synchronous start (C3).
+ * The subscriber draftTurn puts on its parts: the turn's draft, and when the turn ends. It joins `out` before
+ * it subscribes to its parts, so that unsubscribing downstream closes the phases before it at once, also
+ * during their synchronous start (C3).
  */
-class Drafting extends PhaseSubscriber<TurnPart, LoopEvent> {
+class Drafting extends Subscriber<TurnPart> {
   private draft: TurnDraft | undefined;
   private unasked = false; // H6: prepareTurn has not answered yet
   private ended = false;
@@ -48,11 +47,10 @@ class Drafting extends PhaseSubscriber<TurnPart, LoopEvent> {
   private endWanted = false;
 
   constructor(
-    out: PhaseOut<LoopEvent>,
-    fused: boolean,
+    private readonly out: Subscriber<LoopEvent>,
     private readonly loop: LoopSettings,
   ) {
-    super(out, fused);
+    super(out);
   }
 
   override next(part: TurnPart): void {
