@@ -5,7 +5,7 @@ import type { AgentMessage, AssistantMessage, LoopEvent, LoopEventOf, ToolCall, 
 import { onAbort } from '../util/abort-signal.js';
 import type { LoopSettings } from './loop-options.js';
 import type { Reply } from './reply.js';
-import { type CallPart, type TurnOutcome, type TurnPart, type TurnRequest, withOutcome } from './turn-parts.js';
+import { type BeginPart, type CallPart, type TurnOutcome, type TurnPart, withOutcome } from './turn-parts.js';
 import { NO_USAGE, addUsage, copyUsage } from './usage.js';
 
 /**
@@ -63,7 +63,7 @@ class Drafting extends Subscriber<TurnPart> {
     }
     switch (part.type) {
       case 'begin':
-        return this.begin(part.request, part.reply);
+        return this.begin(part);
       case 'call':
         // the call takes its slot before anyone hears of it: an abort during its delivery still answers it
         draft!.addCall(part);
@@ -101,11 +101,11 @@ class Drafting extends Subscriber<TurnPart> {
     super.unsubscribe();
   }
 
-  private begin(request: TurnRequest, reply: Reply): void {
+  private begin({ request, reply, resume }: BeginPart): void {
     const draft = (this.draft = new TurnDraft(request.turn, request.history, reply, request.usage, this.loop.maxToolOutputChars));
     this.emit({ type: 'turn_start', turn: request.turn });
     if (this.out.closed) return; // the consumer left at turn_start
-    if (request.resume !== undefined) draft.resume(request.resume.assistant, request.resume.calls);
+    if (resume !== undefined) draft.resume(resume.assistant, resume.calls); // R22: turn 0 finishes the saved message
     const { signal } = this.loop;
     if (signal !== undefined) this.stopListening = onAbort(signal, () => this.abort());
   }
@@ -190,10 +190,10 @@ class TurnDraft {
     return this.aborted || this.reply.ended;
   }
 
-  /** Takes a call's slot (streamReply gave it: R28). */
-  addCall({ call }: CallPart): void {
+  /** Takes a call's slot (streamReply gave it: R28; turn 0's were taken at its start, R22). */
+  addCall({ call, index }: CallPart): void {
     this.known = undefined;
-    this.calls.push(call);
+    this.calls[index] = call;
   }
 
   /** The reply changed (an event of the provider, or its failure): the assistant message as known is no longer it. */

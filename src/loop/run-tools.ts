@@ -66,10 +66,6 @@ class ToolRun extends Subscriber<TurnPart> {
         const hooks = { before, after, turn: request.turn, messages: request.history.slice() };
         this.between = (call, run) => hooked(hooks, call, run);
       }
-      out.next(part);
-      // R22, turn 0: the saved calls without a result run as any turn's do
-      if (request.resume !== undefined) for (const call of request.resume.calls) if (!out.closed && call.answered === undefined) this.call(call);
-      return;
     }
     out.next(part);
     if (part.type === 'call' && !out.closed) this.call(part);

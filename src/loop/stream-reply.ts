@@ -16,8 +16,9 @@ import type { TurnPart, TurnRequest } from './turn-parts.js';
  * events as they arrive (R2), each `tool_call` as a `call` with its slot (R28). It asks the registry for the
  * tools and, with a `prepareTurn` (H6), waits for the model's view of the turn before it calls the provider. It
  * never errors: a provider that throws, returns no Observable, errors or breaks the event order (R10, R20), a
- * broken registry or a failing prepareTurn end the reply with `failed`, the reply saying why. A request that
- * resumes (turn 0, R22) asks no model. Cold; unsubscribing closes the provider call and prepareTurn's answer.
+ * broken registry or a failing prepareTurn end the reply with `failed`, the reply saying why. (Turn 0 of a
+ * resumed run asks no model: `resumeTurn` is its source.) Cold; unsubscribing closes the provider call and
+ * prepareTurn's answer.
  *
  * ```text
  * provider:    -s-t-c-e|            s = message_start, t = text_delta, c = tool_call, e = message_end
@@ -56,8 +57,6 @@ class ReplyStream extends Subscriber<ProviderEvent> {
     out.next({ type: 'begin', request, reply: this.reply });
     // the consumer left at turn_start, or the signal aborted the turn: no model call
     if (out.closed) return;
-    // R22, turn 0: no model call; the saved calls without a result run as any turn's do (runTools)
-    if (request.resume !== undefined) return this.end();
     let specs: unknown;
     try {
       specs = loop.registry.getSpecs();

@@ -4,13 +4,12 @@ import type { Reply } from './reply.js';
 
 /**
  * What a turn is asked to do: its number, the loop's own history so far (the turn appends to it, no
- * consumer holds it), the loop's token counts before it and, for turn 0 (R22), the saved calls it resumes.
+ * consumer holds it) and the loop's token counts before it.
  */
 export interface TurnRequest {
   turn: number;
   history: AgentMessage[];
   usage: Usage;
-  resume?: Resume;
 }
 
 /** R22: what turn 0 resumes — the saved assistant message, and the slots of its calls (with the saved results they have). */
@@ -37,13 +36,14 @@ export interface CallPart {
  * What flows between the turn's phases (`streamReply → runTools → draftTurn`). The loop's events pass
  * as they are; these few say what the events alone do not:
  * - `begin`: the turn starts (draftTurn announces it as `turn_start`), and the reply that streamReply writes;
+ *   for turn 0 (R22, `resumeTurn`), the saved message and calls the turn finishes;
  * - `call`: a call and its slot (above);
  * - `waiting` / `asked`: prepareTurn is running / has answered, and the model is asked (H6);
  * - `failed`: the provider (or prepareTurn, or the registry) failed; the reply says how (R10, R20);
  * - `settled`: the call at `index` has its result (runTools → draftTurn, which announces it as `tool_result`).
  */
 export type TurnPart =
-  | { type: 'begin'; request: TurnRequest; reply: Reply }
+  | BeginPart
   | Exclude<ProviderEvent, LoopEventOf<'tool_call'>>
   | CallPart
   | { type: 'waiting' }
@@ -52,6 +52,14 @@ export type TurnPart =
   | LoopEventOf<'tool_start'>
   | LoopEventOf<'tool_update'>
   | SettledPart;
+
+/** The turn starts: what it was asked, the reply streamReply writes and, for turn 0 (R22), what it resumes. */
+export interface BeginPart {
+  type: 'begin';
+  request: TurnRequest;
+  reply: Reply;
+  resume?: Resume;
+}
 
 /** The call at `index` has its result (runTools → draftTurn): how it ended, as any call's outcome is told. */
 export interface SettledPart extends ToolSettled {
