@@ -1,13 +1,11 @@
 import { Observable, Subscriber, Subscription, isObservable } from 'rxjs';
-import type { AgentMessage, ProviderEvent, ProviderInput, ToolSpec } from '../types.js';
-import { firstAnswer } from '../util/first-answer.js';
+import type { ProviderEvent, ProviderInput, ToolSpec } from '../types.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
-import { LazyAbort } from '../util/lazy-abort.js';
-import { errorText, isPlainObject, shown } from '../util/values.js';
+import { errorText, shown } from '../util/values.js';
 import { CallSlots } from './call-slots.js';
-import { checkMessages } from './check-messages.js';
 import { EventOrder, ProviderProtocolError, textProblem } from './event-order.js';
 import type { LoopSettings } from './loop-options.js';
+import { preparedInput } from './prepared-input.js';
 import { Reply } from './reply.js';
 import type { TurnPart, TurnRequest } from './turn-parts.js';
 
@@ -139,25 +137,21 @@ class ReplyStream extends Subscriber<ProviderEvent> {
     }
   }
 
-  /** H6: the model's view of this turn, which may take its time; an abort meanwhile means no model call. */
+  /** H6, R36: the model's view of this turn, a source that may take its time; an abort meanwhile means no model call. */
   private prepare(input: ProviderInput, { turn, history }: TurnRequest): void {
-    const { out, loop } = this;
+    const { out } = this;
     out.next({ type: 'waiting' });
     if (out.closed) return;
-    const context = new TurnContext(turn);
     // held before it subscribes: a consumer that leaves while prepareTurn runs closes it, and its signal aborts (C3, H5)
     const held = new HeldSubscriber<ProviderInput>({
       next: (prepared) => {
-        // the loop's own messages, from its own array: the hook may have changed the copy it was given
-        const problem = notProviderInput(prepared, history);
-        if (problem !== undefined) return this.fail(problem, 'prepareTurn failed: ');
         out.next({ type: 'asked' });
         if (!out.closed) this.ask(prepared);
       },
       error: (error: unknown) => this.fail(error, 'prepareTurn failed: '),
     });
     this.preparing = held;
-    firstAnswer(() => loop.prepareTurn!(input, context), () => context.abort()).subscribe(held);
+    preparedInput(input, turn, history, this.loop).subscribe(held);
   }
 
   /** R10, R20: the provider (or prepareTurn, `what`, or the registry) failed: the reply ends, saying how. */
@@ -182,26 +176,3 @@ function unreadable(error: unknown): ProviderProtocolError {
   return new ProviderProtocolError(`provider sent an event that could not be read: ${errorText(error)}`);
 }
 
-/** What `prepareTurn` is told (H6); its `signal` is made only if read, and aborts if the turn stops waiting. */
-class TurnContext extends LazyAbort {
-  constructor(readonly turn: number) {
-    super();
-  }
-}
-
-/**
- * H6: why `value` cannot be a provider's input (R21 for its messages), or `undefined` when it can. Of the loop's
- * own messages (`own`), only their place is checked: they keep the model's calls as it sent them (R17, D7).
- */
-function notProviderInput(value: unknown, own: readonly AgentMessage[]): unknown {
-  try {
-    const { messages, tools } = (isPlainObject(value) ? value : {}) as Partial<ProviderInput>;
-    if (!Array.isArray(messages) || !Array.isArray(tools)) {
-      return new TypeError(`expected { messages: AgentMessage[], tools: ToolSpec[] }, got ${shown(value)}`);
-    }
-    checkMessages(messages, '', new Set(own)); // the caller's words, about the messages prepareTurn gave
-  } catch (error) {
-    return error; // a broken message, or a value whose fields throw when read (R20)
-  }
-  return undefined;
-}
