@@ -8,9 +8,7 @@ import type { CallPart } from './turn-parts.js';
  */
 export class CallSlots {
   private count = 0;
-  /** The first call's id, and the others' once there are more (most turns have one call: no Set for it). */
-  private first: string | undefined;
-  private ids: Set<string> | undefined;
+  private readonly ids = new Set<string>();
   private repeats: Map<string, number> | undefined;
 
   /** The slot of a provider's `tool_call`; reads the call's fields here, so that a getter that throws fails its reader (R20). */
@@ -44,15 +42,6 @@ export class CallSlots {
 
   /** Whether `id` came before in this turn; remembers it. */
   private seen(id: string): boolean {
-    if (this.count === 1) {
-      this.first = id;
-      return false;
-    }
-    if (this.ids === undefined) {
-      if (id === this.first) return true;
-      this.ids = new Set([this.first!, id]);
-      return false;
-    }
     if (this.ids.has(id)) return true;
     this.ids.add(id);
     return false;
