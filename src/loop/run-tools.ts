@@ -141,7 +141,8 @@ class ToolRun extends Subscriber<TurnPart> {
     } finally {
       starting.pop();
     }
-    // a synchronous tool never joins `running`: no add and remove per call (W1)
+    // a synchronous tool never joins `running` (it is held in `starting` meanwhile): no add and remove per call,
+    // which buys 5% of W1 (bench/machinery.js: 4.5% and 6.1% in two runs)
     if (!tool.closed) (this.running ??= new Subscription()).add(tool);
   }
 
