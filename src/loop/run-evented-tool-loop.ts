@@ -16,8 +16,10 @@ import { NO_USAGE, copyUsage } from './usage.js';
  * history. Ends with exactly one `loop_end`, then completes; never errors. Cold: every subscription is
  * a loop of its own, and unsubscribing cancels the provider call and the running tools.
  *
- * Each turn is `streamReply → runTools → draftTurn` (R30): the reply streamed, its calls run as they come,
- * the history drafted; the projection `goOn` reads the `turn_end` and decides — the next turn, or the end.
+ * The loop reads `streamReply → runTools → draftTurn → goOn` (R30): the reply streamed, its calls run as they
+ * come, the history drafted; the projection `goOn` reads the `turn_end` and decides — the next turn, or the end.
+ * Turn 0 of a resumed run has `resumeTurn` for its source instead of `streamReply` (R36). `README.md` here
+ * gives the reading order of a turn.
  *
  * ```text
  * turn1:    -s-h-c---i-u|                  s = message_start, h/i = text_delta, c = tool_call,
