@@ -38,7 +38,6 @@ export function draftTurn(loop: LoopSettings): OperatorFunction<TurnPart, LoopEv
  */
 class Drafting extends Subscriber<TurnPart> {
   private draft: TurnDraft | undefined;
-  private unasked = false; // H6: prepareTurn has not answered yet
   private ended = false;
   private stopListening: (() => void) | undefined;
   // A consumer may abort while an event is being delivered to it (in a `tap`, say). The turn then
@@ -74,13 +73,13 @@ class Drafting extends Subscriber<TurnPart> {
         this.emit(draft!.resultEvent(part.message)); // R29: it carries the history to save at this result
         return;
       case 'waiting':
-        this.unasked = true;
+        draft!.unasked = true; // H6: prepareTurn has not answered yet
         return;
       case 'asked':
-        this.unasked = false;
+        draft!.unasked = false;
         return;
       case 'failed':
-        this.unasked = false;
+        draft!.unasked = false;
         draft!.changed();
         return;
       case 'tool_start':
@@ -126,8 +125,7 @@ class Drafting extends Subscriber<TurnPart> {
     if (this.ended) return;
     // the phases before this one: this subscriber's own subscriptions (not `out`, which stays open for the end)
     this.unsubscribe();
-    if (this.unasked) this.draft!.abortUnasked();
-    else this.draft!.abort();
+    this.draft!.abort();
     this.end();
   }
 
@@ -164,7 +162,8 @@ class TurnDraft {
   /** The indices of the results, in the order they came (R29: what was settled at each moment). */
   private readonly order: number[] = [];
   private aborted = false;
-  private unasked = false;
+  /** H6: prepareTurn has not answered: aborted now, the empty answer stands in, outside the history. */
+  unasked = false;
   /** R29: the assistant message as last handed out, until the draft changes. */
   private known: AssistantMessage | undefined;
   private lastCalls: ToolCall[] | undefined;
@@ -199,12 +198,6 @@ class TurnDraft {
   /** The reply changed (an event of the provider, or its failure): the assistant message as known is no longer it. */
   changed(): void {
     this.known = undefined;
-  }
-
-  /** H6: aborted while `prepareTurn` waited, before any model call: the empty answer stands in, outside the history. */
-  abortUnasked(): void {
-    this.aborted = true;
-    this.unasked = true;
   }
 
   /** R22, turn 0: this turn is the saved `assistant` message, whose calls with a saved result are done already. */
