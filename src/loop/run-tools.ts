@@ -148,7 +148,8 @@ class ToolRun extends Subscriber<TurnPart> {
 
   /**
    * R9, R20: the call's run into its subscriber, as subscribing `executeTool` would (its teardown held by it, a
-   * throw its error), without an Observable between; a registry whose `get` throws answers the call, named.
+   * throw its error), without an Observable between — which buys 5.5% of W1 (bench/machinery.js: 83,955 → 79,337
+   * instructions a turn); a registry whose `get` throws answers the call, named.
    */
   private run(call: ToolCall, subscriber: CallSubscriber): void {
     let tool: Tool | undefined;

@@ -68,7 +68,8 @@ class ReplyStream extends Subscriber<ProviderEvent> {
   }
 
   // the provider's events: checked, read once (R20: a getter that throws is the provider's failure), then out
-  // (`next` itself rather than `_next`: one call less an event)
+  // (`next` itself rather than `_next`, as expandLast's subscriber: one call less an event, which buys 6.3% of
+  // W2 with expandLast's, bench/machinery.js)
   override next(event: ProviderEvent): void {
     if (this.isStopped) return;
     let part: TurnPart;
