@@ -93,7 +93,7 @@ class Carrier {
  * Where a `turn_end` keeps its outcome (R30: out of any consumer's reach): a private field put on the plain event
  * object (the constructor hands back the event, not an object of its own), so no key, copy, JSON, equality or
  * reflection ever sees it, and the event stays a plain object — which neither a symbol key nor a module's map
- * keyed by the event (R34) would give.
+ * keyed by the event would give.
  */
 class OutcomeOf extends Carrier {
   readonly #outcome: TurnOutcome;
