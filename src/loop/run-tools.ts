@@ -1,4 +1,4 @@
-import { Observable, OperatorFunction, Subscriber, Subscription } from 'rxjs';
+import { OperatorFunction, Subscriber, Subscription } from 'rxjs';
 import { hooked } from '../hooks/tool-hooks.js';
 import { type Between, type ToolProgress, finish, startTool } from '../tools/execute-tool.js';
 import { settled } from '../tools/tool-outcome.js';
@@ -6,6 +6,7 @@ import { failureResult, limitOutput, toolErrorMessage } from '../tools/tool-resu
 import type { Tool, ToolCall, ToolResultMessage } from '../types.js';
 import type { LoopSettings } from './loop-options.js';
 import type { CallPart, TurnPart } from './turn-parts.js';
+import { type PhaseOut, PhaseSubscriber, phasesOf } from './turn-phase.js';
 
 /**
  * The turn's second phase: every part passes through, and each `call` starts its tool as soon as it has
@@ -24,18 +25,18 @@ import type { CallPart, TurnPart } from './turn-parts.js';
  * (spec/loop/run-tools.spec.ts)
  */
 export function runTools(loop: LoopSettings): OperatorFunction<TurnPart, TurnPart> {
-  return (parts) =>
-    new Observable((out) => {
-      parts.subscribe(new ToolRun(out, loop));
-    });
+  const phase = (into: PhaseOut<TurnPart>, fused: boolean) => new ToolRun(into, fused, loop);
+  // fused with the phase before: streamReply's, or any Observable of parts (phasesOf), one path (R33)
+  return (parts) => phasesOf(parts).then(phase);
 }
 
 /**
- * One turn's tools: the subscriber runTools puts on its parts, holding the turn's queue of calls. It joins
- * `out` before it subscribes to its parts, so that unsubscribing downstream stops every tool at once, also
- * one inside its synchronous start (C3).
+ * One turn's tools: the subscriber runTools puts on its parts, holding the turn's queue of calls (a class
+ * rather than a closure: an object a turn instead of a dozen functions, bench W1). Joins `out` (or, fused,
+ * is held by it), so that unsubscribing downstream stops every tool at once, also one inside its
+ * synchronous start (C3).
  */
-class ToolRun extends Subscriber<TurnPart> {
+class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
   /** H1–H5: a call between the turn's hooks, when it has any. */
   private between: Between | undefined;
   private sourceDone = false;
@@ -49,10 +50,11 @@ class ToolRun extends Subscriber<TurnPart> {
   private running: Subscription | undefined;
 
   constructor(
-    private readonly out: Subscriber<TurnPart>,
+    out: PhaseOut<TurnPart>,
+    fused: boolean,
     private readonly loop: LoopSettings,
   ) {
-    super(out);
+    super(out, fused);
   }
 
   override next(part: TurnPart): void {
