@@ -13,6 +13,11 @@ import {
   scriptedProvider,
   toolProgress,
 } from '../../src/index.js';
+import { draftTurn } from '../../src/loop/draft-turn.js';
+import { checkOptions } from '../../src/loop/loop-options.js';
+import { runTools } from '../../src/loop/run-tools.js';
+import { streamReply } from '../../src/loop/stream-reply.js';
+import { NO_USAGE } from '../../src/loop/usage.js';
 import { answerTurn, call, callOf, collectSync, end, loopEndOf, only, start, text, tool, toolTurn } from '../support/events.js';
 
 const ask = (content = 'hi'): AgentMessage[] => [{ role: 'user', content }];
@@ -1135,5 +1140,19 @@ describe('provider events of version 2 through the loop (P9, P10)', () => {
     expect(() => runEventedToolLoop({ provider: scriptedProvider([]), registry: new ToolRegistry(), messages })).toThrow(
       new TypeError('runEventedToolLoop: messages[1].reasoning must be an array (got "x", a string)'),
     );
+  });
+});
+
+describe('R33: one path', () => {
+  it('R33, R30: a turn of the loop is its phases as a spec pipes them: streamReply → runTools → draftTurn give the very events of the loop’s turn 1', () => {
+    const registry = () => new ToolRegistry().register(tool('echo', (input) => `echo ${String(input.text)}`, { text: 'what' }));
+    const script = () => scriptedProvider([toolTurn(text('a'), call('echo', { text: 'x' }, 'c1'), call('echo', { text: 'y' }, 'c2')), answerTurn('done')]);
+    const messages = [{ role: 'user' as const, content: 'go' }];
+    const loopEvents = collectSync(runEventedToolLoop({ provider: script(), registry: registry(), messages })).values;
+    const turn1 = loopEvents.slice(0, loopEvents.findIndex((event) => event.type === 'turn_end') + 1);
+    const settings = checkOptions({ provider: script(), registry: registry(), messages });
+    const phases = collectSync(streamReply({ turn: 1, history: messages.slice(), usage: NO_USAGE }, settings).pipe(runTools(settings), draftTurn(settings))).values;
+    expect(turn1.map((event) => event.type)).toEqual(['turn_start', 'message_start', 'text_delta', 'tool_call', 'tool_start', 'tool_result', 'tool_call', 'tool_start', 'tool_result', 'message_end', 'turn_end']);
+    expect(phases).toEqual(turn1);
   });
 });

@@ -1,4 +1,4 @@
-import { NEVER, Observable, from, map, of, takeWhile } from 'rxjs';
+import { Observable, from, map, of, takeWhile } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { ProviderEvent, ToolRegistry } from '../../src/index.js';
 import { streamReply } from '../../src/loop/stream-reply.js';
@@ -119,13 +119,6 @@ describe('streamReply (R30: the turn’s first phase)', () => {
         e: 'message_end stop',
       });
     });
-  });
-
-  it('R30, R22: a request that resumes (turn 0) asks no model: begin, then the end', () => {
-    const provider = jest.fn(() => NEVER);
-    const parts = collect(streamReply({ ...request(0), resume: { assistant: { role: 'assistant' as const, content: '', stopReason: 'toolUse' as const }, calls: [] } }, settings({ provider })));
-    expect(parts.map(partLine)).toEqual(['begin 0']);
-    expect(provider).not.toHaveBeenCalled();
   });
 
   it('R30, C3: unsubscribing on an event of a synchronous provider closes it at once', () => {

@@ -73,7 +73,8 @@ class LastValueSubscriber<T> extends Subscriber<T> {
     super(destination);
   }
 
-  // `next` itself rather than `_next`: this sits on every event of the loop, one call less each
+  // `next` itself rather than `_next`: this sits on every event of the loop, one call less each (with
+  // streamReply's, 6.3% of W2: bench/machinery.js, 1,280 → 1,199 instructions a delta)
   override next(value: T): void {
     if (this.isStopped) return;
     this.hasValue = true;

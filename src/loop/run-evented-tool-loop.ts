@@ -1,13 +1,13 @@
 import { Observable, concat, defer, from, mergeMap, of, subscribeOn } from 'rxjs';
-import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEndReason, LoopEvent, ToolResultMessage, Usage, UserMessage, UserMessageEvent } from '../types.js';
-import { CallSlots } from './call-slots.js';
+import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEndReason, LoopEvent, Usage, UserMessage, UserMessageEvent } from '../types.js';
 import { draftTurn } from './draft-turn.js';
 import { expandLast } from './expand-last.js';
 import { LoopOptions, LoopSettings, checkOptions } from './loop-options.js';
 import { runTools } from './run-tools.js';
 import { streamReply } from './stream-reply.js';
 import { Trampoline } from './trampoline.js';
-import { type Resume, type TurnOutcome, type TurnRequest, outcomeOf } from './turn-parts.js';
+import { resumeTurn, savedTurn } from './resume-turn.js';
+import { type TurnOutcome, type TurnPart, outcomeOf } from './turn-parts.js';
 import { NO_USAGE, copyUsage } from './usage.js';
 
 /**
@@ -16,8 +16,10 @@ import { NO_USAGE, copyUsage } from './usage.js';
  * history. Ends with exactly one `loop_end`, then completes; never errors. Cold: every subscription is
  * a loop of its own, and unsubscribing cancels the provider call and the running tools.
  *
- * Each turn is `streamReply → runTools → draftTurn` (R30): the reply streamed, its calls run as they come,
- * the history drafted; the projection `goOn` reads the `turn_end` and decides — the next turn, or the end.
+ * The loop reads `streamReply → runTools → draftTurn → goOn` (R30): the reply streamed, its calls run as they
+ * come, the history drafted; the projection `goOn` reads the `turn_end` and decides — the next turn, or the end.
+ * Turn 0 of a resumed run has `resumeTurn` for its source instead of `streamReply` (R36). `README.md` here
+ * gives the reading order of a turn.
  *
  * ```text
  * turn1:    -s-h-c---i-u|                  s = message_start, h/i = text_delta, c = tool_call,
@@ -51,11 +53,12 @@ export function runLoop(loop: LoopSettings, steering?: Steering): Observable<Con
   return defer(() => {
     // R7: aborted before anything started — no provider call, and the history as the caller gave it
     if (loop.signal?.aborted) return of(loopEnd('aborted', abortedAssistant(), loop.messages.slice(), NO_USAGE));
-    const resume = unanswered(loop.messages); // R22: a run saved while its tools ran starts with turn 0
-    const history = loop.messages.slice(0, resume?.at); // the loop's own, appended to by each turn
-    const first: TurnRequest = resume === undefined ? { turn: 1, history, usage: NO_USAGE } : { turn: 0, history, usage: NO_USAGE, resume };
+    const saved = savedTurn(loop.messages); // R22: a run saved while its tools ran starts with turn 0
+    const history = loop.messages.slice(0, saved?.at); // the loop's own, appended to by each turn
     const turn = turnOf(loop);
     const trampoline = new Trampoline(); // R12, R19: every turn starts from it, turn 1 too, so none nests in another
+    // R36: turn 0 is a source of its own, into the same phases
+    const first = saved === undefined ? streamReply({ turn: 1, history, usage: NO_USAGE }, loop) : resumeTurn({ turn: 0, history, usage: NO_USAGE }, saved);
     return turn(first).pipe(
       expandLast((event: ConversationEvent) => goOn(event, turn, loop, steering), trampoline),
       subscribeOn(trampoline),
@@ -63,11 +66,11 @@ export function runLoop(loop: LoopSettings, steering?: Steering): Observable<Con
   });
 }
 
-/** A turn of this loop: the model's reply streamed, its calls run as they come, the history drafted (R30). */
-function turnOf(loop: LoopSettings): (request: TurnRequest) => Observable<LoopEvent> {
+/** A turn of this loop from its source (the model's reply, or turn 0's saved calls): its calls run as they come, the history drafted (R30). */
+function turnOf(loop: LoopSettings): (parts: Observable<TurnPart>) => Observable<LoopEvent> {
   const tools = runTools(loop);
   const draft = draftTurn(loop);
-  return (request) => draft(tools(streamReply(request, loop)));
+  return (parts) => draft(tools(parts));
 }
 
 /**
@@ -76,7 +79,7 @@ function turnOf(loop: LoopSettings): (request: TurnRequest) => Observable<LoopEv
  */
 function goOn(
   last: ConversationEvent,
-  turn: (request: TurnRequest) => Observable<LoopEvent>,
+  turn: (parts: Observable<TurnPart>) => Observable<LoopEvent>,
   loop: LoopSettings,
   steering: Steering | undefined,
 ): Observable<ConversationEvent> | undefined {
@@ -84,7 +87,7 @@ function goOn(
   if (outcome === undefined) return undefined;
   const reason = whyStop(outcome, loop);
   if (reason === undefined) {
-    const next = turn({ turn: outcome.turn + 1, history: outcome.history, usage: outcome.usage, lastUsage: outcome.lastUsage });
+    const next = turn(streamReply({ turn: outcome.turn + 1, history: outcome.history, usage: outcome.usage, lastUsage: outcome.lastUsage }, loop));
     // C2: prompts steered in meanwhile join the history when the next turn is subscribed, not here
     return steering === undefined ? next : concat(steering.pipe(mergeMap((prompts) => joined(outcome.history, prompts))), next);
   }
@@ -116,22 +119,7 @@ function whyStop({ stopReason, results, terminated, turn }: TurnOutcome, loop: L
 
 /** R22: whether a loop on `messages` starts with turn 0, resuming calls saved while they ran. */
 export function resumes(messages: readonly AgentMessage[]): boolean {
-  return unanswered(messages) !== undefined;
-}
-
-/**
- * R22: the last assistant message's calls that have no result yet, when it has any (R21 has checked
- * that only results of its calls follow it): where it stands, and its calls' slots with the results it has.
- */
-function unanswered(messages: readonly AgentMessage[]): (Resume & { at: number }) | undefined {
-  let at = messages.length - 1;
-  while (at >= 0 && messages[at]!.role === 'toolResult') at--;
-  const assistant = messages[at];
-  if (assistant?.role !== 'assistant' || assistant.toolCalls === undefined || assistant.toolCalls.length === 0) return undefined;
-  const answered = new Map<string, ToolResultMessage>();
-  for (const message of messages.slice(at + 1)) if (message.role === 'toolResult') answered.set(message.toolCallId, message);
-  if (answered.size >= assistant.toolCalls.length) return undefined;
-  return { at, assistant, calls: new CallSlots().resume(assistant, answered) };
+  return savedTurn(messages) !== undefined;
 }
 
 function loopEnd(reason: LoopEndReason, assistant: AssistantMessage, messages: readonly AgentMessage[], usage: Usage): LoopEvent {

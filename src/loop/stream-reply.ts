@@ -1,13 +1,11 @@
 import { Observable, Subscriber, Subscription, isObservable } from 'rxjs';
-import type { AgentMessage, ProviderEvent, ProviderInput, ToolSpec, Usage } from '../types.js';
-import { firstAnswer } from '../util/first-answer.js';
+import type { ProviderEvent, ProviderInput, ToolSpec } from '../types.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
-import { LazyAbort } from '../util/lazy-abort.js';
-import { errorText, isPlainObject, shown } from '../util/values.js';
+import { errorText, shown } from '../util/values.js';
 import { CallSlots } from './call-slots.js';
-import { checkMessages } from './check-messages.js';
 import { EventOrder, ProviderProtocolError, textProblem } from './event-order.js';
 import type { LoopSettings } from './loop-options.js';
+import { preparedInput } from './prepared-input.js';
 import { Reply } from './reply.js';
 import type { TurnPart, TurnRequest } from './turn-parts.js';
 import { type PhaseOut, type PhaseSubscriber, TurnPhase } from './turn-phase.js';
@@ -17,8 +15,9 @@ import { type PhaseOut, type PhaseSubscriber, TurnPhase } from './turn-phase.js'
  * events as they arrive (R2), each `tool_call` as a `call` with its slot (R28). It asks the registry for the
  * tools and, with a `prepareTurn` (H6), waits for the model's view of the turn before it calls the provider. It
  * never errors: a provider that throws, returns no Observable, errors or breaks the event order (R10, R20), a
- * broken registry or a failing prepareTurn end the reply with `failed`, the reply saying why. A request that
- * resumes (turn 0, R22) asks no model. Cold; unsubscribing closes the provider call and prepareTurn's answer.
+ * broken registry or a failing prepareTurn end the reply with `failed`, the reply saying why. (Turn 0 of a
+ * resumed run asks no model: `resumeTurn` is its source.) Cold; unsubscribing closes the provider call and
+ * prepareTurn's answer.
  *
  * ```text
  * provider:    -s-t-c-e|            s = message_start, t = text_delta, c = tool_call, e = message_end
@@ -76,8 +75,6 @@ class ReplyStream extends Subscriber<ProviderEvent> {
     out.next({ type: 'begin', request, reply: this.reply });
     // the consumer left at turn_start, or the signal aborted the turn: no model call
     if (out.closed) return;
-    // R22, turn 0: no model call; the saved calls without a result run as any turn's do (runTools)
-    if (request.resume !== undefined) return this.end();
     let specs: unknown;
     try {
       specs = loop.registry.getSpecs();
@@ -91,12 +88,13 @@ class ReplyStream extends Subscriber<ProviderEvent> {
   }
 
   // the provider's events: checked, read once (R20: a getter that throws is the provider's failure), then out
-  // (`next` itself rather than `_next`: one call less an event)
+  // (`next` itself rather than `_next`, as expandLast's subscriber: one call less an event, which buys 6.3% of
+  // W2 with expandLast's, bench/machinery.js)
   override next(event: ProviderEvent): void {
     if (this.isStopped) return;
     let part: TurnPart;
     try {
-      // the most frequent event first, its text read once: a reply is mostly text (bench W2)
+      // the most frequent event first, its text read once: buys 7.7% of W2 (bench/machinery.js, 1,304 → 1,204 instructions a delta)
       if (this.order.open && typeof event === 'object' && event !== null && event.type === 'text_delta') {
         const { text } = event;
         const problem = textProblem(text);
@@ -160,25 +158,21 @@ class ReplyStream extends Subscriber<ProviderEvent> {
     }
   }
 
-  /** H6: the model's view of this turn, which may take its time; an abort meanwhile means no model call. */
+  /** H6, R36: the model's view of this turn, a source that may take its time; an abort meanwhile means no model call. */
   private prepare(input: ProviderInput, { turn, history, lastUsage }: TurnRequest): void {
-    const { out, loop } = this;
+    const { out } = this;
     out.next({ type: 'waiting' });
     if (out.closed) return;
-    const context = new TurnContext(turn, lastUsage);
     // held before it subscribes: a consumer that leaves while prepareTurn runs closes it, and its signal aborts (C3, H5)
     const held = new HeldSubscriber<ProviderInput>({
       next: (prepared) => {
-        // the loop's own messages, from its own array: the hook may have changed the copy it was given
-        const problem = notProviderInput(prepared, history);
-        if (problem !== undefined) return this.fail(problem, 'prepareTurn failed: ');
         out.next({ type: 'asked' });
         if (!out.closed) this.ask(prepared);
       },
       error: (error: unknown) => this.fail(error, 'prepareTurn failed: '),
     });
     this.preparing = held;
-    firstAnswer(() => loop.prepareTurn!(input, context), () => context.abort()).subscribe(held);
+    preparedInput(input, turn, history, this.loop, lastUsage).subscribe(held);
   }
 
   /** R10, R20: the provider (or prepareTurn, `what`, or the registry) failed: the reply ends, saying how. */
@@ -203,29 +197,3 @@ function unreadable(error: unknown): ProviderProtocolError {
   return new ProviderProtocolError(`provider sent an event that could not be read: ${errorText(error)}`);
 }
 
-/** What `prepareTurn` is told (H6); its `signal` is made only if read, and aborts if the turn stops waiting. */
-class TurnContext extends LazyAbort {
-  constructor(
-    readonly turn: number,
-    readonly lastUsage: Usage | undefined,
-  ) {
-    super();
-  }
-}
-
-/**
- * H6: why `value` cannot be a provider's input (R21 for its messages), or `undefined` when it can. Of the loop's
- * own messages (`own`), only their place is checked: they keep the model's calls as it sent them (R17, D7).
- */
-function notProviderInput(value: unknown, own: readonly AgentMessage[]): unknown {
-  try {
-    const { messages, tools } = (isPlainObject(value) ? value : {}) as Partial<ProviderInput>;
-    if (!Array.isArray(messages) || !Array.isArray(tools)) {
-      return new TypeError(`expected { messages: AgentMessage[], tools: ToolSpec[] }, got ${shown(value)}`);
-    }
-    checkMessages(messages, '', new Set(own)); // the caller's words, about the messages prepareTurn gave
-  } catch (error) {
-    return error; // a broken message, or a value whose fields throw when read (R20)
-  }
-  return undefined;
-}

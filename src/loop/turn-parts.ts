@@ -4,7 +4,7 @@ import type { Reply } from './reply.js';
 
 /**
  * What a turn is asked to do: its number, the loop's own history so far (the turn appends to it, no
- * consumer holds it), the loop's token counts before it and, for turn 0 (R22), the saved calls it resumes.
+ * consumer holds it) and the loop's token counts before it.
  */
 export interface TurnRequest {
   turn: number;
@@ -12,7 +12,6 @@ export interface TurnRequest {
   usage: Usage;
   /** R34: what the previous provider call reported, for prepareTurn. */
   lastUsage?: Usage | undefined;
-  resume?: Resume;
 }
 
 /** R22: what turn 0 resumes — the saved assistant message, and the slots of its calls (with the saved results they have). */
@@ -39,13 +38,14 @@ export interface CallPart {
  * What flows between the turn's phases (`streamReply → runTools → draftTurn`). The loop's events pass
  * as they are; these few say what the events alone do not:
  * - `begin`: the turn starts (draftTurn announces it as `turn_start`), and the reply that streamReply writes;
+ *   for turn 0 (R22, `resumeTurn`), the saved message and calls the turn finishes;
  * - `call`: a call and its slot (above);
  * - `waiting` / `asked`: prepareTurn is running / has answered, and the model is asked (H6);
  * - `failed`: the provider (or prepareTurn, or the registry) failed; the reply says how (R10, R20);
  * - `settled`: the call at `index` has its result (runTools → draftTurn, which announces it as `tool_result`).
  */
 export type TurnPart =
-  | { type: 'begin'; request: TurnRequest; reply: Reply }
+  | BeginPart
   | Exclude<ProviderEvent, LoopEventOf<'tool_call'>>
   | CallPart
   | { type: 'waiting' }
@@ -54,6 +54,14 @@ export type TurnPart =
   | LoopEventOf<'tool_start'>
   | LoopEventOf<'tool_update'>
   | SettledPart;
+
+/** The turn starts: what it was asked, the reply streamReply writes and, for turn 0 (R22), what it resumes. */
+export interface BeginPart {
+  type: 'begin';
+  request: TurnRequest;
+  reply: Reply;
+  resume?: Resume;
+}
 
 /** The call at `index` has its result (runTools → draftTurn): how it ended, as any call's outcome is told. */
 export interface SettledPart extends ToolSettled {
@@ -86,10 +94,10 @@ class Carrier {
 }
 
 /**
- * Where a `turn_end` keeps its outcome: a private field put on the plain event object (the constructor hands
- * back the event, not an object of its own), so no key, copy, JSON, equality or reflection ever sees it, and the
- * event stays a plain object. As cheap as a field: a non-enumerable key costs `Object.defineProperty`, some
- * 120 ns a turn (bench W1).
+ * Where a `turn_end` keeps its outcome (R30: out of any consumer's reach): a private field put on the plain event
+ * object (the constructor hands back the event, not an object of its own), so no key, copy, JSON, equality or
+ * reflection ever sees it, and the event stays a plain object — which neither a symbol key nor a module's map
+ * keyed by the event would give.
  */
 class OutcomeOf extends Carrier {
   readonly #outcome: TurnOutcome;

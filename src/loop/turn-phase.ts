@@ -66,23 +66,12 @@ export abstract class PhaseSubscriber<In, Out> implements PhaseOut<In>, Unsubscr
 export type PhaseOf<In, Out> = (into: PhaseOut<Out>, fused: boolean) => PhaseSubscriber<In, Out>;
 
 /**
- * A phase over any Observable of its parts (unfused: the phases' marble specs), its subscriber held before it
- * subscribes, so that unsubscribing downstream during the parts' synchronous start closes them at once (C3).
- */
-export function phaseOver<In, Out>(parts: Observable<In>, phase: PhaseOf<In, Out>): Observable<Out> {
-  return new Observable<Out>((subscriber) => {
-    const sink = phase(subscriber, false);
-    const input = new HeldSubscriber<In>(sink);
-    sink.hold(input);
-    parts.subscribe(input);
-  });
-}
-
-/**
  * The Observable of the turn's phases so far, which the next phase fuses with (as Reactor and RxJava fuse
  * operators): `streamReply` returns one, and `runTools` and `draftTurn`, piped onto one, return it with their
  * own phase after it instead of an Observable of their own. Subscribed, it makes the phases' subscribers,
  * the last one's first, each fused into the next, then starts the first (the reply). Cold, as any Observable.
+ * Fusion buys about 20% of W1 in time: paired against 318efd9, W1 ran 1.20–1.34× without it, 1.04–1.14× with it
+ * (bench/findings.md, R33); any other source of parts fuses too (`phasesOf`), so the specs drive this path.
  *
  * ```text
  * streamReply(request, loop).pipe(runTools(loop), draftTurn(loop))   one Observable, one subscription:
@@ -118,5 +107,28 @@ class Then<T, R> extends TurnPhase<R> {
 
   open(into: PhaseOut<R>, fused: boolean): { start(): void } {
     return this.before.open(this.phase(into, fused), true);
+  }
+}
+
+/**
+ * The turn's phases from any Observable of its parts — turn 0's `resumeTurn`, a spec's marble — as from
+ * `streamReply`: `runTools` and `draftTurn` fuse with it the same way (R33: one path). Its subscriber is held
+ * by the next phase before it subscribes, so that unsubscribing downstream during the parts' synchronous start
+ * closes them at once (C3).
+ */
+export function phasesOf<T>(parts: Observable<T>): TurnPhase<T> {
+  return parts instanceof TurnPhase ? parts : new PartsPhase(parts);
+}
+
+class PartsPhase<T> extends TurnPhase<T> {
+  constructor(private readonly parts: Observable<T>) {
+    super();
+  }
+
+  open(into: PhaseOut<T>, fused: boolean): { start(): void } {
+    const input = new HeldSubscriber<T>(into);
+    if (fused) (into as PhaseSubscriber<T, unknown>).hold(input);
+    else (into as Subscriber<T>).add(input);
+    return { start: () => this.parts.subscribe(input) };
   }
 }
