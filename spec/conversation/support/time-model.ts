@@ -1,33 +1,11 @@
 /**
- * A model and tools that answer from the history alone, so that a run cut anywhere and resumed ends as one never
- * cut: a prompt that asks the time gets two calls (`clock`, `zone`), their results get an answer.
+ * The sessions specs' model (it answers from the history alone: a prompt that asks the time gets two calls,
+ * `clock` and `zone`, their results get an answer), and its tools, of which `clock` may run until unsubscribed.
  */
-import { NEVER, Observable } from 'rxjs';
-import type { Provider, ProviderEvent } from '../../../src/index.js';
+import { NEVER } from 'rxjs';
 import { ToolRegistry } from '../../../src/index.js';
 
-export function timeModel(): Provider {
-  return ({ messages }) => {
-    const last = messages[messages.length - 1];
-    let events: ProviderEvent[];
-    if (last?.role === 'toolResult') {
-      const results = messages.slice(messages.findLastIndex((m) => m.role === 'assistant') + 1).map((m) => m.content);
-      events = [{ type: 'message_start' }, { type: 'text_delta', text: `It is ${results.join(' ')}.` }, { type: 'message_end', stopReason: 'stop' }];
-    } else {
-      events = [
-        { type: 'message_start' },
-        { type: 'text_delta', text: 'Let me look.' },
-        { type: 'tool_call', call: { id: 'clock_1', name: 'clock', input: {} } },
-        { type: 'tool_call', call: { id: 'zone_1', name: 'zone', input: { city: 'Paris' } } },
-        { type: 'message_end', stopReason: 'toolUse', usage: { inputTokens: 12, outputTokens: 5 } },
-      ];
-    }
-    return new Observable<ProviderEvent>((subscriber) => {
-      for (const event of events) subscriber.next(event);
-      subscriber.complete();
-    });
-  };
-}
+export { historyModel as timeModel } from '../../sessions/support/model.js';
 
 /** `clock` and `zone`; with `stuck`, `clock` runs until it is unsubscribed (a process that dies mid-tool). */
 export function timeTools(stuck = false): ToolRegistry {
