@@ -1,4 +1,5 @@
 import { OperatorFunction, scan } from 'rxjs';
+import { assistantMessage } from '../loop/reply.js';
 import { NO_USAGE, addUsage } from '../loop/usage.js';
 import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEventOf, ToolCall, ToolResultMessage, Usage } from '../types.js';
 
@@ -207,10 +208,7 @@ function withAssistant(state: LoopViewModel, assistant: AssistantMessage): Agent
 
 /** The turn's assistant message at its `message_end`, as the loop makes it: text, calls, stop reason, error, reasoning. */
 function assistantOf(state: LoopViewModel, end: LoopEventOf<'message_end'>): AssistantMessage {
-  const message: AssistantMessage = { role: 'assistant', content: state.text, stopReason: end.stopReason, toolCalls: state.calls.slice() };
-  if (end.errorMessage !== undefined) message.errorMessage = end.errorMessage;
-  if (Array.isArray(end.reasoning) && end.reasoning.length > 0) message.reasoning = end.reasoning;
-  return message;
+  return assistantMessage(state.text, end.stopReason, state.calls.slice(), end.errorMessage, end.reasoning);
 }
 
 function ended({ status }: LoopViewModel): boolean {

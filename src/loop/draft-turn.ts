@@ -4,7 +4,7 @@ import { abortedResult, limitOutput } from '../tools/tool-result.js';
 import type { AgentMessage, AssistantMessage, LoopEvent, LoopEventOf, ToolCall, ToolResultMessage, Usage } from '../types.js';
 import { onAbort } from '../util/abort-signal.js';
 import type { LoopSettings } from './loop-options.js';
-import type { Reply } from './reply.js';
+import { type Reply, assistantMessage } from './reply.js';
 import { type BeginPart, type CallPart, type TurnOutcome, type TurnPart, withOutcome } from './turn-parts.js';
 import { type PhaseOut, PhaseSubscriber, phasesOf } from './turn-phase.js';
 import { NO_USAGE, addUsage, copyUsage } from './usage.js';
@@ -346,13 +346,12 @@ class TurnDraft {
     const { reply } = this;
     const stopReason = this.aborted ? 'aborted' : reply.stopReason;
     const errorMessage = this.aborted ? 'aborted' : reply.errorMessage;
-    const message: AssistantMessage = { role: 'assistant', content: reply.text.toString(), stopReason };
-    if (this.calls.length > 0) message.toolCalls = this.callsSoFar();
-    if (errorMessage !== undefined) message.errorMessage = errorMessage;
-    if (reply.reasoning !== undefined && reply.reasoning.length > 0) message.reasoning = reply.reasoning;
-    return message;
+    return assistantMessage(reply.text.toString(), stopReason, this.calls.length > 0 ? this.callsSoFar() : NO_CALLS, errorMessage, reply.reasoning);
   }
 }
+
+/** A turn without calls: `assistantMessage` keeps no empty list (never written to). */
+const NO_CALLS: ToolCall[] = [];
 
 /** R29: a reply still streaming, as a message: what came so far, asking for tools (a result is why it is wanted). */
 function streamed(content: string, calls: ToolCall[]): AssistantMessage {

@@ -1,4 +1,4 @@
-import type { ProviderEvent, StopReason, Usage } from '../types.js';
+import type { AssistantMessage, ProviderEvent, StopReason, ToolCall, Usage } from '../types.js';
 import { TextBuffer } from './text-buffer.js';
 
 /**
@@ -37,4 +37,23 @@ export class Reply {
     this.stopReason = 'error';
     this.errorMessage = errorMessage;
   }
+}
+
+/**
+ * The assistant message a reply that ended makes, as the loop's history holds it: its text, its calls (when it
+ * made any), its stop reason, and its error and reasoning when there are some. draftTurn makes it at the turn's
+ * end; the view model (R29 widened) at the reply's `message_end`, from the events.
+ */
+export function assistantMessage(
+  content: string,
+  stopReason: StopReason,
+  calls: ToolCall[],
+  errorMessage: string | undefined,
+  reasoning: unknown[] | undefined,
+): AssistantMessage {
+  const message: AssistantMessage = { role: 'assistant', content, stopReason };
+  if (calls.length > 0) message.toolCalls = calls;
+  if (errorMessage !== undefined) message.errorMessage = errorMessage;
+  if (Array.isArray(reasoning) && reasoning.length > 0) message.reasoning = reasoning;
+  return message;
 }
