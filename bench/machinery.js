@@ -43,17 +43,7 @@ function run(spec) {
   for (let c = 0; c < spec.conversations; c++) {
     const loop = lib.runEventedToolLoop({ provider: provider(spec, counters), registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns });
     let ended = false;
-    loop.subscribe({
-      next(event) {
-        if (event.type === 'text_delta') {
-          counters.deltas++;
-          counters.chars += event.text.length;
-        } else if (event.type === 'loop_end') {
-          counters.ends++;
-          ended = true;
-        }
-      },
-    });
+    loop.subscribe({ next: S.counting(counters, () => (ended = true)) });
     if (!ended) throw new Error('the loop did not end synchronously');
   }
   S.checkCounts(spec, counters);

@@ -82,27 +82,29 @@ const ECHO_JSON_SCHEMA = {
   additionalProperties: false,
 };
 
+/** What a user's `next` does with each event: deltas and ends counted; `onEnd` gets each loop_end. */
+function counting(counters, onEnd) {
+  return (event) => {
+    if (event.type === 'text_delta') {
+      counters.deltas++;
+      counters.chars += event.text.length;
+    } else if (event.type === 'loop_end') {
+      counters.ends++;
+      onEnd(event);
+    }
+  };
+}
+
 /** Every event of an Observable loop consumed as a user would: deltas and ends counted; resolves with the last history. */
 function consume(events$, counters) {
   return new Promise((resolve, reject) => {
     let final;
-    events$.subscribe({
-      next(event) {
-        if (event.type === 'text_delta') {
-          counters.deltas++;
-          counters.chars += event.text.length;
-        } else if (event.type === 'loop_end') {
-          counters.ends++;
-          final = event.messages;
-        }
-      },
-      error: reject,
-      complete: () => resolve(final),
-    });
+    events$.subscribe({ next: counting(counters, (end) => (final = end.messages)), error: reject, complete: () => resolve(final) });
   });
 }
 
 module.exports = {
+  counting,
   consume,
   POOL,
   delta,
