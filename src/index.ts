@@ -1,6 +1,7 @@
 export type {
   AfterToolCall,
   AgentMessage,
+  Attachment,
   AssistantMessage,
   BeforeToolCall,
   ConversationEvent,
@@ -15,6 +16,7 @@ export type {
   Provider,
   ProviderEvent,
   ProviderInput,
+  ProviderFailure,
   StopReason,
   SystemMessage,
   Tool,

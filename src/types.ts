@@ -23,10 +23,28 @@ export interface SystemMessage {
   content: string;
 }
 
+/**
+ * An image, a sound or a file that goes with a message (F1): base64 `data` or a `url` (`http(s):` or `data:`),
+ * exactly one. `content` stays the message's text; a provider sends each attachment as its API takes it (F2).
+ *
+ * ```ts
+ * const chart: Attachment = { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo…' };
+ * ```
+ */
+export interface Attachment {
+  type: 'image' | 'audio' | 'file';
+  mimeType: string;
+  data?: string;
+  url?: string;
+  name?: string;
+}
+
 /** What the user said. */
 export interface UserMessage {
   role: 'user';
   content: string;
+  /** F1: pictures, sounds and files the user sent with the text. */
+  attachments?: Attachment[];
 }
 
 /** One model reply: its text, the calls it requested, and why it ended. */
@@ -54,6 +72,8 @@ export interface ToolResultMessage {
   isError: boolean;
   /** `ToolOutput.details`, for the application; never sent to a model. */
   details?: unknown;
+  /** F1: what the tool handed the model besides its text (a screenshot, a chart, a PDF). */
+  attachments?: Attachment[];
 }
 
 /**
@@ -72,8 +92,19 @@ export type ProviderEvent =
   /** P9: a chunk of a call's arguments as it streams, before its `tool_call`; `index` counts the reply's calls from 0. */
   | { type: 'tool_call_delta'; index: number; id?: string; name?: string; argumentsDelta: string }
   | { type: 'tool_call'; call: ToolCall }
-  /** `usage`: the API's token counts (R27); `reasoning`: the API's reasoning blocks, opaque, to send back (P10). */
-  | { type: 'message_end'; stopReason: StopReason; errorMessage?: string; usage?: Usage; reasoning?: unknown[] };
+  /**
+   * `usage`: the API's token counts (R27); `reasoning`: the API's reasoning blocks, opaque, to send back (P10);
+   * `failure`: why a call ended with `error`, for `withFallback` and the limiter (L1; every real provider sets it).
+   */
+  | { type: 'message_end'; stopReason: StopReason; errorMessage?: string; usage?: Usage; reasoning?: unknown[]; failure?: ProviderFailure };
+
+/** L1: what went wrong with a provider call, as `withFallback` and the limiter read it. */
+export interface ProviderFailure {
+  kind: 'http' | 'network' | 'timeout' | 'protocol' | 'refusal';
+  status?: number;
+  retryAfterMs?: number;
+  message: string;
+}
 
 /** Token counts of a model call (R27); `turn_end` and `loop_end` carry the loop's running totals. */
 export interface Usage {
@@ -114,6 +145,8 @@ export interface ToolSpec {
 export interface ProviderInput {
   messages: readonly AgentMessage[];
   tools: readonly ToolSpec[];
+  /** J1: answer in JSON of this schema, in the API's native structured-output mode (sent with no tools). */
+  output?: { name: string; schema: JsonSchemaObject };
 }
 
 /**
@@ -125,6 +158,8 @@ export type Provider = (input: ProviderInput) => Observable<ProviderEvent>;
 /** What a tool may return instead of a plain string. */
 export interface ToolOutput {
   content: string;
+  /** F1: pictures, sounds and files for the model, with the text. */
+  attachments?: Attachment[];
   isError?: boolean;
   /** Ask the loop to stop after this turn (it stops when every result of the turn asks). */
   terminate?: boolean;
