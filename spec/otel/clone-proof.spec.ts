@@ -6,8 +6,9 @@
  */
 import { type Context, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { NEVER, Observable, type OperatorFunction, Subject, identity, lastValueFrom, map, of, toArray } from 'rxjs';
-import { ToolRegistry, agentTool, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type Tool } from 'rx-tool-loop';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { NEVER, Observable, type OperatorFunction, Subject, concatMap, identity, lastValueFrom, map, of, timer, toArray } from 'rxjs';
+import { ToolRegistry, agentTool, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type Provider, type Tool } from 'rx-tool-loop';
 import { toolSpanContext, traceLoop } from 'rx-tool-loop/otel';
 import { answerTurn, call, only, tool, toolTurn } from '../support/events.js';
 import { type MemoryTracer, StackContextManager, memoryTracer } from './memory-tracer.js';
@@ -55,13 +56,14 @@ const search = tool('search', (input: Record<string, string>) => `results for ${
 const hanging = tool('slow', () => NEVER);
 
 /** A researcher whose own loop has a traceLoop of its own, subscribed inside its call's span (O1). */
-function tracedResearcher(memory: MemoryTracer, clone: boolean, provider = () => scriptedProvider([toolTurn(call('search', { q: 'zones' }, 'r1'), call('lookup', { q: 'inner' }, 'r2')), answerTurn('UTC')])): Tool {
+function tracedResearcher(memory: MemoryTracer, clone: boolean, provider: () => Provider = () => scriptedProvider([toolTurn(call('search', { q: 'zones' }, 'r1'), call('lookup', { q: 'inner' }, 'r2')), answerTurn('UTC')]), tools: Tool[] = []): Tool {
   return agentTool({
     name: 'researcher',
     description: 'researches, traced by its own traceLoop',
     input: { question: 'what to find out' },
     agent: (input, { call: own, signal }) => {
-      const inner = runEventedToolLoop({ provider: provider(), registry: new ToolRegistry().register(search).register(lookup).register(hanging), messages: [{ role: 'user', content: String(input.question) }], signal });
+      const registry = tools.reduce((registry, tool) => registry.register(tool), new ToolRegistry().register(search).register(lookup).register(hanging));
+      const inner = runEventedToolLoop({ provider: provider(), registry, messages: [{ role: 'user', content: String(input.question) }], signal });
       const traced = inner.pipe(between(clone), traceLoop<LoopEvent>({ tracer: memory.tracer, agentName: 'own-researcher', recordContent: true }), between(clone));
       return new Observable<LoopEvent>((subscriber) => context.with(toolSpanContext(own) ?? context.active(), () => traced.subscribe(subscriber)));
     },
@@ -69,7 +71,7 @@ function tracedResearcher(memory: MemoryTracer, clone: boolean, provider = () =>
 }
 
 /** A librarian that the outer traceLoop traces from the events it forwards (A1). */
-function librarian(clone: boolean, provider = () => scriptedProvider([toolTurn(call('search', { q: 'books' }, 'l1')), answerTurn('two books')])): Tool {
+function librarian(clone: boolean, provider: () => Provider = () => scriptedProvider([toolTurn(call('search', { q: 'books' }, 'l1')), answerTurn('two books')])): Tool {
   return agentTool({
     name: 'librarian',
     description: 'finds books',
@@ -287,5 +289,92 @@ describe('R34: toolSpanContext(call) goes by the call, not by the object', () =>
     expect(askedC.at(-1)).toBe(idOf(requestB));
     for (const subscription of [a, b, c, d]) subscription.unsubscribe();
     expect(memory.ends().filter((span) => span.name !== 'request A' && span.name !== 'request B').every((span) => span.ends === 1)).toBe(true);
+  });
+});
+
+/** A provider whose every reply comes a timer tick after it is asked: a run that crosses the event loop. */
+const later = (provider: Provider): Provider => (input) => timer(1).pipe(concatMap(() => provider(input)));
+
+describe('R34 for traces, asynchronous runs with the context manager the SDKs register (AsyncLocalStorage)', () => {
+  beforeAll(() => context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable()));
+  afterAll(() => context.disable());
+
+  it("R34, O1, A1: an agent tool with its own traceLoop (inside toolSpanContext) whose loop holds an agent tool without one, every reply a tick later: traced once each, the same with clones at every stage", async () => {
+    const run = async (clone: boolean) => {
+      const memory = memoryTracer();
+      const researcher = tracedResearcher(
+        memory,
+        clone,
+        () => later(scriptedProvider([toolTurn(call('librarian', {}, 'r1'), call('lookup', { q: 'inner' }, 'r2')), answerTurn('UTC')])),
+        [librarian(clone, () => later(scriptedProvider([toolTurn(call('search', { q: 'books' }, 'l1')), answerTurn('two books')])))],
+      );
+      const provider = later(scriptedProvider([toolTurn(call('researcher', { question: 'which zone?' }, 'c1'), call('lookup', { q: 'outer' }, 'c2')), answerTurn('noon, UTC')]));
+      const events = await lastValueFrom(
+        runEventedToolLoop({ provider, registry: new ToolRegistry().register(researcher).register(lookup), messages: [{ role: 'user', content: 'What time is it?' }] }).pipe(
+          between<LoopEvent>(clone),
+          traceLoop<LoopEvent>({ tracer: memory.tracer, agentName: 'main' }),
+          toArray(),
+        ),
+      );
+      return { events, memory };
+    };
+    const plain = await run(false);
+    const cloned = await run(true);
+    expect(recorded(cloned.memory)).toEqual(recorded(plain.memory));
+    expect(withoutStacks(cloned.events)).toEqual(withoutStacks(plain.events));
+    expect(cloned.memory.tree()).toEqual([
+      'invoke_agent main (INTERNAL)',
+      '  chat (CLIENT)',
+      '  execute_tool researcher (INTERNAL)',
+      '    invoke_agent own-researcher (INTERNAL)',
+      '      chat (CLIENT)',
+      '      execute_tool librarian (INTERNAL)',
+      '        invoke_agent librarian (INTERNAL)',
+      '          chat small-model (CLIENT)',
+      '          execute_tool search (INTERNAL)',
+      '          chat small-model (CLIENT)',
+      '      execute_tool lookup (INTERNAL)',
+      '      chat (CLIENT)',
+      '  execute_tool lookup (INTERNAL)',
+      '  chat (CLIENT)',
+    ]);
+    const lookups = cloned.memory.finished().filter((span) => span.name === 'execute_tool lookup');
+    const asked = lookups.map((span) => [span.attributes['gen_ai.tool.call.id'], span.events.map((event) => event.attributes?.['lookup.q'])]);
+    expect(asked.sort()).toEqual([
+      ['c2', ['outer']],
+      ['r2', ['inner']],
+    ]);
+    expect(cloned.memory.ends().every((span) => span.ends === 1)).toBe(true);
+  });
+});
+
+describe('R34 for traces, without a context manager', () => {
+  it("O1 (decided), R34: toolSpanContext(call) still finds the span by the call; an inner loop's own traceLoop cannot be told (OpenTelemetry carries no context), so that loop is traced by both", async () => {
+    const memory = memoryTracer();
+    const researcher = tracedResearcher(memory, true, () => scriptedProvider([toolTurn(call('lookup', { q: 'inner' }, 'r1')), answerTurn('UTC')]));
+    const provider = scriptedProvider([toolTurn(call('researcher', { question: 'which zone?' }, 'c1')), answerTurn('noon')]);
+    await lastValueFrom(
+      runEventedToolLoop({ provider, registry: new ToolRegistry().register(researcher), messages: [{ role: 'user', content: 'What time is it?' }] }).pipe(
+        between<LoopEvent>(true),
+        traceLoop<LoopEvent>({ tracer: memory.tracer, agentName: 'main' }),
+      ),
+    );
+    expect(memory.tree()).toEqual([
+      'invoke_agent main (INTERNAL)',
+      '  chat (CLIENT)',
+      '  execute_tool researcher (INTERNAL)',
+      '    invoke_agent researcher (INTERNAL)',
+      '      chat (CLIENT)',
+      '      execute_tool lookup (INTERNAL)',
+      '      chat (CLIENT)',
+      '  chat (CLIENT)',
+      'invoke_agent own-researcher (INTERNAL)',
+      '  chat (CLIENT)',
+      '  execute_tool lookup (INTERNAL)',
+      '  chat (CLIENT)',
+    ]);
+    // the lookup found its own span (of its own traceLoop's), by its call, through the clones
+    expect(memory.finished().filter((span) => span.events.length > 0).map((span) => [span.name, span.parentSpanContext === undefined])).toEqual([['execute_tool lookup', false]]);
+    expect(memory.ends().every((span) => span.ends === 1)).toBe(true);
   });
 });
