@@ -306,6 +306,8 @@ export interface ToolProgressValue {
   readonly [PROGRESS]: true;
   readonly content: string;
   readonly details?: unknown;
+  /** A1: the inner loop's event an agent tool's progress forwards; the loop puts it on the `tool_update` as `event`. */
+  readonly event?: LoopEvent;
 }
 
 /**

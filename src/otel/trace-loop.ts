@@ -1,5 +1,5 @@
 import { type MonoTypeOperatorFunction, Observable, Subscriber } from 'rxjs';
-import { type Attributes, type Context, type SpanOptions, type Tracer, SpanKind, context, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, type SpanOptions, type Tracer, SpanKind, context, createContextKey, trace } from '@opentelemetry/api';
 import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, Provider, StopReason, ToolCall, ToolResultMessage, Usage } from '../types.js';
 import { errorText, shown } from '../util/values.js';
 import { inputAttributes, json, outputAttributes } from './content.js';
@@ -78,8 +78,11 @@ export interface TraceLoopOptions {
  * model is the agent tool's `model` (which its updates carry as `details.model`), the provider name and
  * conversation id the outer loop's (trace an inner loop on another provider with a traceLoop of its own).
  * What the inner loop left open ends at the call's `tool_result` (ERROR with the result when it is an error: the inner loop
- * was cut off) or, with the rest, on unsubscribe. An inner loop that a traceLoop (recording) saw already —
- * the user traced it, e.g. subscribed inside `toolSpanContext(call)` — is not traced twice.
+ * was cut off) or, with the rest, on unsubscribe. An inner loop piped through a recording traceLoop of its own —
+ * subscribed inside `toolSpanContext(call)`, or anywhere — is not traced twice: that traceLoop passes each loop's
+ * first event on inside an OpenTelemetry context that says so, which the outer one reads at the call's first
+ * forwarded event (a context manager must be registered, as the SDKs do, and nothing may put a scheduler between
+ * the inner traceLoop and `agentTool`).
  *
  * ```ts
  * import { trace } from '@opentelemetry/api';
@@ -120,12 +123,36 @@ class TraceSubscriber<E extends LoopEvent | ConversationEvent> extends Subscribe
     if (this.isStopped) return;
     // O3: the tracer's throws are caught where they happen (GuardedSpan); this is the last guard: whatever
     // recording throws, the run goes on as it would untraced
+    let first = false;
     try {
-      this.spans.observe(event);
+      first = this.spans.observe(event);
     } catch (error) {
       reported(error, 'traceLoop');
     }
-    this.destination.next(event);
+    if (first) this.passTraced(event);
+    else this.destination.next(event);
+  }
+
+  /**
+   * The first event of a loop this operator records, passed on inside a context that says the loop is traced
+   * (TRACED), so that a traceLoop it reaches forwarded by an agent tool leaves that loop alone (R34: told by
+   * OpenTelemetry's own context, not by the event's identity). Live only while the event is passed on: work it
+   * starts that runs later (a context manager carries the context into it) never reads it as still true.
+   */
+  private passTraced(event: E): void {
+    const mark: TracedMark = { live: true };
+    let passed = false;
+    try {
+      context.with(context.active().setValue(TRACED, mark), () => {
+        passed = true;
+        this.destination.next(event);
+      });
+    } catch (error) {
+      reported(error, 'context.with'); // a context manager that throws: the event goes on all the same
+      if (!passed) this.destination.next(event);
+    } finally {
+      mark.live = false;
+    }
   }
 
   protected override _error(error: unknown): void {
@@ -156,12 +183,13 @@ class TraceSubscriber<E extends LoopEvent | ConversationEvent> extends Subscribe
 /** An execute_tool span open now; its context is made only when a tool asks for it (toolSpanContext). */
 interface OpenTool {
   span: GuardedSpan;
+  /** The call as its tool_start told it: its id, name and input are what toolSpanContext goes by. */
   call: ToolCall;
   parent: Context;
   context?: Context;
   /**
    * An agent tool's inner loop (A1), traced from the events its updates forward: made at the first one;
-   * `null` when that event was traced already (the inner loop has a traceLoop of its own).
+   * `null` when that event came up inside a context that says a traceLoop traces that loop already (TRACED).
    */
   inner?: LoopSpans | null;
 }
@@ -171,21 +199,31 @@ function contextOf(open: OpenTool): Context {
   return (open.context ??= trace.setSpan(open.parent, open.span.span));
 }
 
-// The module's two side channels, both weak, both written only while a tracer records (never on O4's path):
-//
-// - toolSpanContext(call) has nothing but the call to go by, so the call must lead to its span: each
-//   execute_tool span open now, by the call object its tool_start carries (the handler's `context.call`).
-const openTools = new WeakMap<ToolCall, OpenTool>();
-// - "an inner loop traced by a traceLoop of its own is not traced twice" must hold wherever the user
-//   subscribed that traceLoop, so it is told by the events: the first event of each loop a recording traceLoop
-//   traced. An agent tool forwards every inner event from the first (A1), and the outer traceLoop decides at a
-//   call's first forwarded event (forward), so one mark a loop is enough.
-const loopStarts = new WeakSet<object>();
+/**
+ * R34: an inner loop traced by a traceLoop of its own is not traced twice, wherever that traceLoop was
+ * subscribed. The outer traceLoop decides at a call's first forwarded event (an agent tool forwards every inner
+ * event from the first, A1); the inner one passes each loop's first event on inside a context holding a live mark.
+ */
+const TRACED = createContextKey('rx-tool-loop/otel: a traced loop\'s first event');
+interface TracedMark {
+  live: boolean;
+}
+
+/**
+ * The execute_tool spans open now, by call id: toolSpanContext(call) has nothing but the call to go by, and
+ * its id, name and input are what survive a copy of the event (R34: no state keyed by an object). Written only
+ * while a tracer records (never on O4's path); an entry lives from its tool_start to its tool_result.
+ */
+const openTools = new Map<string, OpenTool[]>();
 
 /**
  * The context of `call`'s `execute_tool` span while a {@link traceLoop} has it open (from its `tool_start`
  * to its `tool_result`), else `undefined`. A tool that runs a loop of its own (a sub-agent) subscribes it
- * inside this context, so the inner loop's `invoke_agent` span is the tool span's child (O1):
+ * inside this context, so the inner loop's `invoke_agent` span is the tool span's child (O1). The span is
+ * found by the call's id, name and input (what the handler's `context.call` and its `tool_start` share, even
+ * through a copy); two open at once with the same ones (two loops scripted alike) are told apart by the trace
+ * active where it is asked (a loop subscribed inside its own request's span, with a context manager), else the
+ * one started last is given.
  *
  * ```ts
  * handler: (input, { call, signal }) => {
@@ -198,8 +236,36 @@ const loopStarts = new WeakSet<object>();
  * ```
  */
 export function toolSpanContext(call: ToolCall): Context | undefined {
-  const open = openTools.get(call);
-  return open === undefined ? undefined : contextOf(open);
+  const open = openTools.get(call.id);
+  if (open === undefined) return undefined;
+  const found = open.length === 1 ? (open[0]!.call.name === call.name ? open[0] : undefined) : theOneOf(open, call);
+  return found === undefined ? undefined : contextOf(found);
+}
+
+/** Several spans open with `call`'s id: the one of its name and input, in the active trace, else the latest. */
+function theOneOf(open: readonly OpenTool[], call: ToolCall): OpenTool | undefined {
+  let candidates = open.filter((tool) => tool.call.name === call.name);
+  if (candidates.length > 1) {
+    const input = json(call.input);
+    const same = candidates.filter((tool) => json(tool.call.input) === input);
+    if (same.length > 0) candidates = same;
+  }
+  if (candidates.length > 1) {
+    const active = traceIdOf(context.active());
+    const here = active === undefined ? [] : candidates.filter((tool) => traceIdOf(tool.parent) === active);
+    if (here.length > 0) candidates = here;
+  }
+  return candidates.at(-1);
+}
+
+/** The trace of a context's span, if it has one (a tracer's span that throws is no trace). */
+function traceIdOf(of: Context): string | undefined {
+  try {
+    return trace.getSpanContext(of)?.traceId;
+  } catch (error) {
+    reported(error, 'spanContext');
+    return undefined;
+  }
 }
 
 interface TraceSettings {
@@ -317,17 +383,20 @@ class LoopSpans {
     private readonly parent: Context,
   ) {}
 
-  /** An event of the traced source itself: recorded; the first of a loop traced is marked (loopStarts). */
-  observe(event: LoopEvent | ConversationEvent): void {
+  /**
+   * An event of the traced source itself: recorded. True for the first event of a loop it records, which is
+   * passed on marked (TRACED).
+   */
+  observe(event: LoopEvent | ConversationEvent): boolean {
     if (this.agent !== undefined) {
       // O4: the loop's span records nothing, so neither would any other: only its end is left to do
       if (this.off) {
         if (event.type === 'loop_end') this.endOffLoop();
       } else this.record(event);
-      return;
+      return false;
     }
     this.record(event); // opens the loop's span (a loop_end alone opens and ends it)
-    if (!this.off && (this.agent !== undefined || event.type === 'loop_end')) loopStarts.add(event);
+    return !this.off && (this.agent !== undefined || event.type === 'loop_end');
   }
 
   record(event: LoopEvent | ConversationEvent): void {
@@ -507,7 +576,9 @@ class LoopSpans {
     const span = this.toolSpan(call.id, call.name);
     const open: OpenTool = { span, call, parent: this.agentContext! };
     this.tools.push(open);
-    openTools.set(call, open);
+    const same = openTools.get(call.id);
+    if (same === undefined) openTools.set(call.id, [open]);
+    else same.push(open);
     if (this.settings.recordContent && span.recording) span.setAttribute('gen_ai.tool.call.arguments', json(call.input));
   }
 
@@ -544,14 +615,15 @@ class LoopSpans {
 
   /**
    * A1: an agent tool's update forwards `event` of its inner loop: recorded by the inner loop's spans, under
-   * the tool's, at any depth (a forwarded update forwards in turn) — unless a recording traceLoop traced that
-   * inner loop already: then its first event, the call's first forwarded one, is marked (loopStarts).
+   * the tool's, at any depth (a forwarded update forwards in turn) — unless a recording traceLoop traces that
+   * inner loop already: then its first event, the call's first forwarded one, comes up inside its mark (TRACED).
    */
   private forward(toolCallId: string, event: LoopEvent, details: unknown): void {
     const open = this.findTool(toolCallId);
     if (open === undefined) return;
     if (open.inner === undefined) {
-      open.inner = loopStarts.has(event) ? null : new LoopSpans(innerSettings(this.settings, open.call.name, modelOf(details)), contextOf(open));
+      const traced = (context.active().getValue(TRACED) as TracedMark | undefined)?.live === true;
+      open.inner = traced ? null : new LoopSpans(innerSettings(this.settings, open.call.name, modelOf(details)), contextOf(open));
     }
     open.inner?.record(event);
   }
@@ -578,9 +650,14 @@ class LoopSpans {
 
 const NO_ATTRIBUTES: Attributes = Object.freeze({});
 
-/** `open` is no longer toolSpanContext's: unless another traceLoop of the same call has it now. */
+/** `open` is no longer toolSpanContext's. */
 function unlist(open: OpenTool): void {
-  if (openTools.get(open.call) === open) openTools.delete(open.call);
+  const same = openTools.get(open.call.id);
+  if (same === undefined) return;
+  const index = same.indexOf(open);
+  if (index < 0) return;
+  if (same.length === 1) openTools.delete(open.call.id);
+  else same.splice(index, 1);
 }
 
 function usageAttributes(usage: Usage): Attributes {

@@ -8,7 +8,8 @@ import type { JsonSchemaObject, LoopEvent, LoopEventOf, StandardSchemaV1, Tool, 
  * A sub-agent as a tool (A1–A3): a tool whose run is a whole loop of its own. The inner loop's Observable
  * is subscribed at the call's `tool_start`; each of its events comes up at once as a `tool_update` whose
  * `event` is the inner event and whose `content` is the inner turn's text so far (its `text_delta`s
- * joined) or, for any other event, its `describeEvent` line. The inner `loop_end` is the result: the
+ * joined) or, for any other event, its `describeEvent` line (the run emits each as a progress value whose plain
+ * `event` field carries it, so a copy of the inner events changes nothing: R34). The inner `loop_end` is the result: the
  * inner assistant's content when the reason is `stop` or `terminated`, else the error result
  * `error: sub-agent NAME ended with REASON: MESSAGE`; `details` is `{ reason, messages, usage }` (the inner
  * history and token counts, JSON). Cancelling the call — the outer loop unsubscribed or aborted, a

@@ -7,7 +7,7 @@ import { type InputCheck, type PendingInputCheck, checkInput } from './check-inp
 import { toToolOutput, toolErrorMessage } from './tool-result.js';
 import { type ToolProgress, type ToolSettled, type ToolUpdate, ToolTimeout, failed, resultOf, settled } from './tool-outcome.js';
 import type { LoopEvent, Tool, ToolCall, ToolOutput, ToolReturn } from '../types.js';
-import { forwardedEvent, isToolProgress } from './tool-progress.js';
+import { isToolProgress } from './tool-progress.js';
 
 export type { ToolProgress, ToolSettled, ToolStart, ToolUpdate } from './tool-outcome.js';
 
@@ -143,7 +143,7 @@ function relay(source: Observable<unknown>, call: ToolCall, context: ToolCallCon
   // held before it subscribes, so that a bad value closes a source still inside its synchronous start
   const held = new HeldSubscriber<unknown>({
     next(value) {
-      if (isToolProgress(value)) return subscriber.next(update(call, value.content, value.details, forwardedEvent(value) as LoopEvent | undefined));
+      if (isToolProgress(value)) return subscriber.next(update(call, value.content, value.details, value.event));
       let output: ToolOutput;
       try {
         output = toToolOutput(value);

@@ -1,4 +1,4 @@
-import { PROGRESS, type ToolProgressValue } from '../types.js';
+import { type LoopEvent, PROGRESS, type ToolProgressValue } from '../types.js';
 
 /**
  * Progress from an Observable tool, shown as a `tool_update` the moment it is emitted (R14).
@@ -17,22 +17,13 @@ export function toolProgress(content: string, details?: unknown): ToolProgressVa
   return details === undefined ? { [PROGRESS]: true, content } : { [PROGRESS]: true, content, details };
 }
 
-/** A1: the inner event an agent tool's progress forwards, under a symbol of its own (the public value stays as it is). */
-const FORWARDS: unique symbol = Symbol.for('rx-tool-loop.forwards') as never;
-
 /**
- * An agent tool's progress (A1): `content` shown, and `event`, the inner loop's event, carried on the
- * `tool_update`; `details` when the tool has some (its `model`, O2).
+ * An agent tool's progress (A1): `content` shown, and `event`, the inner loop's event, in a plain field of the
+ * value, which the loop puts on the `tool_update` (R34: data, which a copy keeps); `details` when the tool has
+ * some (its `model`, O2).
  */
-export function forwardedProgress(content: string, event: unknown, details?: unknown): ToolProgressValue {
-  const progress = { [PROGRESS]: true, content, [FORWARDS]: event } as ToolProgressValue & { details?: unknown };
-  if (details !== undefined) progress.details = details;
-  return progress;
-}
-
-/** The inner event a progress value forwards, if an agent tool made it. */
-export function forwardedEvent(value: ToolProgressValue): unknown {
-  return (value as { [FORWARDS]?: unknown })[FORWARDS];
+export function forwardedProgress(content: string, event: LoopEvent, details?: unknown): ToolProgressValue {
+  return details === undefined ? { [PROGRESS]: true, content, event } : { [PROGRESS]: true, content, details, event };
 }
 
 /** Whether `value` was made by {@link toolProgress}. */
