@@ -2,7 +2,7 @@
  * R34's proof for sessions: `persist` learns what it records from the events alone. The same scripted chat —
  * prompts, tool calls, compactions by `compactWhen` (one of them on a turn that is then aborted), and a second
  * session that goes on from the reloaded, compacted tree — is saved twice: once as the events come, once through
- * `map((e) => structuredClone(e))`, so that no object of the loop's reaches `persist`. The stores' entries
+ * `map((e) => structuredClone(e))` (and a JSON copy), so that no object of the loop's reaches `persist`. The stores' entries
  * (a memoryStore's, and a jsonlStore file's bytes) and the trees' contexts are the same, and they hold the
  * compactions.
  */
@@ -87,6 +87,10 @@ describe('R34: persist learns from the events alone', () => {
 
     expect(cloned.entries).toEqual(plain.entries);
     expect(cloned.contexts).toEqual(plain.contexts);
+    // and a JSON copy, as events that crossed a wire are
+    const copied = await chat(memoryStore(), map((event: ConversationEvent) => JSON.parse(JSON.stringify(event)) as ConversationEvent));
+    expect(copied.entries).toEqual(plain.entries);
+    expect(copied.contexts).toEqual(plain.contexts);
   });
 
   it('R34: the same for a jsonlStore, byte for byte', async () => {

@@ -1,5 +1,5 @@
 import { MonoTypeOperatorFunction, Observable } from 'rxjs';
-import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEventOf, ToolResultMessage } from '../types.js';
+import type { AgentMessage, ConversationEvent, LoopEventOf, ToolResultMessage } from '../types.js';
 import { type SessionEntry, type SessionStore, checkStore } from './session-entry.js';
 import { SessionTree, type WriteObserver } from './session-tree.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
@@ -59,9 +59,8 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
       };
 
       /** The first `count` messages of the loop's history are the tree's: the entries behind them, if they are its context. */
-      const begin = (count: number) => {
+      const begin = (count: number, context = tree.contextEntries()) => {
         known = count;
-        const context = tree.contextEntries();
         held = context.length === count ? context : new Array<undefined>(count);
       };
 
@@ -75,10 +74,15 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
 
       const turnEnd = (event: LoopEventOf<'turn_end'>) => {
         const { messages, assistant, toolResults } = event;
-        if (event.turn === 0) return resumed(messages, assistant, toolResults);
-        // the empty stand-in of an abort before the model call is no part of the history (R7, H6); the same
-        // object as the event's assistant only when it is in the history (structuredClone keeps that)
-        if (known === undefined) begin(messages[messages.length - 1 - toolResults.length] === assistant ? messages.length - 1 - toolResults.length : messages.length);
+        if (event.turn === 0) return resumed(messages, toolResults);
+        if (known === undefined) {
+          // a loop's first turn: the empty stand-in of an abort before the model call is no part of the history
+          // (R7, H6). The turn's assistant message is in it when it is the event's own (a structuredClone keeps
+          // that), or when the history before it is the tree's context (a JSON copy keeps that)
+          const before = messages.length - 1 - toolResults.length;
+          const context = tree.contextEntries();
+          begin(messages[before] === assistant || context.length === before ? before : messages.length, context);
+        }
         const entries: SessionEntry[] = [];
         // S5, R34: what the turn's prepareTurn summarised, before the turn's messages; kept from an entry of the tree
         const { compaction } = event;
@@ -89,8 +93,8 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
       };
 
       /** R22: turn 0 — the saved assistant message and its saved results are the tree's; only the new results are not. */
-      const resumed = (messages: readonly AgentMessage[], assistant: AssistantMessage, toolResults: readonly ToolResultMessage[]) => {
-        const from = messages.lastIndexOf(assistant) + 1;
+      const resumed = (messages: readonly AgentMessage[], toolResults: readonly ToolResultMessage[]) => {
+        const from = messages.findLastIndex((message) => message.role === 'assistant') + 1; // the saved one: the last
         const ids = new Set(toolResults.map((result) => result.toolCallId));
         const fresh = messages.slice(from).filter((message) => message.role === 'toolResult' && ids.has(message.toolCallId));
         if (known === undefined) begin(messages.length - fresh.length);
