@@ -12,7 +12,7 @@ import { shown } from '../util/values.js';
  * An aborted turn is saved as the loop's history keeps it (its `error: aborted` results included: nothing the
  * user saw is lost). A compaction a turn's `turn_end` carries (`compactWhen` made it, S5) is appended before
  * that turn's messages, kept from the entry of the message at its `firstKept`; everything persist records it
- * learns from the events (R34: a copy of each event, a `structuredClone`, records the same).
+ * learns from the events (R34: a copy of each event, a `structuredClone` or a JSON copy, records the same).
  * Completes (or errors) once every batch is written; a store's error is its error. Start the conversation from
  * `tree.context()`: the messages it starts from are the tree's already.
  *
