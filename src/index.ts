@@ -4,6 +4,7 @@ export type {
   Attachment,
   AssistantMessage,
   BeforeToolCall,
+  Compaction,
   ConversationEvent,
   HookAnswer,
   HookContext,

@@ -205,7 +205,20 @@ export type AfterToolCall = (result: ToolResultMessage, context: HookContext) =>
  * H6: what each provider call sees (the model's view); the loop's own history stays whole. `lastUsage` (R34): the
  * `usage` the loop's previous provider call reported, if it reported one (none on a loop's first call).
  */
-export type PrepareTurn = (input: ProviderInput, context: { turn: number; signal: AbortSignal; lastUsage?: Usage }) => HookAnswer<ProviderInput>;
+export type PrepareTurn = (
+  input: ProviderInput,
+  context: { turn: number; signal: AbortSignal; lastUsage?: Usage },
+) => HookAnswer<ProviderInput & { compaction?: Compaction }>;
+
+/**
+ * S5, R34: what a `prepareTurn` summarised for its turn's model call, told with its answer (the provider never
+ * sees it) and carried on that turn's `turn_end`: `summary` stands for the history's messages before index
+ * `firstKept` (of the history prepareTurn was given, the start of `turn_end.messages`), its system messages excepted.
+ */
+export interface Compaction {
+  summary: string;
+  firstKept: number;
+}
 
 /** What a tool handler may return (R14). */
 export type ToolReturn =
@@ -269,6 +282,8 @@ export type LoopEvent =
       messages: readonly AgentMessage[];
       /** The loop's token counts so far, this turn included (R27). */
       usage: Usage;
+      /** S5, R34: this turn's prepareTurn summarised the history (present only then). */
+      compaction?: Compaction;
     }
   | { type: 'loop_end'; reason: LoopEndReason; assistant: AssistantMessage; messages: readonly AgentMessage[]; usage: Usage };
 

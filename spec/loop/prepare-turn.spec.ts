@@ -102,6 +102,40 @@ describe('prepareTurn (H6)', () => {
     expect(loopEndOf(events)).toMatchObject({ reason: 'aborted', assistant: standIn, messages: ask() });
   });
 
+  it('R34, S5: a compaction told with its answer rides that turn\'s turn_end (a copy), never the provider\'s input; a turn told none has none', () => {
+    const told = { summary: 'SUMMARY', firstKept: 1 };
+    const { inputs, options } = setup((input, { turn }) => (turn === 2 ? { ...input, compaction: told } : input));
+    const ends = only(collectSync(runEventedToolLoop(options)).values, 'turn_end');
+    expect(inputs.map((input) => 'compaction' in input)).toEqual([false, false]);
+    expect(ends.map((event) => 'compaction' in event)).toEqual([false, true]);
+    expect(ends[1]!.compaction).toEqual(told);
+    expect(ends[1]!.compaction).not.toBe(told);
+    expect(ends[1]!.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']); // whole (H6)
+  });
+
+  it('R34, S5: a turn that compacted and then failed, or was aborted, still carries its compaction: the history it summarised is kept; an abort before prepareTurn answered carries none', () => {
+    const compacting: PrepareTurn = (input) => ({ ...input, compaction: { summary: 'S', firstKept: 0 } });
+    const failed = collectSync(runEventedToolLoop({ provider: () => throwError(() => new Error('down')), registry: new ToolRegistry(), messages: ask(), prepareTurn: compacting })).values;
+    expect(only(failed, 'turn_end')[0]).toMatchObject({ compaction: { summary: 'S', firstKept: 0 }, messages: [...ask(), { stopReason: 'error', errorMessage: 'provider error: down' }] });
+
+    const controller = new AbortController();
+    const streaming = collectSync(runEventedToolLoop({ provider: () => NEVER, registry: new ToolRegistry(), messages: ask(), prepareTurn: compacting, signal: controller.signal }));
+    controller.abort();
+    expect(only(streaming.values, 'turn_end')[0]).toMatchObject({ compaction: { summary: 'S', firstKept: 0 }, messages: [...ask(), { stopReason: 'aborted' }] });
+
+    const waiting = new AbortController();
+    const unasked = collectSync(runEventedToolLoop({ provider: () => NEVER, registry: new ToolRegistry(), messages: ask(), prepareTurn: () => NEVER, signal: waiting.signal }));
+    waiting.abort();
+    expect(only(unasked.values, 'turn_end').map((event) => 'compaction' in event)).toEqual([false]);
+  });
+
+  it('R34, S5, H6: a compaction that is none fails the turn as a failing prepareTurn does', () => {
+    const { inputs, options } = setup((input) => ({ ...input, compaction: { summary: 'S', firstKept: 1 } }));
+    const last = loopEndOf(collectSync(runEventedToolLoop(options)).values);
+    expect(inputs).toEqual([]);
+    expect(last.assistant.errorMessage).toBe('prepareTurn failed: compaction must be { summary: string, firstKept: an index of the history prepareTurn was given (0 to 0) }, got {"summary":"S","firstKept":1}, an object');
+  });
+
   it('a prepareTurn that takes two frames delays the provider call by two frames', () => {
     testScheduler().run((helpers) => {
       const { cold, expectSubscriptions } = helpers;

@@ -1,5 +1,5 @@
-import { NEVER, Observable, Subject, concat, lastValueFrom, of, take, toArray } from 'rxjs';
-import type { AgentMessage, ConversationEvent, Provider } from '../../src/index.js';
+import { NEVER, Observable, Subject, concat, lastValueFrom, map, of, take, toArray } from 'rxjs';
+import type { AgentMessage, ConversationEvent, LoopEvent, Provider } from '../../src/index.js';
 import { conversation, runEventedToolLoop } from '../../src/index.js';
 import { type SessionEntry, type SessionStore, SessionTree, memoryStore, persist } from '../../src/sessions/index.js';
 import { historyModel, historyTools } from './support/model.js';
@@ -82,6 +82,44 @@ describe('persist (S2)', () => {
     void tree;
   });
 
+  it('S2, S5, R34: a compaction on turn_end is kept from the entry of the message at its firstKept, after a resumed turn 0 too (its results in call order, the tree\'s in the order written), from JSON copies of the events', async () => {
+    const saved: AgentMessage[] = [
+      { role: 'user', content: 'What time is it?' },
+      { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [{ id: 'a', name: 'clock', input: {} }, { id: 'b', name: 'zone', input: { city: 'Rome' } }] },
+      { role: 'toolResult', toolCallId: 'b', toolName: 'zone', content: 'CET (Rome)', isError: false },
+    ];
+    const store = memoryStore(saved.map((message, index) => ({ id: `s${index}`, parentId: index === 0 ? null : `s${index - 1}`, type: 'message' as const, message, at: 'then' })));
+    const tree = await treeOf(store);
+    // turn 1 reports a compaction kept from history[2]: the clock's result, which turn 0 made (call order puts it before the saved one)
+    const events = await lastValueFrom(
+      runEventedToolLoop({ provider: historyModel(), registry: historyTools(), messages: tree.context(), prepareTurn: (input) => ({ ...input, compaction: { summary: 'S', firstKept: 2 } }) }).pipe(
+        map((event) => JSON.parse(JSON.stringify(event)) as LoopEvent),
+        persist(tree, store),
+        toArray(),
+      ),
+    );
+    const ends = events.filter((e) => e.type === 'turn_end');
+    expect(ends.map((e) => e.type === 'turn_end' && e.messages[2]!.role === 'toolResult' && e.messages[2]!.toolCallId)).toEqual(['a', 'a']);
+    const stored = await lastValueFrom(store.load().pipe(toArray()));
+    expect(roles(stored)).toEqual(['user', 'assistant', 'toolResult', 'toolResult', 'compaction', 'assistant']);
+    expect(stored[4]).toMatchObject({ type: 'compaction', summary: 'S', firstKeptId: stored[3]!.id, parentId: stored[3]!.id });
+    expect((await treeOf(store)).context().map((m) => m.content)).toEqual(['S', '12:00', 'It is 12:00 CET (Rome).']);
+  });
+
+  it('S2, S5: a compaction persist cannot place — the conversation did not start from tree.context() — is not recorded; every message is', async () => {
+    const store = recording();
+    const tree = await treeOf(memoryStore([{ id: 'x', parentId: null, type: 'message', message: { role: 'user', content: 'not this history' }, at: 'then' }]));
+    const events = await lastValueFrom(
+      of('hi', 'again').pipe(
+        conversation({ provider: historyModel(), registry: historyTools(), messages: [{ role: 'user', content: 'another' }, { role: 'assistant', content: 'start', stopReason: 'stop' }], prepareTurn: (input) => ({ ...input, compaction: { summary: 'S', firstKept: 1 } }) }),
+        persist(tree, store),
+        toArray(),
+      ),
+    );
+    expect(events.filter((e) => e.type === 'turn_end' && e.compaction !== undefined)).toHaveLength(2);
+    expect(store.batches.map(roles)).toEqual([['user'], ['assistant'], ['user'], ['assistant']]);
+  });
+
   it('S2: on a plain loop (no conversation) the first turn_end appends the assistant message and its results', async () => {
     const store = recording();
     const tree = await treeOf(store);
@@ -91,6 +129,18 @@ describe('persist (S2)', () => {
     await lastValueFrom(runEventedToolLoop({ provider: historyModel(), registry: historyTools(), messages: loaded.context() }).pipe(persist(loaded, store), toArray()));
     expect(roles((await treeOf(store)).path())).toEqual(['user', 'assistant', 'toolResult', 'toolResult', 'assistant']);
     void tree;
+    // R34: the same from JSON copies of the events; and an abort before the model call stores nothing (its stand-in is no message)
+    const again = memoryStore([{ id: 'u', parentId: null, type: 'message', message: messages[0]!, at: 'then' }]);
+    const copy = map((event: LoopEvent) => JSON.parse(JSON.stringify(event)) as LoopEvent);
+    await lastValueFrom(runEventedToolLoop({ provider: historyModel(), registry: historyTools(), messages }).pipe(copy, persist(await treeOf(again), again), toArray()));
+    expect(roles((await treeOf(again)).path())).toEqual(['user', 'assistant', 'toolResult', 'toolResult', 'assistant']);
+    const waited = memoryStore([{ id: 'u', parentId: null, type: 'message', message: messages[0]!, at: 'then' }]);
+    const controller = new AbortController();
+    const run = runEventedToolLoop({ provider: historyModel(), registry: historyTools(), messages, prepareTurn: () => NEVER, signal: controller.signal }).pipe(copy, persist(await treeOf(waited), waited), toArray());
+    const ended = lastValueFrom(run);
+    controller.abort();
+    expect((await ended).map((event) => event.type)).toEqual(['turn_start', 'turn_end', 'loop_end']);
+    expect(roles((await treeOf(waited)).path())).toEqual(['user']);
   });
 
   it('S2: completes only once a store that answers later has written every batch; a store\'s error is its error', async () => {

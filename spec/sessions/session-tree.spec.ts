@@ -1,4 +1,4 @@
-import { lastValueFrom, of, toArray } from 'rxjs';
+import { Observable, lastValueFrom, of, toArray } from 'rxjs';
 import type { AgentMessage } from '../../src/index.js';
 import { conversation } from '../../src/index.js';
 import { type SessionEntry, SessionTree, memoryStore, persist } from '../../src/sessions/index.js';
@@ -55,6 +55,57 @@ describe('SessionTree (S1)', () => {
     expect(tree.context('5')).toEqual([user('S1'), answer('first'), user('two'), answer('second')]);
     expect(tree.context('3').map((m) => m.content)).toEqual(['one', 'first', 'two']);
     expect(tree.context()[0]).toBe(tree.context()[0]); // one summary object: persist and compactWhen know it again
+  });
+
+  it('S1, R34: contextEntries(leaf) is the entry behind each message of context(leaf): its own, or, for the summary, its compaction', () => {
+    const tree = load([
+      { id: '0', parentId: null, type: 'message', message: { role: 'system', content: 'be brief' }, at: AT },
+      message('1', '0', user('one')),
+      message('2', '1', answer('first')),
+      message('3', '2', user('two')),
+      { id: '4', parentId: '3', type: 'compaction', summary: 'S1', firstKeptId: '2', at: AT },
+      message('5', '4', answer('second')),
+    ]);
+    expect(tree.contextEntries().map((entry) => entry.id)).toEqual(['0', '4', '2', '3', '5']);
+    expect(tree.contextEntries().map((entry) => (entry.type === 'message' ? entry.message : undefined))).toEqual(tree.context().map((m) => (m.content === 'S1' ? undefined : m)));
+    expect(tree.contextEntries('3').map((entry) => entry.id)).toEqual(['0', '1', '2', '3']);
+    expect(load([]).contextEntries()).toEqual([]);
+  });
+
+  it('S2, S5, R34: addMessages and addCompaction add entries at the leaf and write nothing; write appends them, one batch, after a moveTo asked before', async () => {
+    const inner = memoryStore(branched.slice(0, 4));
+    const batches: SessionEntry[][] = [];
+    const pending: (() => void)[] = [];
+    // a store that answers when told: the moveTo's write is still on its way when the batch is asked for
+    const later = { load: () => inner.load(), append: (entries: readonly SessionEntry[]) => new Observable<void>((s) => void pending.push(() => (batches.push([...entries]), inner.append(entries).subscribe(s)))) };
+    const tree = await lastValueFrom(SessionTree.load(later));
+    tree.moveTo('2');
+    const compaction = tree.addCompaction('SUMMARY', '2');
+    const added = tree.addMessages([user('three'), answer('third')]);
+    expect(compaction).toEqual({ id: '6', parentId: '2', type: 'compaction', summary: 'SUMMARY', firstKeptId: '2', at: expect.any(String) });
+    expect(added).toEqual([message('7', '6', user('three')), message('8', '7', answer('third'))].map((entry) => ({ ...entry, at: expect.any(String) })));
+    expect(tree.leaf).toBe('8');
+    expect(tree.context()).toEqual([user('SUMMARY'), answer('first'), user('three'), answer('third')]);
+    const done: string[] = [];
+    tree.write([compaction, ...added], later, { complete: () => done.push('written'), error: (error) => done.push(String(error)) });
+    expect(pending).toHaveLength(1); // the move's write first, alone
+    pending.shift()!();
+    expect(pending).toHaveLength(1);
+    pending.shift()!();
+    expect(batches.map((batch) => batch.map((entry) => entry.id))).toEqual([['5'], ['6', '7', '8']]);
+    expect(done).toEqual(['written']);
+    expect((await lastValueFrom(SessionTree.load(inner))).context()).toEqual(tree.context());
+  });
+
+  it('S1, S2, S5: addMessages, addCompaction and write refuse what they cannot take, at call time, naming it', () => {
+    const tree = load(branched);
+    expect(() => tree.addMessages('hi' as never)).toThrow(new TypeError('SessionTree.addMessages: messages must be an array of messages (got "hi", a string)'));
+    expect(() => tree.addCompaction(1 as never, '1')).toThrow(new TypeError('SessionTree.addCompaction: summary must be a string (got 1, a number)'));
+    expect(() => tree.addCompaction('S', '3')).toThrow('SessionTree.addCompaction: "3" is no message on the path to the leaf "7"'); // another branch
+    expect(() => tree.addCompaction('S', '5')).toThrow('SessionTree.addCompaction: "5" is no message on the path to the leaf "7"'); // a leaf entry
+    expect(() => tree.write({} as never)).toThrow(new TypeError('SessionTree.write: entries must be an array of entries (got {}, an object)'));
+    expect(() => tree.write([], {} as never)).toThrow(new TypeError('SessionTree.write: store must be a SessionStore, with load() and append(entries) (got {}, an object)'));
+    expect(tree.leaf).toBe('7'); // nothing was added
   });
 
   it('S1: moveTo moves the leaf and appends a leaf entry to the store the tree came from; nothing is deleted', async () => {

@@ -1,7 +1,7 @@
 import type { OperatorFunction } from 'rxjs';
 import { settled, type ToolSettled } from '../tools/tool-outcome.js';
 import { abortedResult, limitOutput } from '../tools/tool-result.js';
-import type { AgentMessage, AssistantMessage, LoopEvent, LoopEventOf, ToolCall, ToolResultMessage, Usage } from '../types.js';
+import type { AgentMessage, AssistantMessage, Compaction, LoopEvent, LoopEventOf, ToolCall, ToolResultMessage, Usage } from '../types.js';
 import { onAbort } from '../util/abort-signal.js';
 import type { LoopSettings } from './loop-options.js';
 import { type Reply, assistantMessage } from './reply.js';
@@ -79,6 +79,7 @@ class Drafting extends PhaseSubscriber<TurnPart, LoopEvent> {
         return;
       case 'asked':
         draft!.unasked = false;
+        draft!.compaction = part.compaction;
         return;
       case 'failed':
         draft!.unasked = false;
@@ -166,6 +167,8 @@ class TurnDraft {
   private aborted = false;
   /** H6: prepareTurn has not answered: aborted now, the empty answer stands in, outside the history. */
   unasked = false;
+  /** S5, R34: what prepareTurn summarised; on the turn_end whatever follows (once it answered, the turn's history is kept). */
+  compaction: Compaction | undefined;
   /** R29: the assistant message as last handed out, until the draft changes. */
   private known: AssistantMessage | undefined;
   private lastCalls: ToolCall[] | undefined;
@@ -324,6 +327,7 @@ class TurnDraft {
       messages: history.slice(),
       usage: copyUsage(usage),
     };
+    if (this.compaction !== undefined) turnEnd.compaction = this.compaction;
     emit(withOutcome(turnEnd, outcome));
   }
 

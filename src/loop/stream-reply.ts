@@ -5,7 +5,7 @@ import { errorText, shown } from '../util/values.js';
 import { CallSlots } from './call-slots.js';
 import { EventOrder, ProviderProtocolError, textProblem } from './event-order.js';
 import type { LoopSettings } from './loop-options.js';
-import { preparedInput } from './prepared-input.js';
+import { type PreparedTurn, preparedInput } from './prepared-input.js';
 import { Reply } from './reply.js';
 import type { TurnPart, TurnRequest } from './turn-parts.js';
 import { type PhaseOut, type PhaseSubscriber, TurnPhase } from './turn-phase.js';
@@ -164,10 +164,10 @@ class ReplyStream extends Subscriber<ProviderEvent> {
     out.next({ type: 'waiting' });
     if (out.closed) return;
     // held before it subscribes: a consumer that leaves while prepareTurn runs closes it, and its signal aborts (C3, H5)
-    const held = new HeldSubscriber<ProviderInput>({
-      next: (prepared) => {
-        out.next({ type: 'asked' });
-        if (!out.closed) this.ask(prepared);
+    const held = new HeldSubscriber<PreparedTurn>({
+      next: ({ input, compaction }) => {
+        out.next({ type: 'asked', compaction });
+        if (!out.closed) this.ask(input);
       },
       error: (error: unknown) => this.fail(error, 'prepareTurn failed: '),
     });

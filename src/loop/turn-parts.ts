@@ -1,4 +1,4 @@
-import type { AgentMessage, AssistantMessage, LoopEvent, LoopEventOf, ProviderEvent, ToolCall, ToolResultMessage, Usage } from '../types.js';
+import type { AgentMessage, AssistantMessage, Compaction, LoopEvent, LoopEventOf, ProviderEvent, ToolCall, ToolResultMessage, Usage } from '../types.js';
 import type { ToolSettled } from '../tools/tool-outcome.js';
 import type { Reply } from './reply.js';
 
@@ -40,7 +40,8 @@ export interface CallPart {
  * - `begin`: the turn starts (draftTurn announces it as `turn_start`), and the reply that streamReply writes;
  *   for turn 0 (R22, `resumeTurn`), the saved message and calls the turn finishes;
  * - `call`: a call and its slot (above);
- * - `waiting` / `asked`: prepareTurn is running / has answered, and the model is asked (H6);
+ * - `waiting` / `asked`: prepareTurn is running / has answered, and the model is asked (H6); `asked` carries
+ *   what prepareTurn summarised, for the turn's `turn_end` (S5, R34);
  * - `failed`: the provider (or prepareTurn, or the registry) failed; the reply says how (R10, R20);
  * - `settled`: the call at `index` has its result (runTools → draftTurn, which announces it as `tool_result`).
  */
@@ -49,7 +50,7 @@ export type TurnPart =
   | Exclude<ProviderEvent, LoopEventOf<'tool_call'>>
   | CallPart
   | { type: 'waiting' }
-  | { type: 'asked' }
+  | { type: 'asked'; compaction: Compaction | undefined }
   | { type: 'failed' }
   | LoopEventOf<'tool_start'>
   | LoopEventOf<'tool_update'>

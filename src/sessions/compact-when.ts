@@ -1,7 +1,6 @@
 import { type Observable, defer, map, take, throwIfEmpty } from 'rxjs';
 import type { AgentMessage, PrepareTurn, ProviderInput } from '../types.js';
 import { shown } from '../util/values.js';
-import { leaveCompaction } from './compactions.js';
 
 /** The options of {@link compactWhen}. */
 export interface CompactOptions {
@@ -22,8 +21,9 @@ export interface CompactOptions {
  * the summary (as a user message) and the newest messages, about `keepRecentTokens` of them. It never summarises
  * a system message (each is sent as it is, first) nor the prompt the turn answers (the last user message and
  * any right before it), and never cuts between a tool call and its result: the kept part starts at a message
- * that is not a result. The loop's own history (`turn_end.messages`) stays whole; `persist` appends the
- * compaction to the tree as an entry, so the tree's `context()` is compacted too. A summary is remembered:
+ * that is not a result. The loop's own history (`turn_end.messages`) stays whole; the compaction it made is
+ * told with its answer (`compaction: { summary, firstKept }`), which the loop carries on the turn's `turn_end`,
+ * where `persist` finds it and appends it to the tree as an entry, so the tree's `context()` is compacted too. A summary is remembered:
  * later turns of the same history send it again instead of summarising again, until the view outgrows
  * `maxTokens` once more.
  *
@@ -83,8 +83,8 @@ export function compactWhen(options: CompactOptions): PrepareTurn {
       map((text) => {
         if (typeof text !== 'string') throw new TypeError(`compactWhen: summarize must emit a string (got ${shown(text)})`);
         summaries.set(history[cut]!, text);
-        leaveCompaction(history[history.length - 1]!, { summary: text, firstKept: history[cut]! });
-        return view(cut, text);
+        // R34: told with the answer, so that the loop carries it on the turn's turn_end, for persist
+        return { ...view(cut, text), compaction: { summary: text, firstKept: cut } };
       }),
     );
   };

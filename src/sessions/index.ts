@@ -6,6 +6,7 @@
  */
 export type { SessionEntry, SessionStore } from './session-entry.js';
 export { SessionTree } from './session-tree.js';
+export type { WriteObserver } from './session-tree.js';
 export { persist } from './persist.js';
 export { jsonlStore } from './jsonl-store.js';
 export { memoryStore } from './memory-store.js';

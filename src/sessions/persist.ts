@@ -1,8 +1,7 @@
 import { MonoTypeOperatorFunction, Observable } from 'rxjs';
-import type { AgentMessage, ConversationEvent, LoopEventOf } from '../types.js';
-import { takeCompaction } from './compactions.js';
+import type { AgentMessage, ConversationEvent, LoopEventOf, ToolResultMessage } from '../types.js';
 import { type SessionEntry, type SessionStore, checkStore } from './session-entry.js';
-import { SessionTree, type Written, compactTree, contextIds, growTree, writeTree } from './session-tree.js';
+import { SessionTree, type WriteObserver } from './session-tree.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
 import { shown } from '../util/values.js';
 
@@ -11,7 +10,9 @@ import { shown } from '../util/values.js';
  * at its `user_message`, the assistant message and its results at their `turn_end` — in order, parented on the
  * tree's leaf, one batch per event; every event passes on unchanged, after its batch was handed to the store.
  * An aborted turn is saved as the loop's history keeps it (its `error: aborted` results included: nothing the
- * user saw is lost). A compaction `compactWhen` made for a turn is appended before that turn's messages (S5).
+ * user saw is lost). A compaction a turn's `turn_end` carries (`compactWhen` made it, S5) is appended before
+ * that turn's messages, kept from the entry of the message at its `firstKept`; everything persist records it
+ * learns from the events (R34: a copy of each event, a `structuredClone` or a JSON copy, records the same).
  * Completes (or errors) once every batch is written; a store's error is its error. Start the conversation from
  * `tree.context()`: the messages it starts from are the tree's already.
  *
@@ -34,10 +35,16 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
     new Observable<ConversationEvent>((subscriber) => {
       /** How many messages of the loop's history the tree holds already (known at the first event that says). */
       let known: number | undefined;
+      /**
+       * The entry behind each message of the loop's history, where the tree has one: what a compaction's
+       * `firstKept` (an index into that history, R34) names. At the first event, the tree's context: the
+       * conversation started from it.
+       */
+      let held: (SessionEntry | undefined)[] = [];
       let writing = 0;
       let ended: (() => void) | undefined;
       // one observer for every batch; not torn down with the subscription: what was handed to the store gets written
-      const written: Written = {
+      const written: WriteObserver = {
         error: (error: unknown) => subscriber.error(error),
         complete: () => {
           writing--;
@@ -48,41 +55,69 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
       const save = (entries: SessionEntry[]) => {
         if (entries.length === 0) return;
         writing++;
-        writeTree(tree, store, entries, written);
+        tree.write(entries, store, written);
+      };
+
+      /** The first `count` messages of the loop's history are the tree's: the entries behind them, if they are its context. */
+      const begin = (count: number, context = tree.contextEntries()) => {
+        known = count;
+        held = context.length === count ? context : new Array<undefined>(count);
+      };
+
+      /** Adds `messages` to the tree at its leaf, after `entries` (a compaction), and saves them as one batch. */
+      const grow = (messages: readonly AgentMessage[], entries: SessionEntry[]) => {
+        const added = tree.addMessages(messages);
+        for (const entry of added) entries.push(entry);
+        save(entries);
+        return added;
       };
 
       const turnEnd = (event: LoopEventOf<'turn_end'>) => {
         const { messages, assistant, toolResults } = event;
-        let fresh: readonly AgentMessage[];
-        if (event.turn === 0) {
-          // R22: the saved assistant message and its saved results are the tree's; only the new results are not
-          const from = messages.lastIndexOf(assistant) + 1;
-          const ids = new Set(toolResults.map((result) => result.toolCallId));
-          fresh = messages.slice(from).filter((message) => message.role === 'toolResult' && ids.has(message.toolCallId));
-        } else {
-          // the empty stand-in of an abort before the model call is no part of the history (R7, H6)
-          known ??= messages[messages.length - 1 - toolResults.length] === assistant ? messages.length - 1 - toolResults.length : messages.length;
-          fresh = messages.slice(known);
+        if (event.turn === 0) return resumed(messages, toolResults);
+        if (known === undefined) {
+          // a loop's first turn: the empty stand-in of an abort before the model call is no part of the history
+          // (R7, H6). The turn's assistant message is in it when it is the event's own (a structuredClone keeps
+          // that), or when the history before it is the tree's context (a JSON copy keeps that)
+          const before = messages.length - 1 - toolResults.length;
+          const context = tree.contextEntries();
+          begin(messages[before] === assistant || context.length === before ? before : messages.length, context);
         }
         const entries: SessionEntry[] = [];
-        const compaction = takeCompaction(known === undefined || known === 0 ? undefined : messages[known - 1]);
-        if (compaction !== undefined) {
-          const firstKeptId = keptId(tree, messages, known!, compaction.firstKept);
-          if (firstKeptId !== undefined) entries.push(compactTree(tree, compaction.summary, firstKeptId));
-        }
-        growTree(tree, fresh, entries);
+        // S5, R34: what the turn's prepareTurn summarised, before the turn's messages; kept from an entry of the tree
+        const { compaction } = event;
+        const kept = compaction === undefined ? undefined : held[compaction.firstKept];
+        if (kept?.type === 'message') entries.push(tree.addCompaction(compaction!.summary, kept.id));
+        for (const entry of grow(messages.slice(known), entries)) held.push(entry);
         known = messages.length;
-        save(entries);
+      };
+
+      /** R22: turn 0 — the saved assistant message and its saved results are the tree's; only the new results are not. */
+      const resumed = (messages: readonly AgentMessage[], toolResults: readonly ToolResultMessage[]) => {
+        const from = messages.findLastIndex((message) => message.role === 'assistant') + 1; // the saved one: the last
+        const ids = new Set(toolResults.map((result) => result.toolCallId));
+        const fresh = messages.slice(from).filter((message) => message.role === 'toolResult' && ids.has(message.toolCallId));
+        if (known === undefined) begin(messages.length - fresh.length);
+        // the results stand in call order in the history, the new ones after the saved ones in the tree
+        const byCall = new Map<string, SessionEntry>();
+        const note = (entry: SessionEntry | undefined) => entry?.type === 'message' && entry.message.role === 'toolResult' && byCall.set(entry.message.toolCallId, entry);
+        for (let index = from; index < held.length; index++) note(held[index]);
+        for (const entry of grow(fresh, [])) note(entry);
+        held.length = from;
+        for (let index = from; index < messages.length; index++) {
+          const message = messages[index]!;
+          held.push(message.role === 'toolResult' ? byCall.get(message.toolCallId) : undefined);
+        }
+        known = messages.length;
       };
 
       const record = (event: ConversationEvent) => {
         switch (event.type) {
           case 'user_message': {
-            known ??= event.messages.length - 1;
-            const entries: SessionEntry[] = [];
-            growTree(tree, event.messages.slice(known), entries);
+            if (known === undefined) begin(event.messages.length - 1);
+            for (const entry of grow(event.messages.slice(known), [])) held.push(entry);
             known = event.messages.length;
-            return save(entries);
+            return;
           }
           case 'turn_end':
             return turnEnd(event);
@@ -111,13 +146,4 @@ export function persist(tree: SessionTree, store: SessionStore): MonoTypeOperato
       subscriber.add(events);
       source.subscribe(events);
     });
-}
-
-/** The entry of `firstKept`, a message of the history the tree holds (its first `known`): by identity, else by place. */
-function keptId(tree: SessionTree, messages: readonly AgentMessage[], known: number, firstKept: AgentMessage): string | undefined {
-  const own = tree.path().find((entry) => entry.type === 'message' && entry.message === firstKept);
-  if (own !== undefined) return own.id;
-  const ids = contextIds(tree);
-  const index = messages.indexOf(firstKept);
-  return ids.length === known && index >= 0 && index < known ? (ids[index] ?? undefined) : undefined;
 }

@@ -1,10 +1,10 @@
 import { Observable } from 'rxjs';
 import type { AgentMessage, UserMessage } from '../types.js';
-import { errorText } from '../util/values.js';
+import { errorText, shown } from '../util/values.js';
 import { type SessionEntry, type SessionStore, checkStore, notAnEntry } from './session-entry.js';
 
-/** Who waits for a batch to be written: told once, `complete` when it is, `error` when it cannot be. */
-export interface Written {
+/** Who waits for a batch to be written ({@link SessionTree.write}): told once, `complete` when it is, `error` when it cannot be. */
+export interface WriteObserver {
   complete(): void;
   error(error: unknown): void;
 }
@@ -13,14 +13,8 @@ export interface Written {
 interface Write {
   store: SessionStore;
   entries: readonly SessionEntry[];
-  done?: Written;
+  done?: WriteObserver | undefined;
 }
-
-// what persist does to a tree (grow it, write it); defined in the class's static block, which sees its private state
-let grow: (tree: SessionTree, messages: readonly AgentMessage[], into: SessionEntry[]) => void;
-let compact: (tree: SessionTree, summary: string, firstKeptId: string) => SessionEntry;
-let alignedIds: (tree: SessionTree) => (string | null)[];
-let write: (tree: SessionTree, store: SessionStore, entries: readonly SessionEntry[], done: Written) => void;
 
 /**
  * A session as a tree (S1): every message appended once, a branch is a move of the leaf, a compaction is an
@@ -147,22 +141,64 @@ export class SessionTree {
     this.#enqueue({ store: this.#store, entries: [entry] });
   }
 
-  static {
-    grow = (tree, messages, into) => {
-      const at = tree.#now();
-      for (const message of messages) {
-        const entry: SessionEntry = { id: tree.#newId(), parentId: tree.#leaf, type: 'message', message, at };
-        tree.#add(entry);
-        into.push(entry);
-      }
-    };
-    compact = (tree, summary, firstKeptId) => {
-      const entry: SessionEntry = { id: tree.#newId(), parentId: tree.#leaf, type: 'compaction', summary, firstKeptId, at: tree.#now() };
-      tree.#add(entry);
-      return entry;
-    };
-    alignedIds = (tree) => tree.#context(tree.path()).ids;
-    write = (tree, store, entries, done) => tree.#enqueue({ store, entries, done });
+  /**
+   * The entry behind each message of `context(leafId)`, in the same order: the message's own entry, or, for the
+   * summary, the compaction entry it comes from. What ties a history that started from `context()` to the tree
+   * (`persist` reads it once, at its first event). Throws as `context` does.
+   */
+  contextEntries(leafId: string | null = this.#leaf): SessionEntry[] {
+    return this.#context(this.path(leafId)).entries;
+  }
+
+  /**
+   * Adds a `message` entry for each of `messages` at the leaf, in order, each following the one before, and
+   * returns them; the last is the new leaf. Nothing is written: hand them to {@link SessionTree.write}, as
+   * `persist` does (S2) with the messages that joined the history.
+   *
+   * @throws TypeError for `messages` that is no array.
+   */
+  addMessages(messages: readonly AgentMessage[]): SessionEntry[] {
+    if (!Array.isArray(messages)) throw new TypeError(`SessionTree.addMessages: messages must be an array of messages (got ${shown(messages)})`);
+    const at = this.#now();
+    const added: SessionEntry[] = [];
+    for (const message of messages) {
+      const entry: SessionEntry = { id: this.#newId(), parentId: this.#leaf, type: 'message', message, at };
+      this.#add(entry);
+      added.push(entry);
+    }
+    return added;
+  }
+
+  /**
+   * Adds a `compaction` entry at the leaf (S5) and returns it: from now on `context()` is the system messages
+   * before `firstKeptId`, `summary` as a user message, then the messages from `firstKeptId` on. Nothing is
+   * written: hand it to {@link SessionTree.write}, as `persist` does for a turn that compacted.
+   *
+   * @throws TypeError for a `summary` that is no string; Error for a `firstKeptId` that is no message on the leaf's path.
+   */
+  addCompaction(summary: string, firstKeptId: string): SessionEntry {
+    if (typeof summary !== 'string') throw new TypeError(`SessionTree.addCompaction: summary must be a string (got ${shown(summary)})`);
+    const kept = this.#entries.get(firstKeptId);
+    if (kept?.type !== 'message' || !this.path().includes(kept)) {
+      throw new Error(`SessionTree.addCompaction: ${JSON.stringify(firstKeptId)} is no message on the path to the leaf ${JSON.stringify(this.#leaf)}`);
+    }
+    const entry: SessionEntry = { id: this.#newId(), parentId: this.#leaf, type: 'compaction', summary, firstKeptId, at: this.#now() };
+    this.#add(entry);
+    return entry;
+  }
+
+  /**
+   * Appends `entries` to `store` (default: the store the tree was loaded from) as one batch, after every write
+   * the tree was asked for before — `moveTo`'s included — whatever the stores take; `done` is told once, when
+   * it is written or cannot be (a `moveTo` that could not be saved fails the next write that has a `done`).
+   * No Observable of its own: `persist` hands the tree a batch per event, and one observer for them all.
+   *
+   * @throws TypeError for `entries` that is no array or a `store` without `load` and `append`.
+   */
+  write(entries: readonly SessionEntry[], store: SessionStore = this.#store, done?: WriteObserver): void {
+    if (!Array.isArray(entries)) throw new TypeError(`SessionTree.write: entries must be an array of entries (got ${shown(entries)})`);
+    if (store !== this.#store) checkStore(store, 'SessionTree.write: store');
+    this.#enqueue({ store, entries, done });
   }
 
   /** The entry `id` names, if it can be a leaf (a message or a compaction); throws otherwise. */
@@ -173,11 +209,11 @@ export class SessionTree {
     return entry;
   }
 
-  /** The messages of a path, the latest compaction applied, and beside each the id of its entry (`null`: the summary). */
-  #context(path: readonly SessionEntry[]): { messages: AgentMessage[]; ids: (string | null)[] } {
+  /** The messages of a path, the latest compaction applied, and beside each its entry (the summary's: the compaction). */
+  #context(path: readonly SessionEntry[]): { messages: AgentMessage[]; entries: SessionEntry[] } {
     let from = 0;
     const messages: AgentMessage[] = [];
-    const ids: (string | null)[] = [];
+    const entries: SessionEntry[] = [];
     for (let index = path.length - 1; index >= 0; index--) {
       const entry = path[index]!;
       if (entry.type !== 'compaction') continue;
@@ -187,19 +223,19 @@ export class SessionTree {
         const kept = path[before]!;
         if (kept.type !== 'message' || kept.message.role !== 'system') continue;
         messages.push(kept.message);
-        ids.push(kept.id);
+        entries.push(kept);
       }
       messages.push(this.#summary(entry));
-      ids.push(null);
+      entries.push(entry);
       break;
     }
     for (let index = from; index < path.length; index++) {
       const entry = path[index]!;
       if (entry.type !== 'message') continue;
       messages.push(entry.message);
-      ids.push(entry.id);
+      entries.push(entry);
     }
-    return { messages, ids };
+    return { messages, entries };
   }
 
   #summary(entry: Extract<SessionEntry, { type: 'compaction' }>): UserMessage {
@@ -318,27 +354,4 @@ export class SessionTree {
       synchronous = false;
     }
   }
-}
-
-/** persist's hold on a tree: its messages joined the history (S2); their entries are pushed onto `into`. */
-export function growTree(tree: SessionTree, messages: readonly AgentMessage[], into: SessionEntry[]): void {
-  grow(tree, messages, into);
-}
-
-/** persist's hold on a tree: compactWhen summarised the path before `firstKeptId` (S5). */
-export function compactTree(tree: SessionTree, summary: string, firstKeptId: string): SessionEntry {
-  return compact(tree, summary, firstKeptId);
-}
-
-/** The entry id of each message of `tree.context()` (`null` for a compaction's summary). */
-export function contextIds(tree: SessionTree): (string | null)[] {
-  return alignedIds(tree);
-}
-
-/**
- * Appends `entries` to `store` after every write the tree was asked for before, then tells `done` (no Observable
- * of its own: persist hands the tree a batch per event, and one observer for them all).
- */
-export function writeTree(tree: SessionTree, store: SessionStore, entries: readonly SessionEntry[], done: Written): void {
-  write(tree, store, entries, done);
 }
