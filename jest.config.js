@@ -24,5 +24,6 @@ module.exports = {
     '^rx-tool-loop/mcp$': '<rootDir>/src/mcp/index.ts',
     '^rx-tool-loop/otel$': '<rootDir>/src/otel/index.ts',
     '^rx-tool-loop/restate$': '<rootDir>/src/restate/index.ts',
+    '^rx-tool-loop/ai-sdk$': '<rootDir>/src/ai-sdk/index.ts',
   },
 };
