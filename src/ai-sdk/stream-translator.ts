@@ -22,7 +22,7 @@ export class StreamTranslator {
   private readonly calls = new Map<string, { index: number; name: string; streamed: boolean }>();
   private readonly parts: ReplyPart[] = [];
   /** The text and reasoning parts by their stream id, to gather their deltas and metadata. */
-  private readonly open = new Map<string, TextPart>();
+  private readonly open = { 'ai-sdk.text': new Map<string, TextPart>(), 'ai-sdk.reasoning': new Map<string, TextPart>() };
   private emittedCalls = 0;
   private metadata = false;
   ended = false;
@@ -78,14 +78,14 @@ export class StreamTranslator {
   }
 
   private textPart(type: TextPart['type'], id: string, metadata: unknown): TextPart {
-    const key = `${type} ${id}`;
-    let part = this.open.get(key);
+    const open = this.open[type];
+    let part = open.get(id);
     if (part === undefined) {
       part = { type, text: '' } as TextPart;
-      this.open.set(key, part);
+      open.set(id, part);
       this.parts.push(part);
     }
-    this.withMetadata(part, metadata);
+    if (metadata !== undefined) this.withMetadata(part, metadata);
     return part;
   }
 
