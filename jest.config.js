@@ -1,9 +1,18 @@
+/** Packages that ship ES modules only (P18's specs load them; zod's locales, which the AI SDK loads, are ES modules under a CommonJS
+ * export); esm-packages.js makes them CommonJS for jest. */
+const ESM_ONLY = '(ai|@ai-sdk/[^/]+|@workflow/serde|zod)';
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/spec', '<rootDir>/marbles', '<rootDir>/examples'],
   testMatch: ['**/*.spec.ts', '**/*.marble.ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+    // P18: the AI SDK's packages are ES modules only; jest on Node 20 needs them as CommonJS
+    [`/node_modules/${ESM_ONLY}/.+\\.js$`]: '<rootDir>/spec/support/esm-packages.js',
+  },
+  transformIgnorePatterns: [`/node_modules/(?!${ESM_ONLY}/)`],
   // sources import './x.js' (ESM-ready); jest resolves the .ts file
   moduleNameMapper: {
     '^(\\.{1,2}/.*)\\.js$': '$1',
@@ -15,5 +24,6 @@ module.exports = {
     '^rx-tool-loop/mcp$': '<rootDir>/src/mcp/index.ts',
     '^rx-tool-loop/otel$': '<rootDir>/src/otel/index.ts',
     '^rx-tool-loop/restate$': '<rootDir>/src/restate/index.ts',
+    '^rx-tool-loop/ai-sdk$': '<rootDir>/src/ai-sdk/index.ts',
   },
 };

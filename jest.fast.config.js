@@ -33,6 +33,7 @@ module.exports = {
     '<rootDir>/spec/scripts/check-streams\\.spec\\.ts$',
     // the compiler over generated or declared code
     '<rootDir>/spec/providers/openai-responses-types\\.spec\\.ts$',
+    '<rootDir>/spec/providers/anthropic-cache-types\\.spec\\.ts$',
     '<rootDir>/spec/testing/replay-test\\.spec\\.ts$',
     // the textbook loops' failures: thousands of turns until the stack overflows
     '<rootDir>/spec/examples/textbook-loop\\.spec\\.ts$',

@@ -8,6 +8,7 @@
  *
  *   npm run s04 -- --provider openai --model gpt-4o-mini
  *   npm run s04 -- --api responses --model gpt-5-mini
+ *   npm run s04 -- --api ai-sdk --model gpt-4o-mini          (the same API through @ai-sdk/openai, P18)
  *   npm run s04 -- --provider openai --base-url http://localhost:11434/v1 --model qwen2.5:7b
  *   npm run s04 -- --provider anthropic --model claude-sonnet-4-5
  */

@@ -1,11 +1,12 @@
 /**
  * What the series' demos share (s04, s05, the chat): the provider chosen from the command line — the
- * scripted one by default, a real API with `--provider` (and, for OpenAI, `--api chat|responses`) — and the transcript: the question, one line per
+ * scripted one by default, a real API with `--provider` (and, for OpenAI, `--api chat|responses|ai-sdk`) — and the transcript: the question, one line per
  * event, the final answer and the shape of the history.
  */
 import { parseArgs } from 'node:util';
-import { Observable, lastValueFrom, tap } from 'rxjs';
+import { Observable, defer, lastValueFrom, switchMap, tap } from 'rxjs';
 import { AgentMessage, LoopEvent, Provider, ProviderInput, anthropicProvider, openAIChatProvider, openAIResponsesProvider } from '../src/index.js';
+import { languageModelProvider } from '../src/ai-sdk/index.js';
 
 /** What the demos' `current_time` tool answers, so that a transcript on the scripted provider never changes. */
 export const FIXED_NOW = '2026-01-01T00:00:00Z';
@@ -81,7 +82,7 @@ export function providerFromArgs(name: string, args: string[], scripted: Provide
   try {
     return chooseProvider(args, scripted);
   } catch (error) {
-    const usage = `usage: npm run ${name} [-- --provider openai|anthropic [--api chat|responses] --model MODEL [--base-url URL]]`;
+    const usage = `usage: npm run ${name} [-- --provider openai|anthropic [--api chat|responses|ai-sdk] --model MODEL [--base-url URL]]`;
     console.error(`${name}: ${error instanceof Error ? error.message : String(error)}\n${usage}`);
     process.exitCode = 2;
     return undefined;
@@ -90,8 +91,9 @@ export function providerFromArgs(name: string, args: string[], scripted: Provide
 
 /**
  * No flags: the scripted provider. `--provider openai|anthropic --model M [--base-url URL]`: a real API;
- * OpenAI's through `--api chat` (Chat Completions, the default) or `--api responses` (the Responses API,
- * which `--api responses` alone also chooses).
+ * OpenAI's through `--api chat` (Chat Completions, the default), `--api responses` (the Responses API) or
+ * `--api ai-sdk` (Chat Completions through the AI SDK's `@ai-sdk/openai` and `languageModelProvider`, P18);
+ * `--api` alone also chooses OpenAI.
  */
 function chooseProvider(args: string[], scripted: Provider): Provider {
   const { values } = parseArgs({
@@ -103,9 +105,22 @@ function chooseProvider(args: string[], scripted: Provider): Provider {
   const name = values.provider ?? (api === undefined ? 'scripted' : 'openai');
   if (name === 'scripted') return scripted;
   if (name !== 'openai' && name !== 'anthropic') throw new Error(`unknown provider: ${name}`);
-  if (api !== undefined && api !== 'chat' && api !== 'responses') throw new Error(`unknown api: ${api} (chat or responses)`);
+  if (api !== undefined && api !== 'chat' && api !== 'responses' && api !== 'ai-sdk') throw new Error(`unknown api: ${api} (chat, responses or ai-sdk)`);
   if (api !== undefined && name !== 'openai') throw new Error(`--api is for --provider openai`);
-  if (model === undefined) throw new Error(api === 'responses' ? '--api responses needs --model' : `--provider ${name} needs --model`);
+  if (model === undefined) throw new Error(api === 'responses' || api === 'ai-sdk' ? `--api ${api} needs --model` : `--provider ${name} needs --model`);
   if (name === 'anthropic') return anthropicProvider({ model, baseURL });
+  if (api === 'ai-sdk') return aiSdkOpenAI(model, baseURL);
   return api === 'responses' ? openAIResponsesProvider({ model, baseURL }) : openAIChatProvider({ model, baseURL });
+}
+
+/**
+ * `@ai-sdk/openai`'s Chat Completions model (the key from OPENAI_API_KEY, as the AI SDK reads it) as a provider.
+ * The package is an ES module only: it is imported when a call is made, so the other demos never load it.
+ */
+function aiSdkOpenAI(model: string, baseURL: string | undefined): Provider {
+  const provider = defer(async () => {
+    const { createOpenAI } = await import('@ai-sdk/openai');
+    return languageModelProvider(createOpenAI(baseURL === undefined ? {} : { baseURL }).chat(model));
+  });
+  return (input) => provider.pipe(switchMap((made) => made(input)));
 }

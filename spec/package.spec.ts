@@ -411,3 +411,77 @@ describe('rx-tool-loop/otel, with @opentelemetry/api an optional peer', () => {
     });
   });
 });
+
+// P18: rx-tool-loop/ai-sdk takes only types from its optional peer @ai-sdk/provider: it runs without it
+const aiSdkS04 = (load: string) => `${load}
+const registry = new ToolRegistry().register({ name: 'current_time', description: 'the time', input: {}, handler: () => 'noon' });
+const usage = { inputTokens: { total: 3 }, outputTokens: { total: 1 } };
+const model = {
+  specificationVersion: 'v4', provider: 'by-hand.chat', modelId: 'm1', supportedUrls: {},
+  doGenerate: () => Promise.reject(new Error('streams only')),
+  doStream: async ({ prompt }) => ({
+    stream: new ReadableStream({
+      start(controller) {
+        const tool = prompt.find((message) => message.role === 'tool');
+        if (tool === undefined) controller.enqueue({ type: 'tool-call', toolCallId: 'c1', toolName: 'current_time', input: '{}' });
+        else controller.enqueue({ type: 'text-delta', id: 't', delta: 'it is ' + tool.content[0].output.value });
+        controller.enqueue({ type: 'finish', finishReason: { unified: tool === undefined ? 'tool-calls' : 'stop', raw: undefined }, usage });
+        controller.close();
+      },
+    }),
+  }),
+};
+runEventedToolLoop({ provider: languageModelProvider(model), registry, messages: [{ role: 'user', content: 'time?' }] }).subscribe((event) => {
+  if (event.type === 'loop_end') console.log(event.assistant.content + ' | ' + event.messages.map((m) => m.role).join(' -> ') + ' | ' + event.usage.inputTokens);
+});
+`;
+const aiSdkExpected = 'it is noon | user -> assistant -> toolResult -> assistant | 6\n';
+
+const consumerAiSdkTs = `import type { LanguageModelV3, LanguageModelV4 } from '@ai-sdk/provider';
+import { runEventedToolLoop, ToolRegistry, type Provider } from 'rx-tool-loop';
+import { languageModelProvider, type LanguageModelProviderOptions } from 'rx-tool-loop/ai-sdk';
+
+declare const v3: LanguageModelV3;
+declare const v4: LanguageModelV4;
+const options: LanguageModelProviderOptions = { system: 'Be brief.', maxTokens: 100, providerOptions: { openai: { store: false } } };
+const providers: Provider[] = [languageModelProvider(v3), languageModelProvider(v4, options)];
+const named: string = languageModelProvider(v4).providerName;
+runEventedToolLoop({ provider: providers[0]!, registry: new ToolRegistry(), messages: [] }).subscribe();
+named.length;
+`;
+
+describe('rx-tool-loop/ai-sdk, with @ai-sdk/provider an optional peer of types only', () => {
+  it('P18: runs a hand-written LanguageModelV4 through the loop from CommonJS and ES modules without @ai-sdk/provider installed', () => {
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/rx-tool-loop/package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+    expect(manifest.peerDependenciesMeta).toMatchObject({ '@ai-sdk/provider': { optional: true } });
+    expect(existsSync(join(project, 'node_modules/@ai-sdk/provider'))).toBe(false);
+    writeFileSync(join(project, 'ai-sdk.cjs'), aiSdkS04("const { ToolRegistry, runEventedToolLoop } = require('rx-tool-loop');\nconst { languageModelProvider } = require('rx-tool-loop/ai-sdk');"));
+    writeFileSync(join(project, 'ai-sdk.mjs'), aiSdkS04("import { ToolRegistry, runEventedToolLoop } from 'rx-tool-loop';\nimport { languageModelProvider } from 'rx-tool-loop/ai-sdk';"));
+    expect(execFileSync(process.execPath, ['ai-sdk.cjs'], { cwd: project, encoding: 'utf8' })).toBe(aiSdkExpected);
+    expect(execFileSync(process.execPath, ['ai-sdk.mjs'], { cwd: project, encoding: 'utf8' })).toBe(aiSdkExpected);
+  });
+
+  it('P18: with @ai-sdk/provider installed beside it, a TypeScript consumer of rx-tool-loop/ai-sdk type-checks (nodenext CommonJS and ESM, skipLibCheck false)', () => {
+    const version = (JSON.parse(readFileSync(join(root, 'node_modules/@ai-sdk/provider/package.json'), 'utf8')) as { version: string }).version;
+    const withPeer = join(project, 'with-ai-sdk');
+    mkdirSync(withPeer, { recursive: true });
+    writeFileSync(join(withPeer, 'package.json'), JSON.stringify({ name: 'with-ai-sdk', version: '1.0.0', private: true }));
+    const packed = readdirSync(project).find((name) => name.endsWith('.tgz'))!;
+    // @ai-sdk/provider's declarations import 'json-schema', whose types it leaves to its users (its own build pins 7.0.15)
+    const packages = [join(project, packed), `rxjs@${rxjsVersion}`, `@ai-sdk/provider@${version}`, '@types/json-schema@7.0.15'];
+    execFileSync(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', ...packages], { cwd: withPeer, stdio: 'pipe' });
+    const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
+    for (const file of ['consumer.cts', 'consumer.mts']) {
+      writeFileSync(join(withPeer, file), consumerAiSdkTs);
+      const config = { compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2022', lib: ['ES2022', 'DOM'], types: [] }, files: [file] };
+      writeFileSync(join(withPeer, 'tsconfig.json'), JSON.stringify(config));
+      let errors = '';
+      try {
+        execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: withPeer, encoding: 'utf8', stdio: 'pipe' });
+      } catch (error) {
+        errors = String((error as { stdout?: string }).stdout);
+      }
+      expect(errors).toBe('');
+    }
+  });
+});

@@ -28,6 +28,7 @@ const ENTRIES: Record<string, string> = {
   'rx-tool-loop/sessions/testing': 'src/sessions/testing/index.ts',
   'rx-tool-loop/mcp': 'src/mcp/index.ts',
   'rx-tool-loop/otel': 'src/otel/index.ts',
+  'rx-tool-loop/ai-sdk': 'src/ai-sdk/index.ts',
   'rx-tool-loop/restate': 'src/restate/index.ts',
 };
 /** What the documents' declarations take from rxjs without importing it. */

@@ -15,8 +15,9 @@ beforeAll(async () => {
 afterAll(() => server.stop());
 beforeEach(() => server.reset());
 
+// these specs read the request without P19's cache breakpoints (spec/providers/anthropic-cache.spec.ts reads them)
 const provider = (options: Partial<AnthropicProviderOptions> = {}) =>
-  anthropicProvider({ model: 'claude-sonnet-4-5', baseURL: `${server.url}/`, apiKey: KEY, ...options });
+  anthropicProvider({ model: 'claude-sonnet-4-5', baseURL: `${server.url}/`, apiKey: KEY, cache: 'off', ...options });
 
 const stream = (name: string, extra: Reply = {}): Reply => ({ body: fixture(`anthropic/${name}`), ...extra });
 
@@ -572,10 +573,10 @@ describe('anthropicProvider: the request', () => {
   });
 
   it('left open (c): the settings are copied when the provider is made: changing the options afterwards changes no request', async () => {
-    const options: AnthropicProviderOptions = { model: 'claude-sonnet-4-5', baseURL: server.url, apiKey: KEY, headers: { 'anthropic-beta': 'b1' }, maxTokens: 4000, thinking: 2000, system: 'Be brief.' };
+    const options: AnthropicProviderOptions = { model: 'claude-sonnet-4-5', baseURL: server.url, apiKey: KEY, headers: { 'anthropic-beta': 'b1' }, maxTokens: 4000, thinking: 2000, system: 'Be brief.', cache: 'off' };
     const made = anthropicProvider(options);
     options.headers!['anthropic-beta'] = 'b2';
-    Object.assign(options, { model: 'other', apiKey: 'sk-ant-other-1234', maxTokens: 9000, thinking: 5000, system: 'Be long.' });
+    Object.assign(options, { model: 'other', apiKey: 'sk-ant-other-1234', maxTokens: 9000, thinking: 5000, system: 'Be long.', cache: 'auto' });
     server.reply(stream('text.sse'));
     await collect(made(question));
     const [sent] = server.requests;

@@ -117,7 +117,7 @@ describe('runEventedToolLoop over HTTP', () => {
 
   it('Anthropic: turn 2 sends the call and its result back in the Messages format', async () => {
     server.reply({ body: fixture('anthropic/s04-tool-use.sse') }, { body: fixture('anthropic/s04-answer.sse') });
-    const events = await run(anthropicProvider({ model: 'claude-sonnet-4-5', baseURL: server.url, apiKey: 'sk-ant-test' }));
+    const events = await run(anthropicProvider({ model: 'claude-sonnet-4-5', baseURL: server.url, apiKey: 'sk-ant-test', cache: 'off' }));
 
     expect(summary(events)).toEqual(expectedRun);
     expect(server.requests).toHaveLength(2);

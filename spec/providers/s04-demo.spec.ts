@@ -67,6 +67,16 @@ describe('npm run s04 against a real API', () => {
     ]);
   }, 30_000);
 
+  it('P18: --api ai-sdk runs the same conversation through @ai-sdk/openai and languageModelProvider, on --base-url with --model and the key from OPENAI_API_KEY', async () => {
+    server.reply({ body: fixture('openai/s04-tool-call.sse') }, { body: fixture('openai/s04-answer.sse') });
+    const run = await s04(['--api', 'ai-sdk', '--base-url', `${server.url}/v1`, '--model', 'gpt-test'], { OPENAI_API_KEY: 'sk-demo-key' });
+    expect(run).toEqual({ code: 0, stdout: transcript, stderr: '' });
+    expect(server.requests.map((request) => [request.path, request.headers.authorization, request.json.model])).toEqual([
+      ['/v1/chat/completions', 'Bearer sk-demo-key', 'gpt-test'],
+      ['/v1/chat/completions', 'Bearer sk-demo-key', 'gpt-test'],
+    ]);
+  }, 30_000);
+
   it('P13: --api responses talks to --base-url/responses with --model and the key from OPENAI_API_KEY, statelessly', async () => {
     server.reply({ body: fixture('openai-responses/s04-tool-call.sse') }, { body: fixture('openai-responses/s04-answer.sse') });
     const run = await s04(['--api', 'responses', '--base-url', `${server.url}/v1`, '--model', 'gpt-test'], { OPENAI_API_KEY: 'sk-demo-key' });
@@ -81,7 +91,7 @@ describe('npm run s04 against a real API', () => {
   it('--api is for OpenAI only: a usage error with the usage line', async () => {
     const run = await s04(['--provider', 'anthropic', '--api', 'responses', '--model', 'm'], {});
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^s04: --api is for --provider openai\nusage: npm run s04 \[-- --provider openai\|anthropic \[--api chat\|responses\]/);
+    expect(run.stderr).toMatch(/^s04: --api is for --provider openai\nusage: npm run s04 \[-- --provider openai\|anthropic \[--api chat\|responses\|ai-sdk\]/);
   }, 30_000);
 
   it('--provider anthropic talks to --base-url with --model and the key from ANTHROPIC_API_KEY', async () => {

@@ -4,6 +4,7 @@ import { isPlainObject, shown } from '../util/values.js';
 import type { SseEvent } from './http/sse.js';
 import { HttpProviderOptions, ToolChoice, WireError, WireTranslator, httpSettings, streamRequest } from './http/transport.js';
 import { type ProviderIdentity, named } from './named-provider.js';
+import { type AnthropicCache, withCacheBreakpoints } from './anthropic-cache.js';
 
 /** Options of {@link anthropicProvider}. `baseURL` excludes the version: default `https://api.anthropic.com`. */
 export interface AnthropicProviderOptions extends HttpProviderOptions {
@@ -16,6 +17,12 @@ export interface AnthropicProviderOptions extends HttpProviderOptions {
    * whose budget may pass `max_tokens`, goes through `extraBody: { thinking: … }` and a beta header.)
    */
   thinking?: number;
+  /**
+   * P19: `'auto'` (the default) marks prompt-cache breakpoints on the tools, the system prompt and the last
+   * message (`cache_control: { type: 'ephemeral' }`, see `withCacheBreakpoints`), so a long conversation pays
+   * for its prefix once; `'off'` sends none. Reads and writes are in `usage` (R27).
+   */
+  cache?: AnthropicCache;
 }
 
 /** The API version this adapter speaks. */
@@ -51,8 +58,10 @@ export function anthropicProvider(options: AnthropicProviderOptions): Provider &
       throw new RangeError(`anthropicProvider: maxTokens must be greater than thinking (got maxTokens ${maxTokens}${which}, thinking ${thinking})`);
     }
   }
+  const { cache = 'auto' } = options;
+  if (cache !== 'auto' && cache !== 'off') throw new TypeError(`anthropicProvider: cache must be 'auto' or 'off' (got ${shown(cache)})`);
   const { model, system, apiKey } = settings;
-  const more: AnthropicRequestOptions = { temperature: settings.temperature, toolChoice: settings.toolChoice, stop: settings.stop, thinking };
+  const more: AnthropicRequestOptions = { temperature: settings.temperature, toolChoice: settings.toolChoice, stop: settings.stop, thinking, cache };
   const own: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION };
   if (apiKey !== '') own['x-api-key'] = apiKey;
   const provider = (input: ProviderInput) =>
@@ -70,6 +79,8 @@ export interface AnthropicRequestOptions {
   stop?: readonly string[] | undefined;
   /** The thinking budget in tokens. */
   thinking?: number | undefined;
+  /** P19: prompt-cache breakpoints, `'auto'` or `'off'`; none when left out. */
+  cache?: AnthropicCache | undefined;
 }
 
 type Block =
@@ -89,7 +100,8 @@ interface WireMessage {
  * `text` and `tool_use` blocks, in that order; the results of a turn as `tool_result` blocks of one user
  * message; the tools as JSON Schema. The API has one system prompt, at the top: the `system` option and the
  * history's `SystemMessage`s, in order, joined by a blank line (R21). `options` adds what P11 maps —
- * `temperature`, `tool_choice` (only with tools), `stop_sequences` — and `thinking` (P10).
+ * `temperature`, `tool_choice` (only with tools), `stop_sequences` — `thinking` (P10) and, with `cache: 'auto'`,
+ * the prompt-cache breakpoints (P19).
  *
  * ```ts
  * anthropicRequest('claude-sonnet-4-5', 1024, 'Be brief.', { messages: [{ role: 'user', content: 'hi' }], tools: [] });
@@ -120,8 +132,8 @@ export function anthropicRequest(
     if (last?.role === next.role) last.content = [...blocks(last.content), ...blocks(next.content)];
     else wire.push(next);
   }
-  const { temperature, toolChoice, stop, thinking } = options;
-  return {
+  const { temperature, toolChoice, stop, thinking, cache } = options;
+  const body = {
     model,
     max_tokens: maxTokens,
     ...(prompts.length > 0 && { system: prompts.join('\n\n') }),
@@ -136,6 +148,7 @@ export function anthropicRequest(
     ...(thinking !== undefined && { thinking: { type: 'enabled', budget_tokens: thinking } }),
     stream: true,
   };
+  return cache === 'auto' ? withCacheBreakpoints(body) : body;
 }
 
 /**
