@@ -103,6 +103,10 @@ describe('F2: attachments as each API takes them', () => {
       ],
     });
     expect(RESULTS_ATTACHMENTS).toBe('Attachments of the results above:');
+    // the usual case: the history ends with the results (the call right after the tools)
+    const next = openAIChatRequest({ model: 'm' }, { messages: history.slice(0, 5), tools: [weatherSpec] }) as typeof chat;
+    expect(next.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'tool', 'user']);
+    expect(next.messages.at(-1)).toEqual(chat.messages[5]);
   });
 
   it('F2: Responses: input_image and input_file parts; function_call_output with an output array; audio is a line', () => {

@@ -68,6 +68,19 @@ describe('F1: attachments are checked', () => {
     expect(only(events, 'tool_result')[0]!.message.content).toBe(`error: attachments[0].type must be 'image', 'audio' or 'file' (got "sound", a string)`);
   });
 
+  it("F1: a beforeToolCall hook's answer is checked as a tool's output", async () => {
+    const registry = new ToolRegistry().register(tool('shot', () => 'x'));
+    const events = await lastValueFrom(
+      runEventedToolLoop({
+        provider: scriptedProvider([toolTurn(call('shot')), answerTurn('seen')]),
+        registry,
+        messages: [{ role: 'user', content: 'go' }],
+        beforeToolCall: () => ({ action: 'answer', output: { content: 'cached', attachments: [{ type: 'image', mimeType: 'image/png', data: 'AAAA', url: 'https://x' }] } }),
+      }).pipe(toArray()),
+    );
+    expect(only(events, 'tool_result')[0]!.message.content).toBe('error: attachments[0] must have exactly one of data (base64) and url');
+  });
+
   it('F4: one line per attachment: its type, MIME type and decoded size, or its web URL', () => {
     expect(attachmentLine(png)).toBe('[image image/png, 1234 bytes]');
     expect(attachmentLine({ type: 'audio', mimeType: 'audio/wav', data: Buffer.alloc(48213).toString('base64') }, 'not sent, API takes no audio')).toBe(
