@@ -127,11 +127,13 @@ describe('MCP calls through the loop', () => {
     expect(only(events, 'tool_result')[0]!.message.content).toBe('done');
   });
 
-  it('M2: text contents join with \\n; image, audio, resource and resource_link are lines; all content goes into details as sent', async () => {
+  it('M2, F3: text contents and text resources join with \\n; image and audio are attachments; a resource_link is a line; all content goes into details as sent', async () => {
     const result = await firstValueFrom(registry.run({ id: 'c1', name: 'mixed', input: {} }));
-    expect(result.content).toBe(
-      ['line one', `[image image/png, ${Buffer.from(PNG, 'base64').length} bytes]`, '[audio audio/wav, 4 bytes]', '[resource text/plain, file:///notes.txt]', '[resource_link file:///big.csv]', 'line two'].join('\n'),
-    );
+    expect(result.content).toBe(['line one', 'notes', '[resource_link file:///big.csv]', 'line two'].join('\n'));
+    expect(result.attachments).toEqual([
+      { type: 'image', mimeType: 'image/png', data: PNG },
+      { type: 'audio', mimeType: 'audio/wav', data: 'UklGRg==' },
+    ]);
     expect(result.isError).toBe(false);
     const details = result.details as { content: unknown[] };
     expect(details.content).toHaveLength(6);

@@ -102,7 +102,7 @@ describe('real MCP servers', () => {
       expect(loopEndOf(events).messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant', 'toolResult', 'assistant']);
     });
 
-    it('M5: structured content (get-structured-content) and an image (get-tiny-image) are mapped as M2 says', async () => {
+    it('M5, F3: structured content (get-structured-content) and an image (get-tiny-image) are mapped as M2 and F3 say', async () => {
       const weather = await firstValueFrom(registry.run({ id: 'c1', name: 'get-structured-content', input: { location: 'Chicago' } }));
       expect(weather.details).toEqual({
         content: [{ type: 'text', text: JSON.stringify({ temperature: 36, conditions: 'Light rain / drizzle', humidity: 82 }) }],
@@ -110,7 +110,8 @@ describe('real MCP servers', () => {
       });
       const image = await firstValueFrom(registry.run({ id: 'c2', name: 'get-tiny-image', input: {} }));
       const sent = (image.details as { content: { data?: string }[] }).content[1]!.data!;
-      expect(image.content).toBe(`Here's the image you requested:\n[image image/png, ${Buffer.from(sent, 'base64').length} bytes]\nThe image above is the MCP logo.`);
+      expect(image.content).toBe(`Here's the image you requested:\nThe image above is the MCP logo.`);
+      expect(image.attachments).toEqual([{ type: 'image', mimeType: 'image/png', data: sent }]);
     });
 
     it('M4: a server process that dies mid-call gives error: MCP SERVERNAME: MESSAGE and the loop goes on', async () => {

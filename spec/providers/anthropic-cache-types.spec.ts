@@ -5,7 +5,8 @@
 import type { AgentMessage } from '../../src/index.js';
 import { anthropicRequest } from '../../src/providers/anthropic.js';
 import { history, timeSpec, weatherSpec } from './conversation';
-import { breakpoints, typeErrors } from './request-types';
+import { breakpoints } from './cache-breakpoints';
+import { typeErrors } from './sdk-types';
 
 describe('anthropicProvider: the marked bodies as the official SDK types them', () => {
   it('P19: the bodies, marked, type-check as @anthropic-ai/sdk\'s MessageCreateParamsStreaming (excess properties refused)', () => {
@@ -22,7 +23,7 @@ describe('anthropicProvider: the marked bodies as the official SDK types them', 
     expect(bodies.map((body) => breakpoints(body))).toEqual([['system.0', 'messages.6.content.0', 'tools.1'], ['messages.0.content.0'], ['messages.2.content.0', 'tools.0']]);
     // the check can fail: a mark of a kind the API does not know is refused
     const wrong = { ...bodies[1]!, system: [{ type: 'text', text: 'x', cache_control: { type: 'forever' } }] };
-    const errors = typeErrors("import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';", 'MessageCreateParamsStreaming', [...bodies, wrong]);
+    const errors = typeErrors('@anthropic-ai/sdk/resources/messages', 'MessageCreateParamsStreaming', [...bodies, wrong]);
     expect(errors.slice(0, 3)).toEqual([[], [], []]);
     expect(errors[3]!.join('\n')).toMatch(/"forever"/);
   }, 60_000);

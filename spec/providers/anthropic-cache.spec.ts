@@ -12,7 +12,7 @@ import { anthropicRequest } from '../../src/providers/anthropic.js';
 import { memoryTracer, spanNamed } from '../otel/memory-tracer.js';
 import { history, timeSpec, weatherSpec } from './conversation';
 import { LoopbackServer, fixture } from './loopback-server';
-import { breakpoints } from './request-types';
+import { breakpoints } from './cache-breakpoints';
 
 const EPHEMERAL = { type: 'ephemeral' };
 

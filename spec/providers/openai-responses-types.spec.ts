@@ -8,11 +8,11 @@ import type { AgentMessage, ProviderInput } from '../../src/index.js';
 import { openAIResponsesRequest } from '../../src/providers/openai-responses.js';
 import type { OpenAIResponsesRequestOptions } from '../../src/providers/openai-responses.js';
 import { addSpec, forecastSpec, history, timeSpec, weatherSpec } from './conversation';
-import { typeErrors as requestTypeErrors } from './request-types';
+import { typeErrors as sdkTypeErrors } from './sdk-types';
 
 /** The compiler's complaints about each of `bodies`, each typed as ResponseCreateParamsStreaming: `[]` for one that type-checks. */
 function typeErrors(bodies: readonly object[]): string[][] {
-  return requestTypeErrors("import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';", 'ResponseCreateParamsStreaming', bodies);
+  return sdkTypeErrors('openai/resources/responses/responses', 'ResponseCreateParamsStreaming', bodies);
 }
 
 /** A reasoning item as the API sends it with include: ['reasoning.encrypted_content'] (P10). */

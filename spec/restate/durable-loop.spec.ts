@@ -86,6 +86,18 @@ describe('durableLoop', () => {
     expect(loopEndOf(again).messages).toEqual(loopEndOf(first).messages);
   });
 
+  it("D1, F4: a tool's attachments are journaled with its result: the replay gives them back without running the tool", async () => {
+    const chart = { type: 'image' as const, mimeType: 'image/png', data: Buffer.alloc(300, 5).toString('base64') };
+    const drawing = () => new ToolRegistry().register(tool('lookup', () => ({ content: `chart ${++runs}`, attachments: [chart] }), { q: 'what' }));
+    const journal = new MemoryJournal();
+    const first = await run(journal, counted(turns()), drawing());
+    expect(journal.entries[1]?.value).toEqual({ result: { content: 'chart 1', attachments: [chart] } });
+    const again = await run(journal.afterCrash(), counted(turns()), drawing());
+    expect(runs).toBe(1);
+    expect(loopEndOf(again).messages[2]).toEqual({ role: 'toolResult', toolCallId: 'c1', toolName: 'lookup', content: 'chart 1', isError: false, attachments: [chart] });
+    expect(loopEndOf(again).messages).toEqual(loopEndOf(first).messages);
+  });
+
   it('D1, R25: a tool failure is journaled: the replay gives the same error result, its cause and stack included, without running the tool', async () => {
     let failures = 0;
     const failing = () =>

@@ -341,3 +341,47 @@ describe('agentTool (A1–A3)', () => {
     ]);
   });
 });
+
+describe('agentTool hands up attachments (F5)', () => {
+  const png = { type: 'image' as const, mimeType: 'image/png', data: 'iVBORw0KGgo=' };
+  const pdf = { type: 'file' as const, mimeType: 'application/pdf', url: 'https://example.com/q3.pdf' };
+  const designer = (innerTurns: string, reason: 'stop' | 'error') =>
+    agentTool({
+      name: 'designer',
+      description: 'Draws charts',
+      agent: () =>
+        runEventedToolLoop({
+          provider: marbleProvider(
+            of(start, call('draw', {}, 'd1'), call('cite', {}, 'd2'), end('toolUse')),
+            of(start, text(innerTurns), reason === 'stop' ? end('stop') : end('error', { errorMessage: 'overloaded' })),
+          ),
+          registry: marbleTools({ draw: { content: 'drawn', attachments: [png] }, cite: { content: 'cited', attachments: [pdf] } }),
+          messages: [{ role: 'user', content: 'draw it', attachments: [{ type: 'image', mimeType: 'image/png', data: 'AAAA' }] }],
+        }),
+    });
+
+  it("F5: a sub-agent that succeeds hands up its inner tools' attachments, in order, as its result's; its own prompt's stay below", () => {
+    const { seen } = run(() =>
+      runEventedToolLoop({
+        provider: marbleProvider(of(start, call('designer', {}, 'c1'), end('toolUse')), of(start, text('Here it is.'), end('stop'))),
+        registry: new ToolRegistry().register(designer('Done.', 'stop')),
+        messages: ask('a chart please'),
+      }),
+    );
+    const [result] = only(seen.map((s) => s.event), 'tool_result');
+    expect(result!.message).toMatchObject({ content: 'Done.', isError: false, attachments: [png, pdf] });
+  });
+
+  it('F5: a sub-agent that fails hands up none: the error result is text', () => {
+    const { seen } = run(() =>
+      runEventedToolLoop({
+        provider: marbleProvider(of(start, call('designer', {}, 'c1'), end('toolUse')), of(start, text('Sorry.'), end('stop'))),
+        registry: new ToolRegistry().register(designer('', 'error')),
+        messages: ask('a chart please'),
+      }),
+    );
+    const [result] = only(seen.map((s) => s.event), 'tool_result');
+    expect(result!.message.content).toBe('error: sub-agent designer ended with error: overloaded');
+    expect(result!.message.attachments).toBeUndefined();
+  });
+});

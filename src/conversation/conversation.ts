@@ -1,5 +1,6 @@
 import { Observable, OperatorFunction, Subscriber, Subscription, asyncScheduler, defer, isObservable, of } from 'rxjs';
 import type { AgentMessage, ConversationEvent, UserMessage } from '../types.js';
+import { attachmentsProblem } from '../util/attachments.js';
 import { type LoopOptions, type LoopSettings, checkOptions } from '../loop/loop-options.js';
 import { resumes, runLoop } from '../loop/run-evented-tool-loop.js';
 import { Trampoline } from '../loop/trampoline.js';
@@ -268,7 +269,13 @@ class LoopSubscriber extends HeldSubscriber<ConversationEvent> {
 /** A prompt as the history keeps it. */
 function userMessage(prompt: unknown): UserMessage {
   if (typeof prompt === 'string') return { role: 'user', content: prompt };
-  const { role, content } = (isPlainObject(prompt) ? prompt : {}) as Partial<UserMessage>;
-  if (role === 'user' && typeof content === 'string') return { role, content }; // left open (b): a copy joins the history
+  const { role, content, attachments } = (isPlainObject(prompt) ? prompt : {}) as Partial<UserMessage>;
+  if (role === 'user' && typeof content === 'string') {
+    if (attachments === undefined) return { role, content }; // left open (b): a copy joins the history
+    // F1: checked as R21 checks a history's, the conversation failing as for any bad prompt
+    const problem = attachmentsProblem(attachments);
+    if (problem !== undefined) throw new TypeError(`conversation: a prompt's ${problem}`);
+    return { role, content, attachments };
+  }
   throw new TypeError(`conversation: a prompt must be a string or a UserMessage (got ${shown(prompt)})`);
 }

@@ -1,7 +1,7 @@
 import { OperatorFunction, scan } from 'rxjs';
 import { assistantMessage } from '../loop/reply.js';
 import { NO_USAGE, addUsage } from '../loop/usage.js';
-import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEventOf, ToolCall, ToolResultMessage, Usage } from '../types.js';
+import type { AgentMessage, AssistantMessage, Attachment, ConversationEvent, LoopEventOf, ToolCall, ToolResultMessage, Usage } from '../types.js';
 
 /** One call of the current turn, as a UI lists it (C4). */
 export interface ToolView {
@@ -12,6 +12,8 @@ export interface ToolView {
   state: 'queued' | 'running' | 'done' | 'error';
   /** While running: the content of its last `tool_update`. Absent before the first one, and once it settled. */
   progress?: string;
+  /** F4: once settled, the attachments of its result (a screenshot, a chart) for the UI to show. */
+  attachments?: readonly Attachment[];
 }
 
 /** What a UI shows of a loop or a conversation: one state per event (C4). See {@link toViewModel}. */
@@ -224,7 +226,9 @@ function endStatus(reason: LoopEventOf<'loop_end'>['reason']): LoopViewModel['st
 }
 
 function settled(result: ToolResultMessage): ToolView {
-  return { id: result.toolCallId, name: result.toolName, state: result.isError ? 'error' : 'done' };
+  const view: ToolView = { id: result.toolCallId, name: result.toolName, state: result.isError ? 'error' : 'done' };
+  if (result.attachments !== undefined) view.attachments = result.attachments;
+  return view;
 }
 
 /** The state with `tools`; while streaming it stays `streaming`, otherwise `tools` while a tool is busy, else as it was. */

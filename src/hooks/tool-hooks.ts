@@ -83,7 +83,7 @@ function act(decision: ToolDecision | void | null, call: ToolCall, run: (input?:
 function replaced(call: ToolCall, result: ToolSettled, output: ToolOutput | string | void | null): ToolSettled {
   if (output === undefined || output === null) return result;
   if (typeof output === 'string') return settled(toolResultMessage(call, { content: output }));
-  if (isToolOutput(output)) return settled(toolResultMessage(call, output), output.terminate === true);
+  if (isToolOutput(output)) return resultOf(call, output); // its attachments checked as a tool's (F1)
   throw new TypeError(`expected a string, { content: string } or nothing, got ${shown(output)}`);
 }
 

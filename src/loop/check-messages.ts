@@ -1,4 +1,5 @@
 import { TOOL_NAME, isToolName } from '../tools/tool-name.js';
+import { attachmentsProblem } from '../util/attachments.js';
 import { errorText, shown } from '../util/values.js';
 
 /** A message before its shape is known: what the check reads of it. */
@@ -9,6 +10,7 @@ interface Unchecked {
   toolCallId?: unknown;
   toolName?: unknown;
   isError?: unknown;
+  attachments?: unknown;
 }
 
 /** A call of an assistant message that the check has passed. */
@@ -23,7 +25,8 @@ const NAME_RULE = `is a tool name that the APIs reject: it must match ${TOOL_NAM
  * R21: throws a `TypeError` naming `messages[N]` unless the history is one a model API accepts — or
  * one that only waits for the results of its last assistant message's calls (a saved run, to resume). Each
  * message is an object with a known role (`system`, `user`, `assistant`, `toolResult`) and a string
- * `content`; calls and results have string ids and names the APIs accept, and a call's input is an object
+ * `content`; a user message's or a result's `attachments` (F1), when present, are valid: each with a known `type`,
+ * a string `mimeType` and exactly one of `data` (base64) and `url` (`http(s):`, `data:`); calls and results have string ids and names the APIs accept, and a call's input is an object
  * that `JSON.stringify` can write (no cycle, no BigInt); each result answers an
  * unanswered call of the assistant message it follows, with only other results between them; and
  * every call has its result before the next non-result message. An empty history is fine.
@@ -56,6 +59,11 @@ export function checkMessages(messages: readonly unknown[], who = 'runEventedToo
     }
     if (typeof content !== 'string') fail(`messages[${index}].content must be a string`, content);
     const asSent = own?.has(message) === true; // the model's names and inputs, as the loop kept them
+    // F1: one property read on a message without attachments; the loop's own results were checked when their tools returned
+    if (message.attachments !== undefined && !asSent && (role === 'user' || role === 'toolResult')) {
+      const problem = attachmentsProblem(message.attachments);
+      if (problem !== undefined) fail(`messages[${index}].${problem}`);
+    }
 
     if (role === 'toolResult') {
       const { toolCallId, toolName, isError } = message;

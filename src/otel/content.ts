@@ -1,5 +1,5 @@
 import type { Attributes } from '@opentelemetry/api';
-import type { AgentMessage, ToolCall } from '../types.js';
+import type { AgentMessage, Attachment, ToolCall } from '../types.js';
 
 /**
  * O2 revised: the content of a run as the GenAI conventions' attributes (`gen_ai.input.messages`,
@@ -12,7 +12,10 @@ type Part =
   | { type: 'text'; content: string }
   | { type: 'reasoning'; content: string }
   | { type: 'tool_call'; id: string; name: string; arguments: unknown }
-  | { type: 'tool_call_response'; id: string; response: string };
+  | { type: 'tool_call_response'; id: string; response: string }
+  /** F4: an attachment, its bytes (only ever with `recordContent`) or its web URL. */
+  | { type: 'blob'; modality: string; mime_type: string; content: string }
+  | { type: 'uri'; modality: string; mime_type: string; uri: string };
 
 interface ChatMessage {
   role: 'user' | 'assistant' | 'tool';
@@ -32,13 +35,13 @@ export function inputAttributes(history: readonly AgentMessage[]): Attributes {
         instructions.push({ type: 'text', content: message.content });
         break;
       case 'user':
-        messages.push({ role: 'user', parts: [{ type: 'text', content: message.content }] });
+        messages.push({ role: 'user', parts: [{ type: 'text', content: message.content }, ...attachmentParts(message.attachments)] });
         break;
       case 'assistant':
         messages.push({ role: 'assistant', parts: replyParts('', message.content, message.toolCalls ?? []) });
         break;
       case 'toolResult':
-        messages.push({ role: 'tool', parts: [{ type: 'tool_call_response', id: message.toolCallId, response: message.content }] });
+        messages.push({ role: 'tool', parts: [{ type: 'tool_call_response', id: message.toolCallId, response: message.content }, ...attachmentParts(message.attachments)] });
         break;
     }
   }
@@ -58,6 +61,16 @@ function replyParts(reasoning: string, text: string, calls: readonly ToolCall[])
   if (text !== '') parts.push({ type: 'text', content: text });
   for (const call of calls) parts.push({ type: 'tool_call', id: call.id, name: call.name, arguments: call.input });
   return parts;
+}
+
+/** F4: attachments as the conventions' `blob` parts (base64 `content`) and `uri` parts; `modality` is the attachment's type. */
+function attachmentParts(attachments: readonly Attachment[] | undefined): Part[] {
+  if (attachments === undefined) return [];
+  return attachments.map((a) =>
+    a.data !== undefined
+      ? { type: 'blob', modality: a.type, mime_type: a.mimeType, content: a.data }
+      : { type: 'uri', modality: a.type, mime_type: a.mimeType, uri: a.url ?? '' },
+  );
 }
 
 /** Content for an attribute: JSON (histories and inputs are JSON, R21, C5); what will not serialise, as text. */

@@ -643,6 +643,8 @@ class LoopSpans {
     if (span.recording) {
       if (result.isError) span.fail(result.content);
       else if (this.settings.recordContent) span.setAttribute('gen_ai.tool.call.result', result.content);
+      // F4: how many, never the bytes (those only in gen_ai.input.messages, with recordContent)
+      if (result.attachments !== undefined) span.setAttribute('rx_tool_loop.tool.attachments', result.attachments.length);
     }
     span.end(at);
   }

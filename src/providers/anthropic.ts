@@ -1,4 +1,5 @@
-import type { AgentMessage, Provider, ProviderEvent, ProviderInput, SystemMessage, StopReason, Usage } from '../types.js';
+import type { AgentMessage, Attachment, Provider, ProviderEvent, ProviderInput, SystemMessage, StopReason, Usage } from '../types.js';
+import { IMAGE_TYPES_ONLY, WEB_IMAGE_TYPES, attachmentLine, inlineData } from '../util/attachments.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
 import { isPlainObject, shown } from '../util/values.js';
 import type { SseEvent } from './http/sse.js';
@@ -168,12 +169,14 @@ export function anthropicToolChoice(choice: ToolChoice): { type: 'auto' | 'none'
 function anthropicMessage(message: Exclude<AgentMessage, SystemMessage>): WireMessage | undefined {
   switch (message.role) {
     case 'user':
-      return { role: 'user', content: message.content };
-    case 'toolResult':
-      return {
-        role: 'user',
-        content: [{ type: 'tool_result', tool_use_id: message.toolCallId, content: message.content, is_error: message.isError }],
-      };
+      if (message.attachments === undefined) return { role: 'user', content: message.content };
+      return { role: 'user', content: [...textBlock(message.content), ...message.attachments.map(anthropicBlock)] };
+    case 'toolResult': {
+      // F2: with attachments, the result's content is blocks: its text, then each attachment
+      const { attachments } = message;
+      const content = attachments === undefined ? message.content : [...textBlock(message.content), ...attachments.map(anthropicBlock)];
+      return { role: 'user', content: [{ type: 'tool_result', tool_use_id: message.toolCallId, content, is_error: message.isError }] };
+    }
     case 'assistant': {
       const content: Block[] = message.content === '' ? [] : [{ type: 'text', text: message.content }];
       for (const call of message.toolCalls ?? []) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input });
@@ -185,6 +188,43 @@ function anthropicMessage(message: Exclude<AgentMessage, SystemMessage>): WireMe
       return { role: 'assistant', content: reasoning.length > 0 ? [...reasoning, ...content] : content };
     }
   }
+}
+
+/** A text as a `text` block; none for an empty text (the API refuses an empty text block). */
+function textBlock(text: string): Block[] {
+  return text === '' ? [] : [{ type: 'text', text }];
+}
+
+/**
+ * F2: an attachment as a Messages API block: an image as `image` (base64 for jpeg, png, gif, webp; a web URL as
+ * `url`), a PDF as a `document` (base64 or `url`), a text file (`text/*`, JSON) as a `document` of its decoded
+ * text; what the API cannot take (audio; other images and files) as a `text` block that says so.
+ */
+function anthropicBlock(attachment: Attachment): Block {
+  const data = inlineData(attachment);
+  const mimeType = attachment.mimeType.toLowerCase();
+  if (attachment.type === 'image') {
+    if (data === undefined) return { type: 'image', source: { type: 'url', url: attachment.url } };
+    if (WEB_IMAGE_TYPES.has(mimeType)) return { type: 'image', source: { type: 'base64', media_type: mimeType, data } };
+    return { type: 'text', text: attachmentLine(attachment, IMAGE_TYPES_ONLY) };
+  }
+  if (attachment.type === 'file') {
+    const title = attachment.name === undefined ? {} : { title: attachment.name };
+    if (mimeType === 'application/pdf') {
+      const source = data === undefined ? { type: 'url', url: attachment.url } : { type: 'base64', media_type: 'application/pdf', data };
+      return { type: 'document', source, ...title };
+    }
+    if (data !== undefined && (mimeType.startsWith('text/') || mimeType === 'application/json')) {
+      return { type: 'document', source: { type: 'text', media_type: 'text/plain', data: utf8(data) }, ...title };
+    }
+    return { type: 'text', text: attachmentLine(attachment, 'not sent, API takes PDF and text files only') };
+  }
+  return { type: 'text', text: attachmentLine(attachment, 'not sent, API takes no audio') };
+}
+
+/** Base64 as the UTF-8 text it encodes (the platform's own decoders: the main entry imports nothing but rxjs). */
+function utf8(data: string): string {
+  return new TextDecoder().decode(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)));
 }
 
 /** A block this API sent as reasoning; another API's reasoning (a history that changed providers) is not sent. */

@@ -1,4 +1,5 @@
-import type { AgentMessage, Provider, ProviderInput } from '../types.js';
+import type { AgentMessage, Attachment, Provider, ProviderInput } from '../types.js';
+import { IMAGE_TYPES_ONLY, WEB_IMAGE_TYPES, attachmentLine, attachmentUrl, inlineData } from '../util/attachments.js';
 import { isPlainObject, shown } from '../util/values.js';
 import { inputSchema } from './json.js';
 import { ToolChoice, httpSettings, streamRequest } from './http/transport.js';
@@ -127,10 +128,12 @@ function pushItems(input: object[], message: AgentMessage): void {
       input.push({ role: 'developer', content: message.content });
       return;
     case 'user':
-      input.push({ role: 'user', content: message.content });
+      if (message.attachments === undefined) input.push({ role: 'user', content: message.content });
+      else input.push({ role: 'user', content: [...inputText(message.content), ...message.attachments.map(responsesPart)] });
       return;
-    case 'toolResult':
-      input.push({ type: 'function_call_output', call_id: message.toolCallId, output: message.content });
+    case 'toolResult': // F2: with attachments, the output is an array of parts
+      if (message.attachments === undefined) input.push({ type: 'function_call_output', call_id: message.toolCallId, output: message.content });
+      else input.push({ type: 'function_call_output', call_id: message.toolCallId, output: [...inputText(message.content), ...message.attachments.map(responsesPart)] });
       return;
     case 'assistant': {
       const calls = message.toolCalls ?? [];
@@ -144,6 +147,28 @@ function pushItems(input: object[], message: AgentMessage): void {
       return;
     }
   }
+}
+
+/** A text as an `input_text` part; none for an empty text. */
+function inputText(text: string): object[] {
+  return text === '' ? [] : [{ type: 'input_text', text }];
+}
+
+/**
+ * F2: an attachment as a Responses content part, in a user message or a result's output: an image as `input_image`
+ * (its URL, or its data — jpeg, png, gif, webp — as a `data:` URL), a file as `input_file` (`file_url`, or `file_data` as a `data:` URL);
+ * audio, which the API takes in neither, as an `input_text` line that says so.
+ */
+function responsesPart(attachment: Attachment): object {
+  const data = inlineData(attachment);
+  if (attachment.type === 'image') {
+    if (data !== undefined && !WEB_IMAGE_TYPES.has(attachment.mimeType.toLowerCase())) return { type: 'input_text', text: attachmentLine(attachment, IMAGE_TYPES_ONLY) };
+    return { type: 'input_image', image_url: attachmentUrl(attachment), detail: 'auto' };
+  }
+  if (attachment.type === 'audio') return { type: 'input_text', text: attachmentLine(attachment, 'not sent, API takes no audio') };
+  const name = attachment.name ?? 'file';
+  if (data === undefined) return { type: 'input_file', file_url: attachment.url, filename: name };
+  return { type: 'input_file', file_data: `data:${attachment.mimeType};base64,${data}`, filename: name };
 }
 
 /** A Responses API reasoning item, as `message_end.reasoning` carries it (P10). */

@@ -1,4 +1,5 @@
-import type { AgentMessage, Provider, ProviderEvent, ProviderInput, Usage } from '../types.js';
+import type { AgentMessage, Attachment, Provider, ProviderEvent, ProviderInput, ToolResultMessage, Usage } from '../types.js';
+import { IMAGE_TYPES_ONLY, WEB_IMAGE_TYPES, attachmentLine, attachmentUrl, inlineData } from '../util/attachments.js';
 import { shown } from '../util/values.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
 import { openAIUsage } from './openai-usage.js';
@@ -79,7 +80,13 @@ export interface OpenAIChatRequestOptions {
 export function openAIChatRequest(options: OpenAIChatRequestOptions, { messages, tools }: ProviderInput): object {
   const { model, system, temperature, maxTokens, toolChoice, stop, reasoningEffort } = options;
   const wire: object[] = system ? [{ role: 'system', content: system }] : [];
-  for (const message of messages) wire.push(openAIMessage(message));
+  let held: object[] | undefined; // F2: the attachments of the results so far, for the user message after them
+  for (const message of messages) {
+    if (held !== undefined && message.role !== 'toolResult') held = flushHeld(wire, held);
+    wire.push(openAIMessage(message));
+    if (message.role === 'toolResult' && message.attachments !== undefined) held = heldParts(held, message);
+  }
+  if (held !== undefined) flushHeld(wire, held);
   const body: Record<string, unknown> = { model, messages: wire };
   if (tools.length > 0) {
     body.tools = tools.map((tool) => ({
@@ -107,8 +114,9 @@ function openAIMessage(message: AgentMessage): object {
     case 'system': // in place: the API reads system messages wherever they stand (R21)
       return { role: 'system', content: message.content };
     case 'user':
-      return { role: 'user', content: message.content };
-    case 'toolResult':
+      if (message.attachments === undefined) return { role: 'user', content: message.content };
+      return { role: 'user', content: [...textPart(message.content), ...message.attachments.map(chatPart)] };
+    case 'toolResult': // text only: its attachments follow the turn's results (heldParts)
       return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
     case 'assistant': {
       const calls = message.toolCalls ?? [];
@@ -125,6 +133,60 @@ function openAIMessage(message: AgentMessage): object {
     }
   }
 }
+
+/** The text of a message as a content part, none for an empty text (the API refuses an empty part). */
+function textPart(text: string): object[] {
+  return text === '' ? [] : [{ type: 'text', text }];
+}
+
+/** F2: the parts of the user message after a turn's results: a line naming each result, then its attachments. */
+function heldParts(held: object[] | undefined, result: ToolResultMessage): object[] | undefined {
+  if (result.attachments!.length === 0) return held;
+  const parts = held ?? [{ type: 'text', text: RESULTS_ATTACHMENTS }];
+  parts.push({ type: 'text', text: `${result.toolName} (${result.toolCallId}):` }, ...result.attachments!.map(chatPart));
+  return parts;
+}
+
+function flushHeld(wire: object[], held: object[]): undefined {
+  wire.push({ role: 'user', content: held });
+  return undefined;
+}
+
+/**
+ * F2: the first line of the user message that carries a turn's result attachments on Chat Completions, whose tool
+ * messages take text only; each result with attachments follows as `NAME (CALL_ID):` and its parts.
+ */
+export const RESULTS_ATTACHMENTS = 'Attachments of the results above:';
+
+/**
+ * F2: an attachment as a Chat Completions content part: an image as `image_url` (its URL, or its data — jpeg, png,
+ * gif, webp — as a `data:` URL), wav or mp3 audio with data as `input_audio`, a file with data as `file` (`file_data` a `data:` URL);
+ * what the API cannot take (other audio, audio or a file by web URL) as a text part that says so.
+ */
+function chatPart(attachment: Attachment): object {
+  const data = inlineData(attachment);
+  if (attachment.type === 'image') {
+    if (data !== undefined && !WEB_IMAGE_TYPES.has(attachment.mimeType.toLowerCase())) return { type: 'text', text: attachmentLine(attachment, IMAGE_TYPES_ONLY) };
+    return { type: 'image_url', image_url: { url: attachmentUrl(attachment) } };
+  }
+  if (attachment.type === 'audio') {
+    const format = AUDIO_FORMATS[attachment.mimeType.toLowerCase()];
+    if (data === undefined) return { type: 'text', text: attachmentLine(attachment, 'not sent, API takes audio only as data') };
+    if (format === undefined) return { type: 'text', text: attachmentLine(attachment, 'not sent, API takes wav or mp3 audio only') };
+    return { type: 'input_audio', input_audio: { data, format } };
+  }
+  if (data === undefined) return { type: 'text', text: attachmentLine(attachment, 'not sent, API takes files only as data') };
+  return { type: 'file', file: { file_data: `data:${attachment.mimeType};base64,${data}`, filename: attachment.name ?? 'file' } };
+}
+
+/** The audio MIME types Chat Completions' `input_audio` takes, and its name for each. */
+const AUDIO_FORMATS: Readonly<Record<string, 'wav' | 'mp3'>> = {
+  'audio/wav': 'wav',
+  'audio/x-wav': 'wav',
+  'audio/wave': 'wav',
+  'audio/mpeg': 'mp3',
+  'audio/mp3': 'mp3',
+};
 
 // where a call's arguments stand, followed character by character (P8): no JSON.parse of a partial text
 const ARGS_EMPTY = 0; // only whitespace so far

@@ -16,10 +16,10 @@ import { argumentError, checkRecord } from './arguments.js';
  * | `tool_call_delta` | `tool_call_delta slow: {"pa` (the call's name when the event has it, else `#INDEX`) |
  * | `reasoning_delta` | `reasoning_delta TEXT` |
  * | `tool_update` | `tool_update slow: 50%`; one an agent tool forwards (A4): `tool_update researcher: tool_call search`, the inner event's line |
- * | `tool_result` | `tool_result search: 3 hits`, `tool_result slow: error: boom (isError)` |
+ * | `tool_result` | `tool_result search: 3 hits`, `tool_result slow: error: boom (isError)`; with attachments (F4) a line each: `tool_result chart: drawn [image image/png, 1234 bytes]` |
  * | `turn_end` | `turn_end 1 (toolUse): user, assistant "hm"[slow,fast], toolResult slow, toolResult fast` |
  * | `loop_end` | `loop_end stop` |
- * | `user_message` | `user_message what time is it?` (a conversation's prompt, C1) |
+ * | `user_message` | `user_message what time is it?` (a conversation's prompt, C1); with attachments as `tool_result` |
  * | `prompt_dropped` | `prompt_dropped what time is it?` (a prompt a stop dropped, left open (a)) |
  *
  * A failed turn shows its error: `turn_end 2 (error: overloaded): …`. Payloads are in the lines (R32), so a

@@ -1,5 +1,5 @@
 import type { ConversationOptions } from '../conversation/conversation.js';
-import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, ProviderEvent, ToolCall, ToolDecision, ToolResultMessage } from '../types.js';
+import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, ProviderEvent, ToolCall, ToolDecision, ToolOutput, ToolResultMessage, UserMessage } from '../types.js';
 import { isPlainObject } from '../util/values.js';
 import { describeEvent } from './describe-event.js';
 import { Letters, MARBLE_ALPHABET, Mark, drawLine, drawnFrames } from './marble-line.js';
@@ -113,14 +113,14 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
     const letter = letters.letterOf(describeEvent(event));
     switch (event.type) {
       case 'user_message':
-        prompts.push({ frame, index: i, content: event.message.content });
+        prompts.push({ frame, index: i, ...promptOf(event.message) });
         if (initial === undefined && loops.length === 0) initial = event.messages.slice(0, -1);
         if (running !== undefined && running.turns.length > 0) steered = true;
         if (loop?.end?.reason === 'aborted' && loop.end.frame === frame && loop.abortAt === frame && seen[i - 1]?.event?.type === 'loop_end') loop.switched = true;
         return;
       case 'prompt_dropped':
         // the conversation's, not the loop's: the replayed conversation drops it again, the prompt sent right before the press
-        prompts.push({ frame, index: i, content: event.message.content, dropped: true });
+        prompts.push({ frame, index: i, ...promptOf(event.message), dropped: true });
         return;
       case 'turn_start': {
         const owner = running ?? (loops[loops.length] = { turns: [] });
@@ -182,8 +182,24 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
 interface Prompt {
   frame: number;
   index: number;
+  /** Its letter's key: the text, or the whole message as JSON when it has attachments. */
   content: string;
+  /** What the replay sends: the text, or the message with its attachments (F4). */
+  value: string | UserMessage;
   dropped?: true;
+}
+
+/** F4: a prompt as the replay sends it: its text, or the message when it has attachments. */
+function promptOf(message: UserMessage): { content: string; value: string | UserMessage } {
+  if (message.attachments === undefined) return { content: message.content, value: message.content };
+  const value: UserMessage = { role: 'user', content: message.content, attachments: message.attachments };
+  return { content: JSON.stringify(value), value };
+}
+
+/** F4: a result as the replay's tool (or hook) gives it: its text, or a `ToolOutput` when there is more to it. */
+function outputOf({ content, isError, attachments }: ToolResultMessage, terminates: boolean): string | ToolOutput {
+  if (!isError && !terminates && attachments === undefined) return content;
+  return { content, ...(isError ? { isError } : {}), ...(attachments !== undefined ? { attachments } : {}), ...(terminates ? { terminate: true } : {}) };
 }
 
 /** A press of the conversation's `abort$`, on the prompts' line (so that a prompt it drops is sent right before it). */
@@ -359,7 +375,7 @@ function writeTest(parts: TestParts): Replay {
             ? { at: Infinity } // still waiting (for a hook or a slot) when the abort came
             : content.startsWith('denied: ') && isError && !terminates
               ? { at: frame, decision: { action: 'deny', reason: content.slice('denied: '.length) } }
-              : { at: frame, decision: { action: 'answer', output: isError || terminates ? { content, ...(isError ? { isError } : {}), ...(terminates ? { terminate: true } : {}) } : content } };
+              : { at: frame, decision: { action: 'answer', output: outputOf(message, terminates) } };
         asked.push({ at: startedAt(toolCallId), id: toolCallId, decision });
       }
       asked.sort((a, b) => a.at - b.at);
@@ -374,8 +390,7 @@ function writeTest(parts: TestParts): Replay {
         }
         const valueOf = (letter: string): unknown => {
           if (result === undefined || letter !== result.letter) return updates.find((u) => u.letter === letter)?.content;
-          const { content, isError } = result.message;
-          return isError || terminates ? { content, ...(isError ? { isError } : {}), ...(terminates ? { terminate: true } : {}) } : content;
+          return outputOf(result.message, terminates);
         };
         const answered = result !== undefined && result.message.content !== 'error: aborted';
         const own: Record<string, unknown> = {};
@@ -407,13 +422,15 @@ function writeTest(parts: TestParts): Replay {
 
   // a conversation's prompts as a marble (C1): each where it joined, the end with the last
   const promptLetters = new Map<string, string>();
+  const promptValues = new Map<string, string | UserMessage>();
   // C2's abort$: a press where a loop was aborted or prompts were dropped, on the prompts' line, each dropped prompt sent right
   // before it (one line: a replay would play a line of its own before the prompts', the conversation subscribes abort$ first)
   const presses = isConversation ? [...aborts, ...prompts.filter((p) => p.dropped).map(({ frame, index }) => ({ frame, index: index + 0.5 }))] : [];
   const pressed = presses.filter((press, k) => !presses.some((other, j) => other.frame === press.frame && (other.index < press.index || (other.index === press.index && j < k))));
   if (isConversation) {
-    const marks: (Mark & { index: number })[] = prompts.map(({ frame, index, content }) => {
+    const marks: (Mark & { index: number })[] = prompts.map(({ frame, index, content, value }) => {
       if (!promptLetters.has(content)) promptLetters.set(content, MARBLE_ALPHABET[promptLetters.size]!);
+      promptValues.set(content, value);
       return { frame, index, kind: 'N', value: promptLetters.get(content)! };
     });
     marks.push(...pressed.map(({ frame, index }) => ({ frame, index, kind: 'N' as const, value: PRESS })));
@@ -476,7 +493,7 @@ function writeTest(parts: TestParts): Replay {
     'const events = {',
     ...[...events.values()].map(({ letter, event }) => `  ${key(letter)}: ${JSON.stringify(event)},`),
     '} as const;',
-    ...(isConversation ? [`const prompts = ${objectLiteral({ ...Object.fromEntries([...promptLetters].map(([content, letter]) => [letter, content])), ...(pressesShown ? { [PRESS]: null } : {}) })};${pressesShown ? ` // ${PRESS}: a press of abort$` : ''}`] : []),
+    ...(isConversation ? [`const prompts = ${objectLiteral({ ...Object.fromEntries([...promptLetters].map(([content, letter]) => [letter, promptValues.get(content)])), ...(pressesShown ? { [PRESS]: null } : {}) })};${pressesShown ? ` // ${PRESS}: a press of abort$` : ''}`] : []),
     ...innerValues.map(([key, values]) => `/** The inner loop of ${key}: each event of it, as the agent tool forwarded it (A4). */\nconst ${key}: Record<string, LoopEvent> = ${objectLiteral(values)};`),
     `const loop = loopLegend(events, ${JSON.stringify(own)});`,
     ...(hooked

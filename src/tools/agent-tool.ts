@@ -2,7 +2,7 @@ import { Observable, Subscriber, isObservable } from 'rxjs';
 import { eventLine } from '../util/event-line.js';
 import { kindOf, shown } from '../util/values.js';
 import { forwardedProgress } from './tool-progress.js';
-import type { JsonSchemaObject, LoopEvent, LoopEventOf, StandardSchemaV1, Tool, ToolContext, ToolOutput, ToolProgressValue } from '../types.js';
+import type { Attachment, JsonSchemaObject, LoopEvent, LoopEventOf, StandardSchemaV1, Tool, ToolContext, ToolOutput, ToolProgressValue } from '../types.js';
 
 /**
  * A sub-agent as a tool (A1–A3): a tool whose run is a whole loop of its own. The inner loop's Observable
@@ -12,7 +12,9 @@ import type { JsonSchemaObject, LoopEvent, LoopEventOf, StandardSchemaV1, Tool, 
  * `event` field carries it, so a copy of the inner events changes nothing: R34). The inner `loop_end` is the result: the
  * inner assistant's content when the reason is `stop` or `terminated`, else the error result
  * `error: sub-agent NAME ended with REASON: MESSAGE`; `details` is `{ reason, messages, usage }` (the inner
- * history and token counts, JSON). Cancelling the call — the outer loop unsubscribed or aborted, a
+ * history and token counts, JSON). F5: a result that succeeded carries, as its `attachments`, those of every result
+ * of the inner loop's tools, in the order they came (the inner assistant has none of its own: what its tools
+ * made — a screenshot, a chart — is what it hands up); the inner loop's own prompt's attachments stay below. Cancelling the call — the outer loop unsubscribed or aborted, a
  * `toolTimeoutMs` — unsubscribes the inner loop, its provider call and its tools with it (A3); the call's
  * `context.signal`, passed on as the inner loop's `signal`, aborts too (it is the platform's own signal, made
  * when first read: R35). `model` names the inner agent's model: each update then carries it as
@@ -91,6 +93,8 @@ function forwarded(name: string, details: { model: string } | undefined, inner: 
 class Forwarding extends Subscriber<LoopEvent> {
   /** The inner loop's text of its current turn so far. */
   private text = '';
+  /** F5: the attachments of the inner loop's tool results, in the order they came. */
+  private attachments: Attachment[] | undefined;
 
   constructor(
     private readonly name: string,
@@ -108,6 +112,7 @@ class Forwarding extends Subscriber<LoopEvent> {
       if (typeof event !== 'object' || event === null) throw new TypeError(`sub-agent ${this.name} emitted ${kindOf(event)}, not a loop event`);
       if (event.type === 'text_delta') content = this.text += event.text;
       else {
+        if (event.type === 'tool_result' && event.message.attachments !== undefined) (this.attachments ??= []).push(...event.message.attachments);
         if (event.type === 'turn_start') this.text = '';
         content = eventLine(event);
       }
@@ -117,17 +122,17 @@ class Forwarding extends Subscriber<LoopEvent> {
     }
     out.next(forwardedProgress(content, event, this.details));
     if (event.type === 'loop_end') {
-      out.next(resultOf(this.name, event));
+      out.next(resultOf(this.name, event, this.attachments));
       this.complete(); // without a loop_end only progress came: R14's `error: tool produced no result`
     }
   }
 }
 
-/** A2: the inner `loop_end` as the call's result. */
-function resultOf(name: string, end: LoopEventOf<'loop_end'>): ToolOutput {
+/** A2: the inner `loop_end` as the call's result; F5: with the attachments of the inner tools' results when it succeeded. */
+function resultOf(name: string, end: LoopEventOf<'loop_end'>, attachments: Attachment[] | undefined): ToolOutput {
   const { reason, assistant, messages, usage } = end;
   const details = { reason, messages, usage };
-  if (reason === 'stop' || reason === 'terminated') return { content: assistant.content, details };
+  if (reason === 'stop' || reason === 'terminated') return attachments === undefined ? { content: assistant.content, details } : { content: assistant.content, attachments, details };
   // a reason without a message of its own (maxTurns, length) says what the inner assistant said, if anything
   const message = assistant.errorMessage ?? assistant.content;
   return { content: `error: sub-agent ${name} ended with ${reason}${message === '' ? '' : `: ${message}`}`, isError: true, details };

@@ -1,3 +1,4 @@
+import { attachmentsProblem } from '../util/attachments.js';
 import { errorText, isPlainObject, kindOf } from '../util/values.js';
 import type { ToolCall, ToolOutput, ToolResultMessage } from '../types.js';
 
@@ -11,6 +12,7 @@ export function toolResultMessage(call: ToolCall, output: ToolOutput): ToolResul
     isError: output.isError === true,
   };
   if (output.details !== undefined) message.details = output.details;
+  if (output.attachments !== undefined && output.attachments.length > 0) message.attachments = output.attachments;
   return message;
 }
 
@@ -59,9 +61,20 @@ export function isToolOutput(value: unknown): value is string | ToolOutput {
   return typeof value === 'string' || (typeof value === 'object' && value !== null && typeof (value as ToolOutput).content === 'string');
 }
 
-/** A handler's value as a `ToolOutput`; anything else is a tool failure with a clear message. */
+/**
+ * A handler's value as a `ToolOutput`; anything else is a tool failure with a clear message — an invalid
+ * attachment too (F1): `error: attachments[0].data must be standard base64 text (got …)`.
+ */
 export function toToolOutput(value: unknown): ToolOutput {
-  if (isToolOutput(value)) return typeof value === 'string' ? { content: value } : value;
+  if (typeof value === 'string') return { content: value };
+  if (isToolOutput(value)) {
+    const output = value as ToolOutput;
+    if (output.attachments !== undefined) {
+      const problem = attachmentsProblem(output.attachments);
+      if (problem !== undefined) throw new TypeError(problem);
+    }
+    return output;
+  }
   const kind = isPlainObject(value) ? 'an object without a string content' : kindOf(value);
   throw new TypeError(`tool returned ${kind}; expected a string or { content: string }`);
 }

@@ -1,4 +1,5 @@
 import type { AgentMessage, AssistantMessage, ConversationEvent } from '../types.js';
+import { attachmentLines } from './attachments.js';
 import { kindOf } from './values.js';
 
 /**
@@ -33,13 +34,14 @@ export function eventLine(event: ConversationEvent): string {
       // A4: an agent tool's update names the inner event it forwards, at any depth
       return `tool_update ${event.toolName}: ${event.event === undefined ? event.content : eventLine(event.event)}`;
     case 'tool_result':
-      return `tool_result ${event.message.toolName}: ${payload(event.message.content)}${event.message.isError ? ' (isError)' : ''}`;
+      // F4: each attachment as its line, `[image image/png, 1234 bytes]`: never its bytes
+      return `tool_result ${event.message.toolName}: ${payload(event.message.content)}${attachmentLines(event.message.attachments)}${event.message.isError ? ' (isError)' : ''}`;
     case 'turn_end':
       return `turn_end ${event.turn} (${why(event.assistant)}): ${event.messages.map(brief).join(', ')}`;
     case 'loop_end':
       return `loop_end ${event.reason}`;
     case 'user_message':
-      return `user_message ${event.message.content}`;
+      return `user_message ${event.message.content}${attachmentLines(event.message.attachments)}`;
     case 'prompt_dropped':
       return `prompt_dropped ${event.message.content}`;
     default:

@@ -1,22 +1,26 @@
+/**
+ * Request bodies type-checked against an official SDK's request type (a pinned devDependency): each body is
+ * written as an object literal of that type into a source file that exists only in memory, and the TypeScript
+ * compiler checks it — excess property checks included, so a field the API does not know fails as much as a
+ * missing or mistyped one. One program for all the bodies: the compiler loads the SDK once.
+ */
 import { join } from 'node:path';
 import * as ts from 'typescript';
 
 const root = join(__dirname, '..', '..');
+/** The in-memory file sits in this folder, so that the SDKs resolve from the repository's node_modules. */
+const virtualFile = join(__dirname, '__sdk-bodies__.ts');
 
 /**
- * The compiler's complaints about each of `bodies`, each written as an object literal of the official SDK's
- * request type (`typeName`, imported by `importLine`) into a source file that exists only in memory: `[]` for a
- * body that type-checks. Excess property checks included, so a field the API does not know fails as much as a
- * missing or mistyped one. The file sits in spec/providers, so that the SDK resolves from the repository's
- * node_modules.
+ * The compiler's complaints about each of `bodies`, each typed as `typeName` imported from `module`: `[]` for one
+ * that type-checks.
  *
  * ```ts
- * typeErrors("import type { MessageCreateParamsStreaming } from '@anthropic-ai/sdk/resources/messages';", 'MessageCreateParamsStreaming', [body]);
+ * typeErrors('openai/resources/responses/responses', 'ResponseCreateParamsStreaming', [body]); // [[]]
  * ```
  */
-export function typeErrors(importLine: string, typeName: string, bodies: readonly object[]): string[][] {
-  const virtualFile = join(__dirname, `__${typeName}-bodies__.ts`);
-  const lines = [importLine];
+export function typeErrors(module: string, typeName: string, bodies: readonly object[]): string[][] {
+  const lines = [`import type { ${typeName} } from '${module}';`];
   const firstLines = bodies.map((body, n) => {
     const first = lines.length;
     lines.push(...`export const body${n}: ${typeName} = ${JSON.stringify(body, null, 2)};`.split('\n'));
@@ -51,10 +55,4 @@ export function typeErrors(importLine: string, typeName: string, bodies: readonl
     else errors[owner]!.push(`line ${line - firstLines[owner]! + 1}: ${text}`);
   }
   return errors;
-}
-
-/** P19: every `cache_control` in a request body, as the path to the block that carries it (`['system.0', 'tools.1']`). */
-export function breakpoints(body: unknown, path = ''): string[] {
-  if (typeof body !== 'object' || body === null) return [];
-  return Object.entries(body).flatMap(([key, value]) => (key === 'cache_control' ? [path] : breakpoints(value, path === '' ? key : `${path}.${key}`)));
 }
