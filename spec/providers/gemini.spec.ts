@@ -382,7 +382,7 @@ describe('geminiProvider: the request', () => {
         attachments: [
           { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' },
           { type: 'file', mimeType: 'application/pdf', url: 'https://example.com/report.pdf' },
-          { type: 'file', mimeType: 'text/plain', url: 'data:text/plain,h%C3%A9' },
+          { type: 'file', mimeType: 'text/plain', url: 'data:text/plain,h%c3%a9' },
         ],
       },
       { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [{ id: 'fc_1', name: 'screenshot', input: {} }] },
