@@ -209,7 +209,7 @@ const genai = {
     genaiSdk ??= await import('@google/genai');
   },
   async run({ scenario, baseURL, tools }) {
-    const client = new genaiSdk.GoogleGenAI({ apiKey: API_KEY, httpOptions: { baseUrl: baseURL } });
+    const client = new genaiSdk.GoogleGenAI({ apiKey: API_KEY, httpOptions: { baseUrl: baseURL, apiVersion: 'v1beta' } });
     const functionDeclarations = Object.entries(W.TOOLS).map(([name, spec]) => ({
       name,
       description: spec.description,
