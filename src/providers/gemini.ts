@@ -226,5 +226,3 @@ function dataUrlBase64(url: string): string | undefined {
   for (const byte of new TextEncoder().encode(decodeURIComponent(payload))) binary += String.fromCharCode(byte);
   return btoa(binary);
 }
-
-export type { GeminiPart } from './gemini-translator.js';
