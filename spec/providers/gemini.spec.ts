@@ -483,6 +483,15 @@ describe('geminiProvider: errors, retries, idle timeout (P2, P4, P12, L1)', () =
     expect(JSON.stringify([limited, refused])).not.toContain(KEY);
   });
 
+  it("P17, L1: a 429 without retry-after says how long to wait in its RetryInfo: failure.retryAfterMs is its retryDelay", async () => {
+    const details = [
+      { '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{ quotaMetric: 'generativelanguage.googleapis.com/generate_content_free_tier_requests' }] },
+      { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37s' },
+    ];
+    server.reply({ status: 429, body: JSON.stringify({ error: { code: 429, message: 'You exceeded your current quota.', status: 'RESOURCE_EXHAUSTED', details } }) });
+    expect(await collect(provider()(question))).toEqual([start, failure('http', expect.stringMatching(/^HTTP 429 from POST \S+: You exceeded your current quota\.$/), { status: 429, retryAfterMs: 37_000 })]);
+  });
+
   it('P17, L1: a network failure ends with failure network; bad JSON in the stream with failure protocol', async () => {
     const port = await closedPort();
     const unreachable = await collect(geminiProvider({ model: 'm', apiKey: '', maxRetries: 0, baseURL: `http://127.0.0.1:${port}/v1beta` })(question));

@@ -29,9 +29,37 @@ export function observedFetch(fetch: FetchLike, attempt: Attempt): FetchLike {
       attempt.status = response.status;
       const wait = typeof response.headers?.get === 'function' ? retryAfter(response.headers) : undefined;
       if (wait !== undefined) attempt.retryAfterMs = wait;
+      // Gemini says how long to wait in the error's RetryInfo, seldom in a header: read it from a copy of the body
+      else if (response.status === 429 && typeof response.clone === 'function') {
+        const delay = retryInfoMs(await response.clone().text().catch(() => ''));
+        if (delay !== undefined) attempt.retryAfterMs = delay;
+      }
     }
     return response;
   };
+}
+
+/**
+ * The `retryDelay` of a Google API error's `RetryInfo` detail, in ms: `undefined` when there is none.
+ *
+ * ```ts
+ * retryInfoMs('{"error":{"code":429,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}'); // 37000
+ * ```
+ */
+export function retryInfoMs(body: string): number | undefined {
+  let details: unknown;
+  try {
+    details = (JSON.parse(body) as { error?: { details?: unknown } } | null)?.error?.details;
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(details)) return undefined;
+  for (const detail of details) {
+    const delay = (detail as { retryDelay?: unknown } | null)?.retryDelay;
+    const seconds = typeof delay === 'string' ? /^(\d+(?:\.\d+)?)s$/.exec(delay)?.[1] : undefined;
+    if (seconds !== undefined) return Math.round(Number(seconds) * 1000);
+  }
+  return undefined;
 }
 
 /**
