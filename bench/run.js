@@ -490,7 +490,7 @@ const W6_LABELS = {
   'rx-tool-loop': '**rx-tool-loop** (runEventedToolLoop + openAIChatProvider / anthropicProvider / openAIResponsesProvider / geminiProvider)',
   'pi-runAgentLoop': 'Pi: pi-agent-core runAgentLoop + pi-ai providers',
   'ai-streamText': 'AI SDK streamText + @ai-sdk/openai (chat, responses) / @ai-sdk/anthropic / @ai-sdk/google',
-  'genai-generateContentStream': '@google/genai generateContentStream in the loop its docs show (Gemini)',
+  'genai-generateContentStream': '@google/genai generateContentStream in a hand-written loop that starts each tool as its call arrives (Gemini)',
 };
 const W6_PEERS = ['pi-runAgentLoop', 'ai-streamText', 'genai-generateContentStream'];
 const W6_API = { openai: 'OpenAI Chat Completions', anthropic: 'Anthropic Messages', responses: 'OpenAI Responses', gemini: 'Gemini' };

@@ -19,10 +19,11 @@
 //   Completions), its responses model (`openai.responses(id)`, `store: false` as rx-tool-loop's, so that
 //   it sends the whole history too) and @ai-sdk/anthropic, all with `baseURL` the loopback server, and
 //   `stopWhen: isStepCount(turns)`; on Gemini @ai-sdk/google's `createGoogleGenerativeAI({ baseURL })`.
-// - @google/genai (Gemini only): the official SDK's `generateContentStream`, in the loop its docs show for
-//   function calling — each call's tool started as its chunk arrives, the model turn sent back as its
-//   parts came (thought signatures on them), the results as functionResponse parts — until a reply makes
-//   no call.
+// - @google/genai (Gemini only): the official SDK's `generateContentStream` (it has no loop of its own) in a
+//   hand-written loop as eager as ours — each call's tool started as its chunk arrives (the SDK's docs run them
+//   after the reply), the model turn sent back as its parts came (thought signatures on them), the results as
+//   functionResponse parts — until a reply makes no call. So its tool start and conversation time match an
+//   eager loop's; what it measures against rx-tool-loop is the CPU per chunk.
 // - floor: fetch, read the body, split the events, JSON.parse each: what any client does per chunk. It
 //   reads one reply (no loop, no tools): for the CPU per chunk only.
 const W = require('../lib/w6-wire.js');
@@ -197,13 +198,13 @@ const aiSdk = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// @google/genai: the official SDK's stream, in the function-calling loop its docs show
+// @google/genai: the official SDK's stream, in an eager hand-written function-calling loop
 
 let genaiSdk;
 
 const genai = {
   name: 'genai-generateContentStream',
-  label: '@google/genai generateContentStream, a loop as its docs write it',
+  label: '@google/genai generateContentStream in a hand-written loop that starts each tool as its call arrives',
   supports: (api) => api === 'gemini',
   async load() {
     genaiSdk ??= await import('@google/genai');
