@@ -487,12 +487,13 @@ function w9Table(r) {
 // W6's contenders are the loops over their own HTTP providers (contenders/http.js)
 const W6_LABELS = {
   'sse-floor': 'fetch + SSE split + JSON.parse of one reply (floor)',
-  'rx-tool-loop': '**rx-tool-loop** (runEventedToolLoop + openAIChatProvider / anthropicProvider / openAIResponsesProvider)',
+  'rx-tool-loop': '**rx-tool-loop** (runEventedToolLoop + openAIChatProvider / anthropicProvider / openAIResponsesProvider / geminiProvider)',
   'pi-runAgentLoop': 'Pi: pi-agent-core runAgentLoop + pi-ai providers',
-  'ai-streamText': 'AI SDK streamText + @ai-sdk/openai (chat, responses) / @ai-sdk/anthropic',
+  'ai-streamText': 'AI SDK streamText + @ai-sdk/openai (chat, responses) / @ai-sdk/anthropic / @ai-sdk/google',
+  'genai-generateContentStream': '@google/genai generateContentStream in a hand-written loop that starts each tool as its call arrives (Gemini)',
 };
-const W6_PEERS = ['pi-runAgentLoop', 'ai-streamText'];
-const W6_API = { openai: 'OpenAI Chat Completions', anthropic: 'Anthropic Messages', responses: 'OpenAI Responses' };
+const W6_PEERS = ['pi-runAgentLoop', 'ai-streamText', 'genai-generateContentStream'];
+const W6_API = { openai: 'OpenAI Chat Completions', anthropic: 'Anthropic Messages', responses: 'OpenAI Responses', gemini: 'Gemini' };
 const w6Label = (name) => W6_LABELS[name] ?? label(name);
 
 function w6Table(r) {

@@ -627,8 +627,8 @@ async function w5() {
 // chunk, the time from a tool call's last byte to its tool's start, the wall time of a three-turn
 // conversation whose 200 ms tools run while the model streams
 
-const W6_APIS = ['openai', 'anthropic', 'responses']; // OpenAI Chat Completions, Anthropic Messages, OpenAI Responses (P16)
-const W6_CONTENDERS = ['sse-floor', 'rx-tool-loop', 'pi-runAgentLoop', 'ai-streamText'];
+const W6_APIS = ['openai', 'anthropic', 'responses', 'gemini']; // OpenAI Chat Completions, Anthropic Messages, OpenAI Responses (P16), Gemini (P20)
+const W6_CONTENDERS = ['sse-floor', 'rx-tool-loop', 'pi-runAgentLoop', 'ai-streamText', 'genai-generateContentStream'];
 
 /** The two tools' bodies for one run: each records its start on the server's clock, then takes `toolMs`. */
 function w6Tools(scenario, server) {

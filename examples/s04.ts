@@ -4,13 +4,14 @@
  *
  *   npm run s04
  *
- * The same conversation against a real model (the key comes from OPENAI_API_KEY / ANTHROPIC_API_KEY):
+ * The same conversation against a real model (the key comes from OPENAI_API_KEY / ANTHROPIC_API_KEY / GEMINI_API_KEY):
  *
  *   npm run s04 -- --provider openai --model gpt-4o-mini
  *   npm run s04 -- --api responses --model gpt-5-mini
  *   npm run s04 -- --api ai-sdk --model gpt-4o-mini          (the same API through @ai-sdk/openai, P18)
  *   npm run s04 -- --provider openai --base-url http://localhost:11434/v1 --model qwen2.5:7b
  *   npm run s04 -- --provider anthropic --model claude-sonnet-4-5
+ *   npm run s04 -- --provider gemini --model gemini-2.5-flash
  */
 import { LoopEvent, ProviderInput, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../src/index.js';
 import { FIXED_NOW, describeCommon, lastToolResult, runSeriesDemo } from './series-demo.js';

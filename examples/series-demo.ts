@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { Observable, defer, lastValueFrom, switchMap, tap } from 'rxjs';
-import { AgentMessage, LoopEvent, Provider, ProviderInput, anthropicProvider, openAIChatProvider, openAIResponsesProvider } from '../src/index.js';
+import { AgentMessage, LoopEvent, Provider, ProviderInput, anthropicProvider, geminiProvider, openAIChatProvider, openAIResponsesProvider } from '../src/index.js';
 import { languageModelProvider } from '../src/ai-sdk/index.js';
 
 /** What the demos' `current_time` tool answers, so that a transcript on the scripted provider never changes. */
@@ -82,7 +82,7 @@ export function providerFromArgs(name: string, args: string[], scripted: Provide
   try {
     return chooseProvider(args, scripted);
   } catch (error) {
-    const usage = `usage: npm run ${name} [-- --provider openai|anthropic [--api chat|responses|ai-sdk] --model MODEL [--base-url URL]]`;
+    const usage = `usage: npm run ${name} [-- --provider openai|anthropic|gemini [--api chat|responses|ai-sdk] --model MODEL [--base-url URL]]`;
     console.error(`${name}: ${error instanceof Error ? error.message : String(error)}\n${usage}`);
     process.exitCode = 2;
     return undefined;
@@ -90,7 +90,7 @@ export function providerFromArgs(name: string, args: string[], scripted: Provide
 }
 
 /**
- * No flags: the scripted provider. `--provider openai|anthropic --model M [--base-url URL]`: a real API;
+ * No flags: the scripted provider. `--provider openai|anthropic|gemini --model M [--base-url URL]`: a real API;
  * OpenAI's through `--api chat` (Chat Completions, the default), `--api responses` (the Responses API) or
  * `--api ai-sdk` (Chat Completions through the AI SDK's `@ai-sdk/openai` and `languageModelProvider`, P18);
  * `--api` alone also chooses OpenAI.
@@ -104,12 +104,13 @@ function chooseProvider(args: string[], scripted: Provider): Provider {
   const { api, model, 'base-url': baseURL } = values;
   const name = values.provider ?? (api === undefined ? 'scripted' : 'openai');
   if (name === 'scripted') return scripted;
-  if (name !== 'openai' && name !== 'anthropic') throw new Error(`unknown provider: ${name}`);
+  if (name !== 'openai' && name !== 'anthropic' && name !== 'gemini') throw new Error(`unknown provider: ${name}`);
   if (api !== undefined && api !== 'chat' && api !== 'responses' && api !== 'ai-sdk') throw new Error(`unknown api: ${api} (chat, responses or ai-sdk)`);
   if (api !== undefined && name !== 'openai') throw new Error(`--api is for --provider openai`);
   if (model === undefined) throw new Error(api === 'responses' || api === 'ai-sdk' ? `--api ${api} needs --model` : `--provider ${name} needs --model`);
   if (name === 'anthropic') return anthropicProvider({ model, baseURL });
   if (api === 'ai-sdk') return aiSdkOpenAI(model, baseURL);
+  if (name === 'gemini') return geminiProvider({ model, baseURL });
   return api === 'responses' ? openAIResponsesProvider({ model, baseURL }) : openAIChatProvider({ model, baseURL });
 }
 

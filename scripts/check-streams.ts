@@ -1,16 +1,20 @@
 /**
  * A development check against recorded streams (not part of `npm test`: the recordings are third-party
  * data and stay outside the repository). Each `*.sse` file of `FOLDER/openai/` (Chat Completions),
- * `FOLDER/anthropic/` and `FOLDER/openai-responses/` (the Responses API) — its leading `#` header lines
- * stripped, the rest the SSE body exactly as a server sent it — is served on loopback, whole and then in
- * small pieces, to `openAIChatProvider` / `anthropicProvider` / `openAIResponsesProvider`; their events go
- * through `checkProviderEvents()`, and one line per stream says what the provider made of it and whether
- * every piece size gave the same result.
+ * `FOLDER/anthropic/`, `FOLDER/openai-responses/` (the Responses API) and `FOLDER/gemini/` — its leading `#`
+ * header lines stripped, the rest the SSE body exactly as a server sent it — is served on loopback, whole and
+ * then in small pieces, to `openAIChatProvider` / `anthropicProvider` / `openAIResponsesProvider` /
+ * `geminiProvider` (a recording with `vertex` in its name through a Vertex `baseURL`); their events go through
+ * `checkProviderEvents()`, and one line per stream says what the provider made of it and whether every piece
+ * size gave the same result. P21: each Gemini stream is also read by the official `@google/genai`
+ * (scripts/gemini-differential.ts), and the line says whether the two agree on the text, calls, signatures,
+ * usage and finish reason — or that the SDK threw, which is listed, not compared.
  *
  *   npm run check-streams -- FOLDER
  *   STREAMS_DIR=FOLDER npm run check-streams
  *
- * Exits with 1 when the piece sizes disagree on a stream or a provider broke the event protocol, with 2
+ * Exits with 1 when the piece sizes disagree on a stream, a provider broke the event protocol or disagrees
+ * with its SDK, with 2
  * on a usage error. A stream whose reply ends with stop reason `error` is listed, not a failure: some
  * recordings are of failures.
  *
@@ -20,12 +24,13 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { tap } from 'rxjs';
-import { ProviderProtocolError, anthropicProvider, openAIChatProvider, openAIResponsesProvider } from '../src/index.js';
+import { ProviderProtocolError, anthropicProvider, geminiProvider, openAIChatProvider, openAIResponsesProvider } from '../src/index.js';
 import type { Provider, ProviderEvent, ProviderInput, StopReason, ToolCall, Usage } from '../src/index.js';
 import { LoopbackServer, collect, nextTurn } from '../spec/providers/loopback-server.js';
+import { providerSummary, sdkDifferences, sdkSummary } from './gemini-differential.js';
 
-/** The APIs, each a sub-folder of recordings: OpenAI Chat Completions, Anthropic Messages, the OpenAI Responses API (P14). */
-export const APIS = ['openai', 'anthropic', 'openai-responses'] as const;
+/** The APIs, each a sub-folder of recordings: OpenAI Chat Completions, Anthropic Messages, the OpenAI Responses API (P14), Gemini (P17). */
+export const APIS = ['openai', 'anthropic', 'openai-responses', 'gemini'] as const;
 export type Api = (typeof APIS)[number];
 
 /** The piece sizes, in bytes, each stream is served in after it was served whole. */
@@ -62,6 +67,8 @@ export interface StreamResult {
   disagreements: { pieceSize: number; differences: string[] }[];
   /** Protocol errors, whichever way the stream was served (`whole`, `1 B`, …). */
   protocolErrors: string[];
+  /** P21 (Gemini): where the provider and the official SDK differ, or what the SDK threw. */
+  sdk?: { differences: string[] } | { thrown: string };
 }
 
 export interface CheckReport {
@@ -88,7 +95,7 @@ export function stripHeader(recording: Buffer): Buffer {
   return recording.subarray(at);
 }
 
-/** The recordings under `folder`: `openai/*.sse`, then `anthropic/*.sse`, then `openai-responses/*.sse`, each in name order. */
+/** The recordings under `folder`: `openai/*.sse`, `anthropic/*.sse`, `openai-responses/*.sse`, then `gemini/*.sse`, each in name order. */
 export function recordings(folder: string): { file: string; api: Api; path: string }[] {
   return APIS.flatMap((api) => {
     const dir = join(folder, api);
@@ -175,13 +182,19 @@ async function serve(server: LoopbackServer, provider: Provider, body: Buffer, p
   }
 }
 
-function providerFor(api: Api, url: string): Provider {
+function providerFor(api: Api, url: string, file: string): Provider {
   // no key (a key of the environment is not sent to loopback), no retry (a recording is served once), an
   // idle timeout that keeps a stuck stream from holding up the check
   const common = { model: 'check-streams', apiKey: '', maxRetries: 0, idleTimeoutMs: 10_000 };
   if (api === 'openai') return openAIChatProvider({ ...common, baseURL: `${url}/v1` });
   if (api === 'openai-responses') return openAIResponsesProvider({ ...common, baseURL: `${url}/v1` });
+  if (api === 'gemini') return geminiProvider({ ...common, baseURL: isVertex(file) ? `${url}/v1beta1/projects/check/locations/global/publishers/google` : `${url}/v1beta` });
   return anthropicProvider({ ...common, baseURL: url });
+}
+
+/** A Gemini recording of Vertex AI: `vertex` in its name (the streams' README). */
+function isVertex(file: string): boolean {
+  return /vertex/i.test(file);
 }
 
 /**
@@ -210,6 +223,10 @@ export function describeResult(result: StreamResult, width = 0): string {
       ? 'pieces agree'
       : `PIECES DISAGREE (${result.disagreements.map((d) => `${d.pieceSize} B: ${d.differences.join('; ')}`).join(' | ')})`,
   ];
+  if (result.sdk !== undefined) {
+    const { sdk } = result;
+    parts.push('thrown' in sdk ? `the SDK threw: ${sdk.thrown}` : sdk.differences.length === 0 ? 'the SDK agrees' : `SDK DISAGREES (${sdk.differences.join('; ')})`);
+  }
   if (outcome.errorMessage !== undefined) parts.push(`error: ${shorten(JSON.stringify(outcome.errorMessage), 160)}`);
   if (result.protocolErrors.length > 0) parts.push(`PROTOCOL ERROR: ${result.protocolErrors.join(' | ')}`);
   return parts.join('  ');
@@ -227,18 +244,28 @@ export function summarize(results: readonly StreamResult[]): string[] {
   const errors = results.filter((r) => r.outcome.stopReason === 'error').map((r) => r.file);
   const disagreeing = results.filter((r) => r.disagreements.length > 0).map((r) => r.file);
   const broken = results.filter((r) => r.protocolErrors.length > 0).map((r) => r.file);
+  const compared = results.filter((r) => r.sdk !== undefined && !('thrown' in r.sdk));
+  const unlike = compared.filter(sdkDisagrees).map((r) => r.file);
+  const thrown = results.filter((r) => r.sdk !== undefined && 'thrown' in r.sdk).map((r) => r.file);
   const list = (files: string[]) => (files.length === 0 ? 'none' : `${files.length}: ${files.join(', ')}`);
   return [
     `${results.length} stream${results.length === 1 ? '' : 's'}: ${byReason || 'none'}`,
     `stop reason error (listed, not a failure): ${list(errors)}`,
     `piece sizes disagree: ${list(disagreeing)}`,
     `protocol errors: ${list(broken)}`,
+    ...(compared.length + thrown.length > 0
+      ? [`the official SDK (P21): ${compared.length - unlike.length} of ${compared.length} agree; disagree: ${list(unlike)}; the SDK threw (listed, not compared): ${list(thrown)}`]
+      : []),
   ];
 }
 
-/** 1 when a stream's piece sizes disagreed or a provider broke the protocol; an `error` stop reason alone is no failure. */
+/** 1 when a stream's piece sizes disagreed, a provider broke the protocol or disagreed with its SDK; an `error` stop reason alone is no failure. */
 export function exitCodeOf(results: readonly StreamResult[]): 0 | 1 {
-  return results.some((r) => r.disagreements.length > 0 || r.protocolErrors.length > 0) ? 1 : 0;
+  return results.some((r) => r.disagreements.length > 0 || r.protocolErrors.length > 0 || sdkDisagrees(r)) ? 1 : 0;
+}
+
+function sdkDisagrees(result: StreamResult): boolean {
+  return result.sdk !== undefined && 'differences' in result.sdk && result.sdk.differences.length > 0;
 }
 
 /**
@@ -258,7 +285,7 @@ export async function checkStreams(folder: string, options: CheckOptions = {}): 
   try {
     for (const { file, api, path } of files) {
       const body = stripHeader(readFileSync(path));
-      const provider = providerFor(api, server.url);
+      const provider = providerFor(api, server.url, file);
       const outcome = await serve(server, provider, body, undefined);
       const protocolErrors = outcome.protocolError !== undefined ? [`whole: ${outcome.protocolError}`] : [];
       const disagreements: StreamResult['disagreements'] = [];
@@ -269,6 +296,10 @@ export async function checkStreams(folder: string, options: CheckOptions = {}): 
         if (differ.length > 0) disagreements.push({ pieceSize, differences: differ });
       }
       const result: StreamResult = { file, api, outcome, disagreements, protocolErrors };
+      if (api === 'gemini') {
+        const sdk = await sdkSummary(server, body, isVertex(file));
+        result.sdk = 'thrown' in sdk ? sdk : { differences: sdkDifferences(providerSummary(outcome), sdk) };
+      }
       results.push(result);
       write(describeResult(result, width));
     }
@@ -280,7 +311,7 @@ export async function checkStreams(folder: string, options: CheckOptions = {}): 
   return { results, exitCode: exitCodeOf(results) };
 }
 
-export const USAGE = 'usage: npm run check-streams -- FOLDER   (or STREAMS_DIR=FOLDER npm run check-streams); FOLDER holds openai/*.sse, anthropic/*.sse and/or openai-responses/*.sse';
+export const USAGE = 'usage: npm run check-streams -- FOLDER   (or STREAMS_DIR=FOLDER npm run check-streams); FOLDER holds openai/*.sse, anthropic/*.sse, openai-responses/*.sse and/or gemini/*.sse';
 
 /** Where the command line writes: standard output and standard error by default. */
 export interface Console {

@@ -54,6 +54,8 @@ export { openAIResponsesProvider } from './providers/openai-responses.js';
 export type { OpenAIResponsesProviderOptions, OpenAISettings } from './providers/openai-responses.js';
 export { anthropicProvider } from './providers/anthropic.js';
 export type { AnthropicProviderOptions } from './providers/anthropic.js';
+export { geminiProvider } from './providers/gemini.js';
+export type { GeminiProviderOptions } from './providers/gemini.js';
 export type { FetchLike, HttpProviderOptions, ToolChoice } from './providers/http/settings.js';
 export { initialViewModel, reduceViewModel, toViewModel } from './conversation/view-model.js';
 export type { LoopViewModel, ToolView } from './conversation/view-model.js';

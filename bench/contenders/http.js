@@ -1,24 +1,29 @@
 'use strict';
 // W6's contenders: each runs one conversation against the loopback server (lib/w6-server.js) with its
-// own HTTP providers, on each of the three APIs, and the two tools of lib/w6-wire.js.
+// own HTTP providers, on each of the four APIs, and the two tools of lib/w6-wire.js.
 //
 //   run({ api, scenario, baseURL, tools }) -> Promise<{ chars, tools, usage }>
 //
-// `api` is 'openai' (Chat Completions), 'anthropic' or 'responses' (OpenAI Responses); `scenario` one of
+// `api` is 'openai' (Chat Completions), 'anthropic', 'responses' (OpenAI Responses) or 'gemini'; `scenario` one of
 // W.SCENARIOS (its name is the request's model);
 // `tools.lookup(input)` and `tools.write_file(input)` are the tools' bodies (they record their start and
 // take `scenario.toolMs`); each contender wraps them in its own tool format. A run resolves with the
 // text characters it streamed and fails when the loop ended in error.
 //
 // - rx-tool-loop: runEventedToolLoop + ToolRegistry over openAIChatProvider / anthropicProvider /
-//   openAIResponsesProvider (P16; a baseline without it sits the Responses API out).
+//   openAIResponsesProvider (P16) / geminiProvider (P20; a baseline without one sits that API out).
 // - Pi: pi-agent-core's runAgentLoop with pi-ai's own providers (api 'openai-completions',
 //   'anthropic-messages' and 'openai-responses'), the models' `baseUrl` the loopback server; no streamFn
 //   (pi-ai's streamSimple).
 // - AI SDK: streamText (fullStream) with @ai-sdk/openai's chat model (`openai.chat(id)`: Chat
 //   Completions), its responses model (`openai.responses(id)`, `store: false` as rx-tool-loop's, so that
 //   it sends the whole history too) and @ai-sdk/anthropic, all with `baseURL` the loopback server, and
-//   `stopWhen: isStepCount(turns)`.
+//   `stopWhen: isStepCount(turns)`; on Gemini @ai-sdk/google's `createGoogleGenerativeAI({ baseURL })`.
+// - @google/genai (Gemini only): the official SDK's `generateContentStream` (it has no loop of its own) in a
+//   hand-written loop as eager as ours — each call's tool started as its chunk arrives (the SDK's docs run them
+//   after the reply), the model turn sent back as its parts came (thought signatures on them), the results as
+//   functionResponse parts — until a reply makes no call. So its tool start and conversation time match an
+//   eager loop's; what it measures against rx-tool-loop is the CPU per chunk.
 // - floor: fetch, read the body, split the events, JSON.parse each: what any client does per chunk. It
 //   reads one reply (no loop, no tools): for the CPU per chunk only.
 const W = require('../lib/w6-wire.js');
@@ -47,8 +52,9 @@ function forLibrary({ name, label, loadLibrary }) {
     async load() {
       library();
     },
-    /** A build from before the Responses API (the baseline) has no provider for it. */
-    supports: (api) => api !== 'responses' || typeof library().openAIResponsesProvider === 'function',
+    /** A build from before the Responses API or Gemini (the baseline) has no provider for it. */
+    supports: (api) =>
+      api === 'responses' ? typeof library().openAIResponsesProvider === 'function' : api === 'gemini' ? typeof library().geminiProvider === 'function' : true,
     run({ api, scenario, baseURL, tools }) {
       const options = { model: scenario.name, apiKey: API_KEY, maxRetries: 0 };
       const provider =
@@ -56,7 +62,9 @@ function forLibrary({ name, label, loadLibrary }) {
           ? lib.openAIChatProvider({ ...options, baseURL: `${baseURL}/v1` })
           : api === 'responses'
             ? lib.openAIResponsesProvider({ ...options, baseURL: `${baseURL}/v1`, include: [] }) // no reasoning model: nothing to include
-            : lib.anthropicProvider({ ...options, baseURL });
+            : api === 'gemini'
+              ? lib.geminiProvider({ ...options, baseURL: `${baseURL}/v1beta` })
+              : lib.anthropicProvider({ ...options, baseURL });
       return new Promise((resolve, reject) => {
         let chars = 0;
         let end;
@@ -116,6 +124,8 @@ function piTools(tools) {
 const pi = {
   name: 'pi-runAgentLoop',
   label: 'Pi: pi-agent-core runAgentLoop + pi-ai providers',
+  /** P20 names Gemini's peers: the AI SDK's and Google's own. */
+  supports: (api) => api !== 'gemini',
   async load() {
     core ??= await import('@mariozechner/pi-agent-core');
     piAi ??= await import('@mariozechner/pi-ai');
@@ -145,14 +155,16 @@ const pi = {
 let ai;
 let aiOpenAI;
 let aiAnthropic;
+let aiGoogle;
 
 const aiSdk = {
   name: 'ai-streamText',
-  label: 'AI SDK streamText + @ai-sdk/openai (chat, responses) / @ai-sdk/anthropic',
+  label: 'AI SDK streamText + @ai-sdk/openai (chat, responses) / @ai-sdk/anthropic / @ai-sdk/google',
   async load() {
     ai ??= await import('ai');
     aiOpenAI ??= await import('@ai-sdk/openai');
     aiAnthropic ??= await import('@ai-sdk/anthropic');
+    aiGoogle ??= await import('@ai-sdk/google');
   },
   async run({ api, scenario, baseURL, tools }) {
     const openai = () => aiOpenAI.createOpenAI({ baseURL: `${baseURL}/v1`, apiKey: API_KEY });
@@ -161,7 +173,9 @@ const aiSdk = {
         ? openai().chat(scenario.name)
         : api === 'responses'
           ? openai().responses(scenario.name)
-          : aiAnthropic.createAnthropic({ baseURL: `${baseURL}/v1`, apiKey: API_KEY })(scenario.name);
+          : api === 'gemini'
+            ? aiGoogle.createGoogleGenerativeAI({ baseURL: `${baseURL}/v1beta`, apiKey: API_KEY })(scenario.name)
+            : aiAnthropic.createAnthropic({ baseURL: `${baseURL}/v1`, apiKey: API_KEY })(scenario.name);
     // stateless, as rx-tool-loop's: with store (its default) the SDK sends earlier items as references
     const providerOptions = api === 'responses' ? { openai: { store: false } } : undefined;
     const toolSet = {};
@@ -184,6 +198,48 @@ const aiSdk = {
 };
 
 // ---------------------------------------------------------------------------------------------
+// @google/genai: the official SDK's stream, in an eager hand-written function-calling loop
+
+let genaiSdk;
+
+const genai = {
+  name: 'genai-generateContentStream',
+  label: '@google/genai generateContentStream in a hand-written loop that starts each tool as its call arrives',
+  supports: (api) => api === 'gemini',
+  async load() {
+    genaiSdk ??= await import('@google/genai');
+  },
+  async run({ scenario, baseURL, tools }) {
+    const client = new genaiSdk.GoogleGenAI({ apiKey: API_KEY, httpOptions: { baseUrl: baseURL, apiVersion: 'v1beta' } });
+    const functionDeclarations = Object.entries(W.TOOLS).map(([name, spec]) => ({
+      name,
+      description: spec.description,
+      parametersJsonSchema: { type: 'object', properties: Object.fromEntries(Object.keys(spec.input).map((key) => [key, { type: 'string' }])), required: Object.keys(spec.input) },
+    }));
+    const contents = [{ role: 'user', parts: [{ text: 'hi' }] }];
+    let chars = 0;
+    let usage;
+    for (let turn = 0; turn < 10; turn++) {
+      const parts = [];
+      const running = [];
+      const stream = await client.models.generateContentStream({ model: scenario.name, contents, config: { tools: [{ functionDeclarations }] } });
+      for await (const chunk of stream) {
+        if (chunk.usageMetadata?.candidatesTokenCount !== undefined) usage = chunk.usageMetadata.candidatesTokenCount;
+        for (const part of chunk.candidates?.[0]?.content?.parts ?? []) {
+          parts.push(part);
+          if (typeof part.text === 'string' && part.thought !== true) chars += part.text.length;
+          const call = part.functionCall;
+          if (call) running.push(Promise.resolve(tools[call.name](call.args)).then((output) => ({ functionResponse: { id: call.id, name: call.name, response: { output } } })));
+        }
+      }
+      if (running.length === 0) return { chars, usage };
+      contents.push({ role: 'model', parts }, { role: 'user', parts: await Promise.all(running) });
+    }
+    throw new Error('genai: more than 10 turns');
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
 // the floor: one reply, read and parsed, nothing else
 
 const floor = {
@@ -196,12 +252,16 @@ const floor = {
       openai: { url: `${baseURL}/v1/chat/completions`, headers: { authorization: `Bearer ${API_KEY}` } },
       responses: { url: `${baseURL}/v1/responses`, headers: { authorization: `Bearer ${API_KEY}` } },
       anthropic: { url: `${baseURL}/v1/messages`, headers: { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01' } },
+      gemini: { url: `${baseURL}/v1beta/models/${scenario.name}:streamGenerateContent?alt=sse`, headers: { 'x-goog-api-key': API_KEY } },
     }[api];
     const tools = Object.keys(W.TOOLS).map((name) => (api === 'openai' ? { type: 'function', function: { name } } : api === 'responses' ? { type: 'function', name } : { name }));
     const body =
       api === 'responses'
         ? { model: scenario.name, stream: true, store: false, max_output_tokens: 4096, input: [{ role: 'user', content: 'hi' }], tools }
-        : { model: scenario.name, stream: true, stream_options: api === 'openai' ? { include_usage: true } : undefined, max_tokens: 4096, messages: [{ role: 'user', content: 'hi' }], tools };
+        : api === 'gemini'
+          ? { contents: [{ role: 'user', parts: [{ text: 'hi' }] }], tools: [{ functionDeclarations: tools }] }
+          : { model: scenario.name, stream: true, stream_options: api === 'openai' ? { include_usage: true } : undefined, max_tokens: 4096, messages: [{ role: 'user', content: 'hi' }], tools };
+    const separator = api === 'gemini' ? '\r\n\r\n' : '\n\n'; // Gemini's events end with CRLF CRLF
     const response = await fetch(request.url, { method: 'POST', headers: { 'content-type': 'application/json', ...request.headers }, body: JSON.stringify(body) });
     if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
     const reader = response.body.getReader();
@@ -213,13 +273,22 @@ const floor = {
       if (done) break;
       buffer += decoder.decode(value, { stream: true });
       let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
+      while ((end = buffer.indexOf(separator)) >= 0) {
         const event = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
+        buffer = buffer.slice(end + separator.length);
         const data = event.slice(event.indexOf('data: ') + 6);
         if (data === '[DONE]') continue;
         const json = JSON.parse(data);
-        const piece = api === 'openai' ? json.choices?.[0]?.delta?.content : api === 'responses' ? (json.type === 'response.output_text.delta' ? json.delta : undefined) : json.delta?.text;
+        const piece =
+          api === 'openai'
+            ? json.choices?.[0]?.delta?.content
+            : api === 'responses'
+              ? json.type === 'response.output_text.delta'
+                ? json.delta
+                : undefined
+              : api === 'gemini'
+                ? json.candidates?.[0]?.content?.parts?.[0]?.text
+                : json.delta?.text;
         if (typeof piece === 'string') chars += piece.length;
       }
     }
@@ -232,7 +301,7 @@ const floor = {
 const baseline = require('../lib/baseline.js').fromEnv();
 const rxBaseline = baseline && forLibrary({ name: baseline.name, label: baseline.label, loadLibrary: () => require(baseline.entry) });
 
-const ALL = [floor, rxToolLoop, rxBaseline, pi, aiSdk].filter(Boolean);
+const ALL = [floor, rxToolLoop, rxBaseline, pi, aiSdk, genai].filter(Boolean);
 const byName = new Map(ALL.map((c) => [c.name, c]));
 
 function httpContender(name) {
@@ -241,6 +310,12 @@ function httpContender(name) {
   return found;
 }
 
-const versions = () => ({ '@ai-sdk/openai': versionOf('@ai-sdk/openai'), '@ai-sdk/anthropic': versionOf('@ai-sdk/anthropic'), '@mariozechner/pi-ai': versionOf('@mariozechner/pi-ai') });
+const versions = () => ({
+  '@ai-sdk/openai': versionOf('@ai-sdk/openai'),
+  '@ai-sdk/anthropic': versionOf('@ai-sdk/anthropic'),
+  '@ai-sdk/google': versionOf('@ai-sdk/google'),
+  '@google/genai': versionOf('@google/genai'),
+  '@mariozechner/pi-ai': versionOf('@mariozechner/pi-ai'),
+});
 
 module.exports = { ALL, httpContender, versions };

@@ -3,13 +3,15 @@
 // `process.cpuUsage()` in the workload process counts the contenders' work alone (the HTTP client
 // included: every contender reads the reply through Node's fetch). The child listens on 127.0.0.1 (a
 // port the system picks), answers POST /v1/chat/completions (OpenAI), POST /v1/messages
-// (Anthropic) and POST /v1/responses (OpenAI Responses) with the replies of w6-wire.js, one server-sent event per timer tick (`paceMs`), and
+// (Anthropic), POST /v1/responses (OpenAI Responses) and POST /v1beta/models/MODEL:streamGenerateContent?alt=sse
+// (Gemini) with the replies of w6-wire.js, one server-sent event per timer tick (`paceMs`), and
 // records per request when it wrote each call's last byte and the reply's end, on the system's
 // monotonic clock (process.hrtime, the same clock in both processes), in ms since an epoch the parent
 // gives it. The parent starts it (`start()`), collects the records (`take()`) and stops it (`stop()`).
 //
-// Each request is checked: a known scenario (the `model`), the two tools declared, and a history
-// whose tool results answer exactly the calls of the earlier turns (the turn is 1 + results / 2).
+// Each request is checked: a known scenario (the `model`; Gemini's is in the path), the two tools declared, and a history
+// whose tool results answer exactly the calls of the earlier turns (the turn is 1 + results / 2); on
+// Gemini, whose calls have no ids, by their names, and each turn's call A with its thought signature.
 // A request that fails the check gets a 400, and the contender fails.
 const { fork } = require('node:child_process');
 const http = require('node:http');
@@ -39,14 +41,14 @@ function serve(epoch) {
     req.setEncoding('utf8');
     req.on('data', (piece) => (body += piece));
     req.on('end', () => {
-      const api = apiOf(req.url);
+      const { api, model } = route(req.url);
       let request;
       try {
         request = JSON.parse(body);
       } catch {
         request = undefined;
       }
-      const checked = api && request ? check(api, request) : { error: `unexpected request ${req.method} ${req.url}` };
+      const checked = api && request ? check(api, request, model) : { error: `unexpected request ${req.method} ${req.url}` };
       if (checked.error) {
         records.push({ api, error: checked.error });
         res.writeHead(400, { 'content-type': 'application/json' });
@@ -111,13 +113,20 @@ function serve(epoch) {
   process.on('disconnect', () => process.exit(0)); // the parent went away: so does the server
 }
 
-/** The API a request's path is for: POST /v1/chat/completions (OpenAI Chat Completions), /v1/messages (Anthropic), /v1/responses (OpenAI Responses). */
-function apiOf(path) {
-  return { '/v1/chat/completions': 'openai', '/v1/messages': 'anthropic', '/v1/responses': 'responses' }[path];
+/**
+ * The API a request's path (and query) is for — POST /v1/chat/completions (OpenAI Chat Completions),
+ * /v1/messages (Anthropic), /v1/responses (OpenAI Responses), /v1beta/models/MODEL:streamGenerateContent?alt=sse
+ * (Gemini) — and, for Gemini, the model the path names.
+ */
+function route(url) {
+  const gemini = /^\/v1beta\/models\/([^/:?]+):streamGenerateContent\?alt=sse$/.exec(url);
+  if (gemini) return { api: 'gemini', model: decodeURIComponent(gemini[1]) };
+  return { api: { '/v1/chat/completions': 'openai', '/v1/messages': 'anthropic', '/v1/responses': 'responses' }[url] };
 }
 
 /** Checks a request; returns its scenario, turn and whether the client asked for the usage, or an error. */
-function check(api, request) {
+function check(api, request, model = request.model) {
+  if (api === 'gemini') return checkGemini(request, model);
   const scenario = W.SCENARIOS[request.model];
   if (!scenario) return { error: `unknown model ${request.model}` };
   if (request.stream !== true) return { error: 'not a streaming request' };
@@ -149,6 +158,39 @@ function check(api, request) {
   if (!same(results) || !same(calls)) return { error: `the history's calls (${calls}) and results (${results}) are not the earlier turns' (${expected})` };
   const includeUsage = api !== 'openai' || request.stream_options?.include_usage === true; // the other two APIs always send it
   return { scenario, turn, includeUsage };
+}
+
+/**
+ * P20: a Gemini request (the path says the model and that it streams): the two tools as functionDeclarations,
+ * a history whose functionResponses answer the earlier turns' calls (by name: the wire's calls have no id),
+ * and each earlier turn's call A sent back with its thought signature, unchanged, as the API requires.
+ */
+function checkGemini(request, model) {
+  const scenario = W.SCENARIOS[model];
+  if (!scenario) return { error: `unknown model ${model}` };
+  const declared = (request.tools ?? []).flatMap((tool) => tool.functionDeclarations ?? []).map((declaration) => declaration.name).sort();
+  if (declared.join(',') !== 'lookup,write_file') return { error: `tools declared: ${declared.join(',') || 'none'}` };
+  const calls = [];
+  const results = [];
+  const signatures = [];
+  for (const content of request.contents ?? []) {
+    for (const part of content.parts ?? []) {
+      if (content.role === 'model' && part.functionCall) {
+        calls.push(part.functionCall.name);
+        if (part.functionCall.name === 'lookup') signatures.push(part.thoughtSignature);
+      }
+      if (content.role === 'user' && part.functionResponse) results.push(part.functionResponse.name);
+    }
+  }
+  const turn = 1 + results.length / 2;
+  if (!Number.isInteger(turn) || turn > scenario.turns) return { error: `${results.length} function responses in the history` };
+  const expected = [];
+  for (let t = 1; t < turn; t++) expected.push('lookup', 'write_file');
+  const same = (list) => list.slice().sort().join(',') === expected.slice().sort().join(',');
+  if (!same(results) || !same(calls)) return { error: `the history's calls (${calls}) and responses (${results}) are not the earlier turns' (${expected})` };
+  const unsigned = signatures.findIndex((signature, n) => signature !== W.geminiSignature(n + 1));
+  if (unsigned >= 0) return { error: `Function call is missing a thought_signature in functionCall parts (turn ${unsigned + 1}'s lookup)` };
+  return { scenario, turn, includeUsage: true };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,14 +252,17 @@ function inMemory() {
   let records = [];
   let real;
   const fakeFetch = async (url, init) => {
-    const api = apiOf(new URL(String(url)).pathname);
+    // a client may hand fetch a Request (as @google/genai does) rather than a URL and its init
+    const asked = url instanceof Request ? url : undefined;
+    const where = new URL(asked ? asked.url : String(url));
+    const { api, model } = route(where.pathname + where.search);
     let request;
     try {
-      request = JSON.parse(init?.body);
+      request = JSON.parse(init?.body ?? (asked ? await asked.text() : undefined));
     } catch {
       request = undefined;
     }
-    const checked = api && request ? check(api, request) : { error: `unexpected request to ${url}` };
+    const checked = api && request ? check(api, request, model) : { error: `unexpected request to ${url}` };
     if (checked.error) {
       records.push({ api, error: checked.error });
       return new Response(JSON.stringify({ error: { type: 'invalid_request_error', message: `w6 in memory: ${checked.error}` } }), { status: 400, headers: { 'content-type': 'application/json' } });

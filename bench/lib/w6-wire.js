@@ -1,8 +1,10 @@
 'use strict';
-// W6's model replies, written by the bench in three wire formats: OpenAI Chat Completions SSE (with the
+// W6's model replies, written by the bench in four wire formats: OpenAI Chat Completions SSE (with the
 // `stream_options.include_usage` usage chunk), Anthropic Messages SSE (message_start,
-// content_block_*, message_delta with the usage, message_stop) and OpenAI Responses SSE (response.created,
-// output items with their deltas and `.done` events, response.completed with the usage). The loopback server (w6-server.js)
+// content_block_*, message_delta with the usage, message_stop), OpenAI Responses SSE (response.created,
+// output items with their deltas and `.done` events, response.completed with the usage) and Gemini's
+// `streamGenerateContent?alt=sse` (one `data:` chunk an event, CRLF CRLF apart, each function call whole in its
+// chunk with call A's thought signature, the last chunk with finishReason and the usage; P20). The loopback server (w6-server.js)
 // writes them one server-sent event per tick; the contenders (contenders/http.js) check what they got
 // against the same scenarios.
 //
@@ -75,11 +77,39 @@ const ids = (api, turn) => (api === 'anthropic' ? { a: `toolu_w6t${turn}a`, b: `
  * The events of one reply: `[{ sse, tag? }]`, `sse` the bytes of one server-sent event. Tags: `a` and
  * `b`, the last byte of call A and of call B (OpenAI Chat Completions: its last arguments piece, the
  * format has no event that closes a call; Anthropic: its `content_block_stop`; OpenAI Responses: its
- * item's `response.output_item.done`).
+ * item's `response.output_item.done`; Gemini: the chunk that carries the call, whole).
  */
 function reply(api, scenario, turn, { includeUsage = true } = {}) {
   if (api === 'openai') return openAIReply(scenario, turn, includeUsage);
+  if (api === 'gemini') return geminiReply(scenario, turn);
   return api === 'responses' ? responsesReply(scenario, turn) : anthropicReply(scenario, turn);
+}
+
+/** The thought signature Gemini puts on call A of turn `turn` (as Gemini 3 signs a turn's first call); a request must send it back. */
+const geminiSignature = (turn) => `c2lnbmF0dXJlLXc2LXR1cm4t${turn}`;
+
+function geminiReply(scenario, turn) {
+  const out = [];
+  const chunk = (parts, more = {}, tag) => {
+    const { finishReason, usage = { promptTokenCount: 100 * turn, totalTokenCount: 100 * turn } } = more;
+    const candidate = { content: { parts, role: 'model' }, ...(finishReason && { finishReason }), index: 0 };
+    out.push({ sse: `data: ${JSON.stringify({ candidates: [candidate], usageMetadata: usage, modelVersion: scenario.name, responseId: `w6t${turn}` })}\r\n\r\n`, tag });
+  };
+  const texts = (from, count) => {
+    for (let i = 0; i < count; i++) chunk([{ text: word(from + i) }]);
+  };
+  const last = turn === scenario.turns;
+  if (last) texts(0, scenario.final);
+  else {
+    texts(0, scenario.lead);
+    const { a, b } = callArguments(scenario, turn);
+    chunk([{ functionCall: { name: 'lookup', args: JSON.parse(a) }, thoughtSignature: geminiSignature(turn) }], {}, 'a');
+    chunk([{ functionCall: { name: 'write_file', args: JSON.parse(b) } }], {}, 'b');
+    texts(scenario.lead, scenario.tail); // text after the calls: the API allows it
+  }
+  const usage = { promptTokenCount: 100 * turn, candidatesTokenCount: out.length, totalTokenCount: 100 * turn + out.length, promptTokensDetails: [{ modality: 'TEXT', tokenCount: 100 * turn }] };
+  chunk([{ text: '' }], { finishReason: 'STOP', usage });
+  return out;
 }
 
 function openAIReply(scenario, turn, includeUsage) {
@@ -223,4 +253,4 @@ function responsesReply(scenario, turn) {
   return out;
 }
 
-module.exports = { SCENARIOS, TOOLS, reply, ids, turnText, conversationChars, callArguments, turnOf };
+module.exports = { SCENARIOS, TOOLS, reply, ids, turnText, conversationChars, callArguments, turnOf, geminiSignature };

@@ -91,7 +91,24 @@ describe('npm run s04 against a real API', () => {
   it('--api is for OpenAI only: a usage error with the usage line', async () => {
     const run = await s04(['--provider', 'anthropic', '--api', 'responses', '--model', 'm'], {});
     expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^s04: --api is for --provider openai\nusage: npm run s04 \[-- --provider openai\|anthropic \[--api chat\|responses\|ai-sdk\]/);
+    expect(run.stderr).toMatch(/^s04: --api is for --provider openai\nusage: npm run s04 \[-- --provider openai\|anthropic\|gemini \[--api chat\|responses\|ai-sdk\]/);
+  }, 30_000);
+
+  it('P17: --provider gemini talks to --base-url/models/MODEL:streamGenerateContent with the key from GEMINI_API_KEY', async () => {
+    // Gemini's wire: one data: line an event, CRLF CRLF between events, no terminal event
+    const data = (parts: object[], finishReason?: string) =>
+      `data: ${JSON.stringify({ candidates: [{ content: { role: 'model', parts }, ...(finishReason !== undefined && { finishReason }), index: 0 }], usageMetadata: { promptTokenCount: 20, candidatesTokenCount: 5, totalTokenCount: 25 } })}\r\n\r\n`;
+    server.reply(
+      { body: data([{ functionCall: { name: 'current_time', args: {} }, thoughtSignature: 'c2lnLXMwNA==' }], 'STOP') },
+      { body: [data([{ text: '现在是 ' }]), data([{ text: '2026-01-01T00:00:00Z' }]), data([{ text: '。' }], 'STOP')] },
+    );
+    const run = await s04(['--provider', 'gemini', '--base-url', `${server.url}/v1beta`, '--model', 'gemini-test'], { GEMINI_API_KEY: 'gemini-demo-key' });
+    expect(run).toEqual({ code: 0, stdout: transcript, stderr: '' });
+    expect(server.requests.map((request) => [request.path, request.headers['x-goog-api-key']])).toEqual([
+      ['/v1beta/models/gemini-test:streamGenerateContent?alt=sse', 'gemini-demo-key'],
+      ['/v1beta/models/gemini-test:streamGenerateContent?alt=sse', 'gemini-demo-key'],
+    ]);
+    expect((server.requests[1]!.json.contents as { parts: object[] }[])[1]!.parts).toEqual([{ functionCall: { name: 'current_time', args: {} }, thoughtSignature: 'c2lnLXMwNA==' }]);
   }, 30_000);
 
   it('--provider anthropic talks to --base-url with --model and the key from ANTHROPIC_API_KEY', async () => {

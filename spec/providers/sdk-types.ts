@@ -20,7 +20,15 @@ const virtualFile = join(__dirname, '__sdk-bodies__.ts');
  * ```
  */
 export function typeErrors(module: string, typeName: string, bodies: readonly object[]): string[][] {
-  const lines = [`import type { ${typeName} } from '${module}';`];
+  return typeErrorsAfter(`import type { ${typeName} } from '${module}';`, typeName, bodies);
+}
+
+/**
+ * The same, with `typeName` declared by `preamble` (imports and type declarations): for an API whose SDK has no
+ * type of the REST body itself, assembled from the SDK's own types (Gemini's).
+ */
+export function typeErrorsAfter(preamble: string, typeName: string, bodies: readonly object[]): string[][] {
+  const lines = preamble.split('\n');
   const firstLines = bodies.map((body, n) => {
     const first = lines.length;
     lines.push(...`export const body${n}: ${typeName} = ${JSON.stringify(body, null, 2)};`.split('\n'));
