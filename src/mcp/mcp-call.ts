@@ -140,7 +140,7 @@ export function mcpCall(
     Promise.resolve(sent).then(
       (result: McpCallResult | null | undefined) => answer(mcpOutput(typeof result === 'object' && result !== null ? result : {})),
       // M3: the SDK rejects our own abort as -32001 too: it is an abort, not a timeout; any other -32001 is the server's (M4)
-      (error: unknown) => (controller.signal.aborted ? answer(aborted()) : fail(messageOf(error))),
+      (error: unknown) => (controller.signal.aborted ? answer(aborted()) : fail(serverMessage(error))),
     );
     return () => {
       if (!done) giveUp(end)();
@@ -215,6 +215,6 @@ function sentWithToken(client: McpClient, call: () => Promise<McpCallResult>): {
 }
 
 /** The server's own words: the SDK's `McpError` prefixes its message with `MCP error CODE: ` (twice when a server built on the SDK threw one). */
-function messageOf(error: unknown): string {
+function serverMessage(error: unknown): string {
   return errorText(error).replace(/^(?:MCP error -?\d+: )+/, '');
 }

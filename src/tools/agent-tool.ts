@@ -116,14 +116,14 @@ class Forwarding extends Subscriber<LoopEvent> {
     }
     out.next(forwardedProgress(content, event, this.details));
     if (event.type === 'loop_end') {
-      out.next(resultOf(this.name, event));
+      out.next(agentOutput(this.name, event));
       this.complete(); // without a loop_end only progress came: R14's `error: tool produced no result`
     }
   }
 }
 
 /** A2: the inner `loop_end` as the call's result. */
-function resultOf(name: string, end: LoopEventOf<'loop_end'>): ToolOutput {
+function agentOutput(name: string, end: LoopEventOf<'loop_end'>): ToolOutput {
   const { reason, assistant, messages, usage } = end;
   const details = { reason, messages, usage };
   if (reason === 'stop' || reason === 'terminated') return { content: assistant.content, details };

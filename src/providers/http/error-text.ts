@@ -83,16 +83,17 @@ export function describe(error: unknown): string {
 function describeCauses(error: unknown): string {
   // read by shape, not `instanceof Error`: fetch's errors may come from another realm (a test VM, an iframe)
   let text = errorText(error);
-  let cause = causeOf(error);
+  let cause = nextCause(error);
   for (let depth = 0; cause !== undefined && depth < 3; depth++) {
     const errors: unknown = (cause as { errors?: unknown }).errors;
     text += ` (${Array.isArray(errors) && errors.length > 0 ? errors.map(errorText).join('; ') : errorText(cause)})`;
-    cause = causeOf(cause);
+    cause = nextCause(cause);
   }
   return text;
 }
 
-function causeOf(error: unknown): unknown {
+/** `error.cause`, read by shape (not R25's `causeOf`, which keeps a failure's cause as JSON). */
+function nextCause(error: unknown): unknown {
   return typeof error === 'object' && error !== null ? (error as { cause?: unknown }).cause : undefined;
 }
 
