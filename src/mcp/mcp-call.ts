@@ -3,6 +3,7 @@ import { toolProgress } from '../tools/tool-progress.js';
 import type { ToolContext, ToolOutput, ToolProgressValue } from '../types.js';
 import { LazyAbort } from '../util/lazy-abort.js';
 import { MAX_TIMER_MS, setLongTimeout } from '../util/long-timeout.js';
+import { subscribeAnswer } from '../util/answer.js';
 import { errorText } from '../util/values.js';
 import type { McpCallResult, McpClient, McpProgress, McpRequestOptions } from './mcp-client.js';
 import { chainHandler } from './client-hooks.js';
@@ -137,11 +138,13 @@ export function mcpCall(
     } catch (error) {
       sent = Promise.reject(error);
     }
-    Promise.resolve(sent).then(
-      (result: McpCallResult | null | undefined) => answer(mcpOutput(typeof result === 'object' && result !== null ? result : {})),
+    // `answer` and `fail` take the first outcome only: the teardown below needs nothing of this subscription
+    subscribeAnswer<McpCallResult | null | undefined>(sent, {
+      next: (result) => answer(mcpOutput(typeof result === 'object' && result !== null ? result : {})),
       // M3: the SDK rejects our own abort as -32001 too: it is an abort, not a timeout; any other -32001 is the server's (M4)
-      (error: unknown) => (controller.signal.aborted ? answer(aborted()) : fail(serverMessage(error))),
-    );
+      error: (error: unknown) => (controller.signal.aborted ? answer(aborted()) : fail(serverMessage(error))),
+      complete: () => undefined,
+    });
     return () => {
       if (!done) giveUp(end)();
     };

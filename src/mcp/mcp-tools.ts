@@ -1,4 +1,5 @@
 import { Observable, Subject, concat, debounceTime, map, of, switchMap, takeUntil } from 'rxjs';
+import { subscribeAnswer } from '../util/answer.js';
 import { shown } from '../util/values.js';
 import type { Tool } from '../types.js';
 import type { McpClient, McpToolInfo } from './mcp-client.js';
@@ -123,13 +124,10 @@ function listAll(client: McpClient): Observable<McpToolInfo[]> {
       } while (cursor !== undefined);
       return tools;
     };
-    pages().then(
-      (tools) => {
-        subscriber.next(tools);
-        subscriber.complete();
-      },
-      (error: unknown) => subscriber.error(error),
-    );
-    return () => asking?.abort(MCP_CANCEL_REASON);
+    const listing = subscribeAnswer(pages(), subscriber);
+    return () => {
+      listing?.unsubscribe();
+      asking?.abort(MCP_CANCEL_REASON);
+    };
   });
 }

@@ -1,7 +1,8 @@
-import { Observable, OperatorFunction, Subscriber, TeardownLogic, from, isObservable, tap } from 'rxjs';
+import { Observable, OperatorFunction, Subscriber, TeardownLogic, isObservable, tap } from 'rxjs';
 import { HeldSubscriber } from '../util/held-subscriber.js';
 import { setLongTimeout } from '../util/long-timeout.js';
 import { ToolCallContext } from './tool-call-context.js';
+import { fromAnswer, subscribeAnswer } from '../util/answer.js';
 import { isPromiseLike } from '../util/values.js';
 import { type InputCheck, type PendingInputCheck, checkInput } from './check-input.js';
 import { toToolOutput, toolErrorMessage } from './tool-result.js';
@@ -102,12 +103,10 @@ function run(
   } catch (error) {
     return finish(subscriber, failed(call, error));
   }
-  // a plain value: the result, without any stream machinery (most tools are synchronous)
-  if (!isObservable(value) && !isPromiseLike(value)) return finish(subscriber, resultOf(call, value));
-  // a Promise without a deadline: straight into the subscriber, no stream layers while it runs
-  if (!isObservable(value) && timeoutMs === Infinity) return settle(value, call, context, subscriber);
+  // a plain value (most tools are synchronous), or a Promise without a deadline: straight into the subscriber, no stream layers
+  if (!isObservable(value) && (timeoutMs === Infinity || !isPromiseLike(value))) return settle(value, call, context, subscriber);
 
-  const source = isObservable(value) ? value : from(value);
+  const source = fromAnswer<unknown>(value);
   // no deadline: the handler's Observable straight into one relay, no operator layers per call (bench/mcp.js)
   if (timeoutMs === Infinity) return relay(source, call, context, subscriber);
   return relay(
@@ -172,28 +171,40 @@ function relay(source: Observable<unknown>, call: ToolCall, context: ToolCallCon
   };
 }
 
-/** A Promise tool: its value or its rejection is the result; unsubscribing before either aborts its signal. */
-function settle(promise: PromiseLike<unknown>, call: ToolCall, context: ToolCallContext, subscriber: Subscriber<ToolProgress>): TeardownLogic {
-  let done = false;
-  try {
-    promise.then(
-      (value) => {
-        done = true;
-        finish(subscriber, resultOf(call, value));
-      },
-      (error: unknown) => {
-        done = true;
-        finish(subscriber, failed(call, error));
-      },
-    );
-  } catch (error) {
-    // a thenable whose `then` throws
-    done = true;
-    finish(subscriber, failed(call, error));
-  }
+/**
+ * A tool that gave a value or a Promise: its value or its rejection is the result; unsubscribing before a
+ * Promise settled aborts its signal.
+ */
+function settle(value: ToolReturn, call: ToolCall, context: ToolCallContext, subscriber: Subscriber<ToolProgress>): TeardownLogic {
+  const settling = new Settling(call, subscriber);
+  const waiting = subscribeAnswer<unknown>(value, settling);
+  if (settling.done) return undefined;
   return () => {
-    if (!done) context.abort();
+    waiting?.unsubscribe();
+    if (!settling.done) context.abort();
   };
+}
+
+/** settle's observer (a class rather than three closures: an object a call, bench W1). */
+class Settling {
+  done = false;
+
+  constructor(
+    private readonly call: ToolCall,
+    private readonly subscriber: Subscriber<ToolProgress>,
+  ) {}
+
+  next(value: unknown): void {
+    this.done = true;
+    finish(this.subscriber, resultOf(this.call, value));
+  }
+
+  error(error: unknown): void {
+    this.done = true;
+    finish(this.subscriber, failed(this.call, error));
+  }
+
+  complete(): void {}
 }
 
 /** A call's answer: its one `ToolSettled`, then its end. */
