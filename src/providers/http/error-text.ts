@@ -14,7 +14,7 @@ export class WireError extends Error {
  * ```
  */
 export function failureText(error: unknown, secrets: readonly string[]): string {
-  return redact(error instanceof WireError ? error.message : describe(error), secrets);
+  return redact(error instanceof WireError ? error.message : errorTextWithCauses(error), secrets);
 }
 
 /**
@@ -72,7 +72,7 @@ export function messageOf(text: string): string | undefined {
  * An error's message and its causes: `fetch failed (connect ECONNREFUSED 127.0.0.1:9)`; an error that
  * throws when it is read (a hostile `fetch`'s) is `an error that cannot be read`.
  */
-export function describe(error: unknown): string {
+export function errorTextWithCauses(error: unknown): string {
   try {
     return describeCauses(error);
   } catch {

@@ -1,6 +1,6 @@
 import { Observable } from 'rxjs';
 import { shown } from '../../util/values.js';
-import { WireError, describe, responseMessage } from './error-text.js';
+import { WireError, errorTextWithCauses, responseMessage } from './error-text.js';
 import { ChunkCount, idleTimeout } from './idle-timeout.js';
 import { RetryableError, isRetryableStatus, retryAfter } from './retry.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, StreamRequest } from './settings.js';
@@ -74,7 +74,7 @@ async function send(request: StreamRequest, signal: AbortSignal, count: ChunkCou
   try {
     response = await request.fetch(url, { method: METHOD, headers: request.headers, body: request.body, signal });
   } catch (error) {
-    throw new RetryableError(`request to ${url} failed: ${describe(error)}`);
+    throw new RetryableError(`request to ${url} failed: ${errorTextWithCauses(error)}`);
   }
   count.chunks++;
   // a custom fetch may answer anything: say so, rather than fail on reading it
