@@ -1,4 +1,5 @@
 import { Observable } from 'rxjs';
+import { subscribeAnswer } from '../../util/answer.js';
 import { shown } from '../../util/values.js';
 import { WireError, errorTextWithCauses, responseMessage } from './error-text.js';
 import { ChunkCount, idleTimeout } from './idle-timeout.js';
@@ -45,19 +46,19 @@ export function sendOnce(request: StreamRequest): Observable<AcceptedResponse> {
       controller.abort();
       if (count.chunks === 0) subscriber.error(new RetryableError(`no data for ${idleTimeoutMs} ms`));
     });
-    send(request, controller.signal, count).then(
-      (body) => {
+    subscribeAnswer(send(request, controller.signal, count), {
+      next: (body) => {
         settled = true;
         idle.unsubscribe();
         subscriber.next({ body, controller });
-        subscriber.complete();
       },
-      (error: unknown) => {
+      error: (error: unknown) => {
         settled = true;
         idle.unsubscribe();
         if (!controller.signal.aborted || count.chunks > 0) subscriber.error(error);
       },
-    );
+      complete: () => subscriber.complete(),
+    });
     return () => {
       idle.unsubscribe();
       if (!settled) controller.abort();
