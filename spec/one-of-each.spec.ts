@@ -100,6 +100,7 @@ describe('one implementation of each small thing (R31)', () => {
     ['the text of anything thrown', 'errorText', 'src/util/values.ts'],
     ["a failure's cause as JSON (R25)", 'causeOf', 'src/tools/tool-result.ts'],
     ["the loop's options checked (R20, R21)", 'checkOptions', 'src/loop/loop-options.ts'],
+    ['an integer >= 1 or Infinity (a count, a time in ms)', 'isCountOrInfinity', 'src/util/values.ts'],
     ['the phase join', 'joinPhase', 'src/loop/turn-phase.ts'],
     ['a phase as an operator', 'phaseOperator', 'src/loop/turn-phase.ts'],
   ];
@@ -124,6 +125,10 @@ describe('one implementation of each small thing (R31)', () => {
     expect(filesMatching(/\bisPromiseLike\(/, ['src/util/answer.ts', ...choosing])).toEqual([]);
     // rxjs's own adapters for it: `from(aPromise)` and `of(aValue)` beside an isObservable check
     expect(filesMatching(/isObservable\([^)]*\)\s*\?[^;]*\bfrom\(/, [])).toEqual([]);
+  });
+
+  it('R31: one count check: no file but src/util/values.ts asks "an integer, or Infinity" by hand', () => {
+    expect(filesMatching(/Infinity\s*(?:\|\||&&)[^;{]*Number\.isInteger/, ['src/util/values.ts'])).toEqual([]);
   });
 
   it('R31: one phase join: only joinPhase holds a phase or adds it to the subscriber after it', () => {

@@ -1,6 +1,6 @@
 import { Observable, Subject, concat, debounceTime, map, of, switchMap, takeUntil } from 'rxjs';
 import { subscribeAnswer } from '../util/answer.js';
-import { shown } from '../util/values.js';
+import { isCountOrInfinity, shown } from '../util/values.js';
 import type { Tool } from '../types.js';
 import type { McpClient, McpToolInfo } from './mcp-client.js';
 import { chainHandler, chainListChanged } from './client-hooks.js';
@@ -78,7 +78,7 @@ export function mcpTools(client: McpClient, options: McpToolsOptions = {}): Obse
 }
 
 function checkMs(option: string, value: unknown): void {
-  if (value !== Infinity && !(Number.isInteger(value) && (value as number) >= 1)) {
+  if (!isCountOrInfinity(value)) {
     throw new RangeError(`mcpTools: ${option} must be an integer >= 1 or Infinity (got ${shown(value)})`);
   }
 }
