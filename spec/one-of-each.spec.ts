@@ -101,6 +101,7 @@ describe('one implementation of each small thing (R31)', () => {
     ["a failure's cause as JSON (R25)", 'causeOf', 'src/tools/tool-result.ts'],
     ["the loop's options checked (R20, R21)", 'checkOptions', 'src/loop/loop-options.ts'],
     ['an integer >= 1 or Infinity (a count, a time in ms)', 'isCountOrInfinity', 'src/util/values.ts'],
+    ['a listener on a signal the library was given', 'onAbort', 'src/util/abort-signal.ts'],
     ['the phase join', 'joinPhase', 'src/loop/turn-phase.ts'],
     ['a phase as an operator', 'phaseOperator', 'src/loop/turn-phase.ts'],
   ];
@@ -129,6 +130,10 @@ describe('one implementation of each small thing (R31)', () => {
 
   it('R31: one count check: no file but src/util/values.ts asks "an integer, or Infinity" by hand', () => {
     expect(filesMatching(/Infinity\s*(?:\|\||&&)[^;{]*Number\.isInteger/, ['src/util/values.ts'])).toEqual([]);
+  });
+
+  it("R31: one listener on a given signal: no file but src/util/abort-signal.ts adds an 'abort' listener by hand", () => {
+    expect(filesMatching(/addEventListener\(\s*'abort'/, ['src/util/abort-signal.ts'])).toEqual([]);
   });
 
   it('R31: one phase join: only joinPhase holds a phase or adds it to the subscriber after it', () => {

@@ -1,6 +1,7 @@
 import { Observable } from 'rxjs';
 import { toolProgress } from '../tools/tool-progress.js';
 import type { ToolContext, ToolOutput, ToolProgressValue } from '../types.js';
+import { onAbort } from '../util/abort-signal.js';
 import { LazyAbort } from '../util/lazy-abort.js';
 import { MAX_TIMER_MS, setLongTimeout } from '../util/long-timeout.js';
 import { subscribeAnswer } from '../util/answer.js';
@@ -100,9 +101,7 @@ export function mcpCall(
       outcome();
     };
 
-    const onAbort = giveUp(() => answer(aborted()));
-    signal?.addEventListener('abort', onAbort);
-    if (signal !== undefined) stops.push(() => signal.removeEventListener('abort', onAbort));
+    if (signal !== undefined) stops.push(onAbort(signal, giveUp(() => answer(aborted()))));
     const { callTimeoutMs, maxTotalTimeoutMs } = settings;
     let idle: (() => void) | undefined;
     const restartIdle = () => {

@@ -1,3 +1,4 @@
+import { onAbort } from '../../util/abort-signal.js';
 import { errorText } from '../../util/values.js';
 
 /** A failure whose message is already worded for `message_end.errorMessage`: `throw new WireError('error in the stream: Overloaded')`. */
@@ -36,10 +37,8 @@ export async function responseMessage(response: Response, signal?: AbortSignal):
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal === undefined) return promise;
   return new Promise<T>((resolve, reject) => {
-    const stop = () => reject(new Error('aborted'));
-    if (signal.aborted) return stop();
-    signal.addEventListener('abort', stop, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+    const stopListening = onAbort(signal, () => reject(new Error('aborted')));
+    promise.then(resolve, reject).finally(stopListening);
   });
 }
 
