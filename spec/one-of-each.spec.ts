@@ -9,19 +9,12 @@
  *   the way of doing it by hand (a head index, `isObservable` beside `isPromiseLike`, a phase's `hold`) appears
  *   nowhere else, but where the allow-list below says why.
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import ts from 'typescript';
+import { repoFiles } from './support/repo-files.js';
 
 const root = resolve(__dirname, '..');
-const src = join(root, 'src');
-
-function files(folder: string): string[] {
-  return readdirSync(folder).flatMap((name) => {
-    const path = join(folder, name);
-    return statSync(path).isDirectory() ? files(path) : name.endsWith('.ts') ? [path] : [];
-  });
-}
 
 interface Declared {
   name: string;
@@ -72,7 +65,9 @@ function namesAlike(declared: readonly Declared[]): string[] {
  */
 const ALIKE_ON_PURPOSE: Record<string, string> = {};
 
-const sources = files(src).map((path) => ({ file: relative(root, path), text: readFileSync(path, 'utf8') }));
+const sources = repoFiles(root)
+  .filter((file) => file.startsWith('src/') && file.endsWith('.ts'))
+  .map((file) => ({ file, text: readFileSync(join(root, file), 'utf8') }));
 const declared = sources.flatMap(({ file, text }) => topLevelFunctions(file, text));
 
 /** The files of src/ whose text matches `pattern`, outside `allowed`. */
