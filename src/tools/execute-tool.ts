@@ -103,8 +103,11 @@ function run(
   } catch (error) {
     return finish(subscriber, failed(call, error));
   }
-  // a plain value (most tools are synchronous), or a Promise without a deadline: straight into the subscriber, no stream layers
-  if (!isObservable(value) && (timeoutMs === Infinity || !isPromiseLike(value))) return settle(value, call, context, subscriber);
+  // a plain value (most tools are synchronous): its result at once, as subscribeAnswer would give it but without its
+  // observer, which costs 3.0% of W1 (bench/machinery.js, instructions a turn: 66,375 through it, 64,390 without)
+  if (!isObservable(value) && !isPromiseLike(value)) return finish(subscriber, resultOf(call, value));
+  // a Promise without a deadline: straight into the subscriber, no stream layers while it runs
+  if (!isObservable(value) && timeoutMs === Infinity) return settle(value, call, context, subscriber);
 
   const source = fromAnswer<unknown>(value);
   // no deadline: the handler's Observable straight into one relay, no operator layers per call (bench/mcp.js)
@@ -171,40 +174,24 @@ function relay(source: Observable<unknown>, call: ToolCall, context: ToolCallCon
   };
 }
 
-/**
- * A tool that gave a value or a Promise: its value or its rejection is the result; unsubscribing before a
- * Promise settled aborts its signal.
- */
-function settle(value: ToolReturn, call: ToolCall, context: ToolCallContext, subscriber: Subscriber<ToolProgress>): TeardownLogic {
-  const settling = new Settling(call, subscriber);
-  const waiting = subscribeAnswer<unknown>(value, settling);
-  if (settling.done) return undefined;
+/** A Promise tool: its value or its rejection is the result; unsubscribing before it settled aborts its signal. */
+function settle(promise: PromiseLike<unknown>, call: ToolCall, context: ToolCallContext, subscriber: Subscriber<ToolProgress>): TeardownLogic {
+  let done = false;
+  const waiting = subscribeAnswer(promise, {
+    next: (value) => {
+      done = true;
+      finish(subscriber, resultOf(call, value));
+    },
+    error: (error: unknown) => {
+      done = true;
+      finish(subscriber, failed(call, error));
+    },
+    complete: () => undefined,
+  });
   return () => {
     waiting?.unsubscribe();
-    if (!settling.done) context.abort();
+    if (!done) context.abort();
   };
-}
-
-/** settle's observer (a class rather than three closures: an object a call, bench W1). */
-class Settling {
-  done = false;
-
-  constructor(
-    private readonly call: ToolCall,
-    private readonly subscriber: Subscriber<ToolProgress>,
-  ) {}
-
-  next(value: unknown): void {
-    this.done = true;
-    finish(this.subscriber, resultOf(this.call, value));
-  }
-
-  error(error: unknown): void {
-    this.done = true;
-    finish(this.subscriber, failed(this.call, error));
-  }
-
-  complete(): void {}
 }
 
 /** A call's answer: its one `ToolSettled`, then its end. */
