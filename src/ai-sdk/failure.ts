@@ -1,5 +1,5 @@
 import type { ProviderFailure } from '../types.js';
-import { describe } from '../providers/http/error-text.js';
+import { errorTextWithCauses } from '../providers/http/error-text.js';
 import { retryAfter } from '../providers/http/retry.js';
 
 /** What an AI SDK model threw or streamed as an `error` part, as `message_end` tells it (P4, L1). */
@@ -28,7 +28,7 @@ export function aiSdkFailure(error: unknown): AiSdkFailure {
     url?: unknown;
     responseHeaders?: unknown;
   };
-  const words = describe(error);
+  const words = errorTextWithCauses(error);
   if (typeof statusCode === 'number') {
     // the query string is left out: a key may travel in it
     const where = typeof url === 'string' ? ` from POST ${url.split('?')[0]}` : '';

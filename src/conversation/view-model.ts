@@ -168,7 +168,7 @@ export function reduceViewModel(state: LoopViewModel, event: ConversationEvent):
       return inner === undefined ? next : { ...next, usage: addUsage(next.usage, inner.usage) };
     }
     case 'tool_result': // R29: the history to save at this result
-      return { ...withTool(state, event.message.toolCallId, event.message.toolName, () => settled(event.message)), messages: event.messages };
+      return { ...withTool(state, event.message.toolCallId, event.message.toolName, () => settledView(event.message)), messages: event.messages };
     case 'message_end': {
       const status = busy(state.tools) ? 'tools' : state.status;
       // R29 widened: the calls now wait for their results, and the history says so
@@ -178,10 +178,10 @@ export function reduceViewModel(state: LoopViewModel, event: ConversationEvent):
     case 'turn_end': {
       // the status it had: a turn that goes on is followed by the next turn_start, the last by loop_end
       const tools = settleAll(state.tools, event.toolResults);
-      return { ...state, ...usageOf(state, event), tools, messages: event.messages };
+      return { ...state, ...usageAfter(state, event), tools, messages: event.messages };
     }
     case 'loop_end':
-      return { ...state, ...usageOf(state, event), status: endStatus(event.reason), messages: event.messages };
+      return { ...state, ...usageAfter(state, event), status: endStatus(event.reason), messages: event.messages };
     case 'user_message':
       return { ...state, messages: event.messages };
     case 'prompt_dropped':
@@ -225,7 +225,8 @@ function endStatus(reason: LoopEventOf<'loop_end'>['reason']): LoopViewModel['st
   return reason === 'aborted' ? 'aborted' : reason === 'error' ? 'error' : 'done';
 }
 
-function settled(result: ToolResultMessage): ToolView {
+/** A tool's view once its result came: done, or error; its attachments when it has some (F4). */
+function settledView(result: ToolResultMessage): ToolView {
   const view: ToolView = { id: result.toolCallId, name: result.toolName, state: result.isError ? 'error' : 'done' };
   if (result.attachments !== undefined) view.attachments = result.attachments;
   return view;
@@ -252,7 +253,7 @@ function settleAll(tools: readonly ToolView[], results: readonly ToolResultMessa
   return tools.map((tool) => {
     if (tool.state !== 'queued' && tool.state !== 'running') return tool;
     const result = results.find((r) => r.toolCallId === tool.id);
-    return result === undefined ? tool : settled(result);
+    return result === undefined ? tool : settledView(result);
   });
 }
 
@@ -264,7 +265,7 @@ function innerLoopEnd(update: LoopEventOf<'tool_update'>): LoopEventOf<'loop_end
 }
 
 /** `usage` and `loopUsage` after an event that carries the current loop's running total. */
-function usageOf(state: LoopViewModel, event: { usage?: Usage }): Pick<LoopViewModel, 'usage' | 'loopUsage'> {
+function usageAfter(state: LoopViewModel, event: { usage?: Usage }): Pick<LoopViewModel, 'usage' | 'loopUsage'> {
   const loopUsage = addUsage(NO_USAGE, event.usage); // a copy, sanitized as the loop counts (R27)
   // after a loop_end, this event is a new loop's (a loop aborted at subscribe has only its loop_end)
   const before = ended(state) ? state.usage : minus(state.usage, state.loopUsage);

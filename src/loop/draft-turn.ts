@@ -6,7 +6,7 @@ import { onAbort } from '../util/abort-signal.js';
 import type { LoopSettings } from './loop-options.js';
 import { type Reply, assistantMessage } from './reply.js';
 import { type BeginPart, type CallPart, type TurnOutcome, type TurnPart, withOutcome } from './turn-parts.js';
-import { type PhaseOut, PhaseSubscriber, phasesOf } from './turn-phase.js';
+import { type PhaseOut, PhaseSubscriber, phaseOperator } from './turn-phase.js';
 import { NO_USAGE, addUsage, copyUsage } from './usage.js';
 
 /**
@@ -26,9 +26,7 @@ import { NO_USAGE, addUsage, copyUsage } from './usage.js';
  * (spec/loop/draft-turn.spec.ts)
  */
 export function draftTurn(loop: LoopSettings): OperatorFunction<TurnPart, LoopEvent> {
-  const phase = (into: PhaseOut<LoopEvent>, fused: boolean) => new Drafting(into, fused, loop);
-  // fused with the phase before: streamReply's, or any Observable of parts (phasesOf), one path (R33)
-  return (parts) => phasesOf(parts).then(phase);
+  return phaseOperator((into: PhaseOut<LoopEvent>, fused: boolean) => new Drafting(into, fused, loop));
 }
 
 /**

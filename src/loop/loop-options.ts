@@ -1,7 +1,7 @@
 import type { ToolLookup, ToolRegistry } from '../tools/tool-registry.js';
 import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider } from '../types.js';
 import { isAbortSignal } from '../util/abort-signal.js';
-import { shown } from '../util/values.js';
+import { isCountOrInfinity, shown } from '../util/values.js';
 import { inCallOrder } from './call-order.js';
 import { checkMessages } from './check-messages.js';
 
@@ -75,9 +75,9 @@ export function checkOptions(options: LoopOptions, who = 'runEventedToolLoop'): 
   if (!Array.isArray(messages)) throw new TypeError(problem('messages must be an array', messages));
   checkMessages(messages, who);
   if (!isInteger(maxTurns)) throw new RangeError(problem('maxTurns must be an integer >= 1', maxTurns));
-  if (!isCount(maxConcurrency)) throw new RangeError(problem('maxConcurrency must be an integer >= 1 or Infinity', maxConcurrency));
-  if (!isCount(toolTimeoutMs)) throw new RangeError(problem('toolTimeoutMs must be an integer >= 1 or Infinity', toolTimeoutMs));
-  if (!isCount(maxToolOutputChars)) {
+  if (!isCountOrInfinity(maxConcurrency)) throw new RangeError(problem('maxConcurrency must be an integer >= 1 or Infinity', maxConcurrency));
+  if (!isCountOrInfinity(toolTimeoutMs)) throw new RangeError(problem('toolTimeoutMs must be an integer >= 1 or Infinity', toolTimeoutMs));
+  if (!isCountOrInfinity(maxToolOutputChars)) {
     throw new RangeError(problem('maxToolOutputChars must be an integer >= 1 or Infinity', maxToolOutputChars));
   }
   if (toolExecution !== 'parallel' && toolExecution !== 'sequential') {
@@ -105,8 +105,4 @@ export function checkOptions(options: LoopOptions, who = 'runEventedToolLoop'): 
 
 function isInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isInteger(value) && value >= 1;
-}
-
-function isCount(value: unknown): value is number {
-  return value === Infinity || isInteger(value);
 }

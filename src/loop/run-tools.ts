@@ -4,9 +4,10 @@ import { type Between, type ToolProgress, finish, startTool } from '../tools/exe
 import { settled } from '../tools/tool-outcome.js';
 import { failureResult, limitOutput, toolErrorMessage } from '../tools/tool-result.js';
 import type { Tool, ToolCall, ToolResultMessage } from '../types.js';
+import { HeadQueue } from '../util/head-queue.js';
 import type { LoopSettings } from './loop-options.js';
 import type { CallPart, TurnPart } from './turn-parts.js';
-import { type PhaseOut, PhaseSubscriber, phasesOf } from './turn-phase.js';
+import { type PhaseOut, PhaseSubscriber, phaseOperator } from './turn-phase.js';
 
 /**
  * The turn's second phase: every part passes through, and each `call` starts its tool as soon as it has
@@ -25,9 +26,7 @@ import { type PhaseOut, PhaseSubscriber, phasesOf } from './turn-phase.js';
  * (spec/loop/run-tools.spec.ts)
  */
 export function runTools(loop: LoopSettings): OperatorFunction<TurnPart, TurnPart> {
-  const phase = (into: PhaseOut<TurnPart>, fused: boolean) => new ToolRun(into, fused, loop);
-  // fused with the phase before: streamReply's, or any Observable of parts (phasesOf), one path (R33)
-  return (parts) => phasesOf(parts).then(phase);
+  return phaseOperator((into: PhaseOut<TurnPart>, fused: boolean) => new ToolRun(into, fused, loop));
 }
 
 /**
@@ -40,8 +39,7 @@ class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
   /** H1–H5: a call between the turn's hooks, when it has any. */
   private between: Between | undefined;
   private sourceDone = false;
-  private readonly waiting: CallPart[] = [];
-  private head = 0; // waiting[head] is next: `shift()` is O(n) on a long queue
+  private readonly waiting = new HeadQueue<CallPart>();
   private active = 0;
   private draining = false;
   private stopped = false;
@@ -108,7 +106,7 @@ class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
   }
 
   private endIfDone(): void {
-    if (this.sourceDone && this.active === 0 && this.head === this.waiting.length && !this.out.closed) {
+    if (this.sourceDone && this.active === 0 && this.waiting.length === 0 && !this.out.closed) {
       const { out } = this;
       super.unsubscribe(); // nothing left to stop
       out.complete();
@@ -123,11 +121,7 @@ class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
   private drain(): void {
     if (this.draining) return;
     this.draining = true;
-    while (!this.stopped && this.active < this.loop.concurrency && this.head < this.waiting.length) this.start(this.waiting[this.head++]!);
-    if (this.head > 0 && this.head === this.waiting.length) {
-      this.waiting.length = 0; // emptied in place: no new array per call (and only when it had any: setting a length is a call into the runtime)
-      this.head = 0;
-    }
+    while (!this.stopped && this.active < this.loop.concurrency && this.waiting.length > 0) this.start(this.waiting.shift()!);
     this.draining = false;
   }
 
@@ -170,8 +164,7 @@ class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
   private stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.waiting.length > 0) this.waiting.length = 0;
-    this.head = 0;
+    this.waiting.clear();
     for (const tool of this.starting) tool.unsubscribe();
     this.running?.unsubscribe();
   }

@@ -8,7 +8,7 @@ import type { LoopSettings } from './loop-options.js';
 import { type PreparedTurn, preparedInput } from './prepared-input.js';
 import { Reply } from './reply.js';
 import type { TurnPart, TurnRequest } from './turn-parts.js';
-import { type PhaseOut, type PhaseSubscriber, TurnPhase } from './turn-phase.js';
+import { type PhaseOut, TurnPhase, joinPhase } from './turn-phase.js';
 
 /**
  * The turn's first phase, the source of its parts: the reply to `request` — `begin`, then the provider's
@@ -64,10 +64,9 @@ class ReplyStream extends Subscriber<ProviderEvent> {
     private readonly loop: LoopSettings,
     private readonly request: TurnRequest,
   ) {
-    // fused, runTools's subscriber holds it; else it joins `out` as any subscriber does (its own methods all
-    // go to `out`: no destination of rxjs's is needed)
-    super(fused ? undefined : (out as Subscriber<TurnPart>));
-    if (fused) (out as PhaseSubscriber<TurnPart, unknown>).hold(this);
+    // its own methods all go to `out`: no destination of rxjs's is needed
+    super();
+    joinPhase(out, fused, this);
   }
 
   start(): void {

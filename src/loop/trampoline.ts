@@ -1,4 +1,5 @@
 import { SchedulerAction, SchedulerLike, Subscription, asyncScheduler } from 'rxjs';
+import { HeadQueue } from '../util/head-queue.js';
 
 /**
  * A queue scheduler of the loop's own (R19), made once per loop subscription. Work scheduled while
@@ -22,8 +23,7 @@ import { SchedulerAction, SchedulerLike, Subscription, asyncScheduler } from 'rx
  * ```
  */
 export class Trampoline implements SchedulerLike {
-  private queue: Runnable[] = [];
-  private head = 0; // queue[head] is next: `shift()` is O(n) on a long queue
+  private readonly queue = new HeadQueue<Runnable>();
   private flushing = false;
 
   now(): number {
@@ -44,7 +44,7 @@ export class Trampoline implements SchedulerLike {
     }
     this.flushing = true;
     let failure: { error: unknown } | undefined;
-    for (let next: Runnable | undefined = action; next !== undefined; next = this.dequeue()) {
+    for (let next: Runnable | undefined = action; next !== undefined; next = this.queue.shift()) {
       try {
         next.execute();
       } catch (error) {
@@ -54,15 +54,6 @@ export class Trampoline implements SchedulerLike {
     }
     this.flushing = false;
     if (failure !== undefined) throw failure.error;
-  }
-
-  private dequeue(): Runnable | undefined {
-    if (this.head === this.queue.length) {
-      this.queue = [];
-      this.head = 0;
-      return undefined;
-    }
-    return this.queue[this.head++];
   }
 }
 

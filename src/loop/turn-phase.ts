@@ -1,4 +1,4 @@
-import { Observable, Observer, Subscriber, Unsubscribable } from 'rxjs';
+import { Observable, Observer, OperatorFunction, Subscriber, Unsubscribable } from 'rxjs';
 import { HeldSubscriber } from '../util/held-subscriber.js';
 
 /** Where a phase of the turn sends its values: the next phase's subscriber, or the subscriber of its Observable. */
@@ -25,8 +25,7 @@ export abstract class PhaseSubscriber<In, Out> implements PhaseOut<In>, Unsubscr
     protected readonly out: PhaseOut<Out>,
     fused: boolean,
   ) {
-    if (fused) (out as PhaseSubscriber<Out, unknown>).hold(this);
-    else (out as Subscriber<Out>).add(this);
+    joinPhase(out, fused, this);
   }
 
   /** Fused: `before`, the phase before this one, is this one's to unsubscribe. */
@@ -64,6 +63,33 @@ export abstract class PhaseSubscriber<In, Out> implements PhaseOut<In>, Unsubscr
 
 /** Makes a phase's subscriber into `into` (`fused`: `into` is the next phase's, which will hold it). */
 export type PhaseOf<In, Out> = (into: PhaseOut<Out>, fused: boolean) => PhaseSubscriber<In, Out>;
+
+/**
+ * The one phase join: `phase` (a phase's subscriber, or the subscription to a source's parts) joins `out`, the
+ * phase after it — held by it when `out` is that phase's own subscriber (`fused`), else added to it as to any
+ * rxjs subscriber — so that unsubscribing downstream unsubscribes `phase`, also during its synchronous start (C3).
+ */
+export function joinPhase<T>(out: PhaseOut<T>, fused: boolean, phase: Unsubscribable): void {
+  if (fused) (out as PhaseSubscriber<T, unknown>).hold(phase);
+  else (out as Subscriber<T>).add(phase);
+}
+
+/**
+ * A phase as an operator (`runTools`, `draftTurn`): its subscriber fused after the phases before it —
+ * `streamReply`'s, or any Observable of parts (`phasesOf`) — one path (R33).
+ *
+ * ```text
+ * parts:           b-C-e|
+ * phaseOperator:   the phase's subscriber on b-C-e|, fused with the phases that made them
+ * ```
+ *
+ * ```ts
+ * const runTools = (loop: LoopSettings) => phaseOperator((into, fused) => new ToolRun(into, fused, loop));
+ * ```
+ */
+export function phaseOperator<In, Out>(phase: PhaseOf<In, Out>): OperatorFunction<In, Out> {
+  return (parts) => phasesOf(parts).then(phase);
+}
 
 /**
  * The Observable of the turn's phases so far, which the next phase fuses with (as Reactor and RxJava fuse
@@ -127,8 +153,7 @@ class PartsPhase<T> extends TurnPhase<T> {
 
   open(into: PhaseOut<T>, fused: boolean): { start(): void } {
     const input = new HeldSubscriber<T>(into);
-    if (fused) (into as PhaseSubscriber<T, unknown>).hold(input);
-    else (into as Subscriber<T>).add(input);
+    joinPhase(into, fused, input);
     return { start: () => this.parts.subscribe(input) };
   }
 }

@@ -1,8 +1,10 @@
 import { Observable } from 'rxjs';
 import { toolProgress } from '../tools/tool-progress.js';
 import type { ToolContext, ToolOutput, ToolProgressValue } from '../types.js';
+import { onAbort } from '../util/abort-signal.js';
 import { LazyAbort } from '../util/lazy-abort.js';
 import { MAX_TIMER_MS, setLongTimeout } from '../util/long-timeout.js';
+import { subscribeAnswer } from '../util/answer.js';
 import { errorText } from '../util/values.js';
 import type { McpCallResult, McpClient, McpProgress, McpRequestOptions } from './mcp-client.js';
 import { chainHandler } from './client-hooks.js';
@@ -99,9 +101,7 @@ export function mcpCall(
       outcome();
     };
 
-    const onAbort = giveUp(() => answer(aborted()));
-    signal?.addEventListener('abort', onAbort);
-    if (signal !== undefined) stops.push(() => signal.removeEventListener('abort', onAbort));
+    if (signal !== undefined) stops.push(onAbort(signal, giveUp(() => answer(aborted()))));
     const { callTimeoutMs, maxTotalTimeoutMs } = settings;
     let idle: (() => void) | undefined;
     const restartIdle = () => {
@@ -137,11 +137,13 @@ export function mcpCall(
     } catch (error) {
       sent = Promise.reject(error);
     }
-    Promise.resolve(sent).then(
-      (result: McpCallResult | null | undefined) => answer(mcpOutput(typeof result === 'object' && result !== null ? result : {})),
+    // `answer` and `fail` take the first outcome only: the teardown below needs nothing of this subscription
+    subscribeAnswer<McpCallResult | null | undefined>(sent, {
+      next: (result) => answer(mcpOutput(typeof result === 'object' && result !== null ? result : {})),
       // M3: the SDK rejects our own abort as -32001 too: it is an abort, not a timeout; any other -32001 is the server's (M4)
-      (error: unknown) => (controller.signal.aborted ? answer(aborted()) : fail(messageOf(error))),
-    );
+      error: (error: unknown) => (controller.signal.aborted ? answer(aborted()) : fail(serverMessage(error))),
+      complete: () => undefined,
+    });
     return () => {
       if (!done) giveUp(end)();
     };
@@ -215,6 +217,6 @@ function sentWithToken(client: McpClient, call: () => Promise<McpCallResult>): {
 }
 
 /** The server's own words: the SDK's `McpError` prefixes its message with `MCP error CODE: ` (twice when a server built on the SDK threw one). */
-function messageOf(error: unknown): string {
+function serverMessage(error: unknown): string {
   return errorText(error).replace(/^(?:MCP error -?\d+: )+/, '');
 }

@@ -1,5 +1,6 @@
 import { Observable, Subject, concat, debounceTime, map, of, switchMap, takeUntil } from 'rxjs';
-import { shown } from '../util/values.js';
+import { subscribeAnswer } from '../util/answer.js';
+import { isCountOrInfinity, shown } from '../util/values.js';
 import type { Tool } from '../types.js';
 import type { McpClient, McpToolInfo } from './mcp-client.js';
 import { chainHandler, chainListChanged } from './client-hooks.js';
@@ -77,7 +78,7 @@ export function mcpTools(client: McpClient, options: McpToolsOptions = {}): Obse
 }
 
 function checkMs(option: string, value: unknown): void {
-  if (value !== Infinity && !(Number.isInteger(value) && (value as number) >= 1)) {
+  if (!isCountOrInfinity(value)) {
     throw new RangeError(`mcpTools: ${option} must be an integer >= 1 or Infinity (got ${shown(value)})`);
   }
 }
@@ -123,13 +124,10 @@ function listAll(client: McpClient): Observable<McpToolInfo[]> {
       } while (cursor !== undefined);
       return tools;
     };
-    pages().then(
-      (tools) => {
-        subscriber.next(tools);
-        subscriber.complete();
-      },
-      (error: unknown) => subscriber.error(error),
-    );
-    return () => asking?.abort(MCP_CANCEL_REASON);
+    const listing = subscribeAnswer(pages(), subscriber);
+    return () => {
+      listing?.unsubscribe();
+      asking?.abort(MCP_CANCEL_REASON);
+    };
   });
 }

@@ -98,7 +98,7 @@ export interface TraceLoopOptions {
  * @throws TypeError when an option is wrong (no tracer, a name or an id that is not a string), at call time.
  */
 export function traceLoop<E extends LoopEvent | ConversationEvent>(options: TraceLoopOptions): MonoTypeOperatorFunction<E> {
-  const settings = checkOptions(options);
+  const settings = checkTraceOptions(options);
   return (source) =>
     new Observable<E>((subscriber) => {
       source.subscribe(new TraceSubscriber(subscriber, new LoopSpans(settings, context.active())));
@@ -283,7 +283,7 @@ interface TraceSettings {
 }
 
 /** R20's way: checked and copied at call time, so changing the options object later changes nothing. */
-function checkOptions(options: TraceLoopOptions): TraceSettings {
+function checkTraceOptions(options: TraceLoopOptions): TraceSettings {
   if (options === null || typeof options !== 'object') throw new TypeError(`traceLoop: options must be an object, got ${shown(options)}`);
   const { tracer, agentName, provider, conversationId, recordContent } = options;
   if (tracer === null || typeof tracer !== 'object' || typeof tracer.startSpan !== 'function') {

@@ -133,7 +133,7 @@ export class OpenAIResponsesTranslator implements WireTranslator {
         this.push(this.messageEnd(type, (chunk.response ?? {}) as ResponseObject));
         break;
       case 'error':
-        this.push({ type: 'message_end', stopReason: 'error', errorMessage: `error in the stream: ${errorText(chunk)}` });
+        this.push({ type: 'message_end', stopReason: 'error', errorMessage: `error in the stream: ${codeAndMessage(chunk)}` });
         break;
       default: // response.created, content parts, annotations, hosted tools…: nothing for the loop
     }
@@ -249,7 +249,7 @@ export class OpenAIResponsesTranslator implements WireTranslator {
     if (type !== 'response.failed') this.settleCalls(cut);
     const end: MessageEndEvent =
       type === 'response.failed'
-        ? { type: 'message_end', stopReason: 'error', errorMessage: `response failed: ${errorText(response.error ?? {})}` }
+        ? { type: 'message_end', stopReason: 'error', errorMessage: `response failed: ${codeAndMessage(response.error ?? {})}` }
         : this.refusal !== ''
           ? { type: 'message_end', stopReason: 'error', errorMessage: this.refusal } // P7
           : cut
@@ -257,7 +257,7 @@ export class OpenAIResponsesTranslator implements WireTranslator {
             : type === 'response.incomplete'
               ? { type: 'message_end', stopReason: 'error', errorMessage: incompleteText(reason) }
               : { type: 'message_end', stopReason: this.callsMade > 0 ? 'toolUse' : 'stop' };
-    const usage = usageOf(response.usage);
+    const usage = responsesUsage(response.usage);
     if (usage !== undefined) end.usage = usage;
     const reasoning = this.reasoning.length > 0 ? this.reasoning : reasoningItems(response.output);
     if (reasoning.length > 0) end.reasoning = reasoning;
@@ -297,7 +297,7 @@ function reasoningItems(output: unknown): unknown[] {
 }
 
 /** `CODE: MESSAGE` of an `error` event or a failed response's `error`, as much of it as there is. */
-function errorText(error: { code?: unknown; message?: unknown; error?: unknown }): string {
+function codeAndMessage(error: { code?: unknown; message?: unknown; error?: unknown }): string {
   const inner = typeof error.error === 'object' && error.error !== null ? (error.error as { code?: unknown; message?: unknown }) : undefined;
   const code = typeof error.code === 'string' && error.code !== '' ? error.code : typeof inner?.code === 'string' && inner.code !== '' ? inner.code : undefined;
   const message = typeof error.message === 'string' ? error.message : typeof inner?.message === 'string' ? inner.message : 'no message';
@@ -311,7 +311,7 @@ function incompleteText(reason: string | undefined): string {
 }
 
 /** R27: the Responses API's `usage` names its counts `input_tokens`, `output_tokens`, `input_tokens_details`. */
-function usageOf(raw: ResponseObject['usage']): Usage | undefined {
+function responsesUsage(raw: ResponseObject['usage']): Usage | undefined {
   if (typeof raw !== 'object' || raw === null) return undefined;
   const { input_tokens: input, output_tokens: output, input_tokens_details: details } = raw;
   return openAIUsage(input, output, details);

@@ -7,13 +7,13 @@ import type { Usage } from '../types.js';
  * part of the input, as OpenAI counts them. `undefined` when neither count is there.
  */
 export function openAIUsage(input: unknown, output: unknown, details: unknown): Usage | undefined {
-  if (!isCount(input) && !isCount(output)) return undefined;
-  const usage: Usage = { inputTokens: isCount(input) ? input : 0, outputTokens: isCount(output) ? output : 0 };
+  if (!isTokenCount(input) && !isTokenCount(output)) return undefined;
+  const usage: Usage = { inputTokens: isTokenCount(input) ? input : 0, outputTokens: isTokenCount(output) ? output : 0 };
   const cached = typeof details === 'object' && details !== null ? (details as { cached_tokens?: unknown }).cached_tokens : undefined;
-  if (isCount(cached)) usage.cacheReadTokens = cached;
+  if (isTokenCount(cached)) usage.cacheReadTokens = cached;
   return usage;
 }
 
-function isCount(value: unknown): value is number {
+function isTokenCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }

@@ -523,7 +523,7 @@ export class OpenAIChatTranslator implements WireTranslator {
           ? { type: 'message_end', stopReason: 'length' }
           : this.callsMade > 0 // P3: calls made, toolUse whatever the finish_reason
             ? { type: 'message_end', stopReason: 'toolUse' }
-            : finish(reason);
+            : messageEndOf(reason);
     const usage = usageOf(this.usage);
     if (usage !== undefined) end.usage = usage;
     return end;
@@ -543,7 +543,7 @@ function usageOf(raw: unknown): Usage | undefined {
 }
 
 /** `finish_reason` → `message_end`, for a reply without tool calls. */
-function finish(reason: string): MessageEndEvent {
+function messageEndOf(reason: string): MessageEndEvent {
   switch (reason) {
     case 'length':
       return { type: 'message_end', stopReason: 'length' };

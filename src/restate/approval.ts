@@ -1,4 +1,3 @@
-import { from, map } from 'rxjs';
 import type { BeforeToolCall, ToolCall, ToolDecision } from '../types.js';
 import { isPlainObject, shown } from '../util/values.js';
 import type { Awakeables, Journal } from './journal.js';
@@ -41,7 +40,8 @@ export function approvalHook(ctx: Journal & Awakeables, options: ApprovalOptions
       await announce(waiting);
       return null;
     });
-    return from(Promise.resolve(announced).then(() => promise)).pipe(map(toDecision));
+    // a Promise, which the loop's hook adapter waits on as it does any hook's answer (H1)
+    return Promise.resolve(announced).then(() => promise).then(toDecision);
   };
 }
 

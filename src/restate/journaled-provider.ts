@@ -1,6 +1,7 @@
 import { Observable, isObservable } from 'rxjs';
 import { type FailureCause, causeOf } from '../tools/tool-result.js';
 import type { Provider, ProviderEvent } from '../types.js';
+import { subscribeAnswer } from '../util/answer.js';
 import { shown } from '../util/values.js';
 import type { Journal } from './journal.js';
 import { mergeText } from './merge-text.js';
@@ -65,15 +66,19 @@ export function journaledProvider(journal: Journal, provider: Provider): Provide
           };
         }),
       );
-      step.then((done) => {
-        if (closed) return;
-        if (!ran) for (const event of done.events) subscriber.next(event);
-        if (done.cancelled) return; // a replay of a call torn down last time: it waits, as that call did
-        if (done.failed) subscriber.error(done.failed);
-        else subscriber.complete();
-      }, (error: unknown) => closed || subscriber.error(error)); // the engine failed the step itself: this turn fails (R10)
+      const journaled = subscribeAnswer(step, {
+        next: (done) => {
+          if (!ran) for (const event of done.events) subscriber.next(event);
+          if (done.cancelled) return; // a replay of a call torn down last time: it waits, as that call did
+          if (done.failed) subscriber.error(done.failed);
+          else subscriber.complete();
+        },
+        error: (error: unknown) => subscriber.error(error), // the engine failed the step itself: this turn fails (R10)
+        complete: () => undefined,
+      });
       return () => {
         closed = true;
+        journaled?.unsubscribe();
         stop?.();
       };
     });

@@ -1,10 +1,10 @@
-import { Observable, from, isObservable, of } from 'rxjs';
+import { Observable } from 'rxjs';
 import { isToolProgress } from '../tools/tool-progress.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { type FailureCause, causeOf } from '../tools/tool-result.js';
 import type { ToolProgressValue } from '../types.js';
 import type { Tool, ToolContext, ToolOutput } from '../types.js';
-import { isPromiseLike } from '../util/values.js';
+import { subscribeAnswer } from '../util/answer.js';
 import type { Journal } from './journal.js';
 
 type Output = string | ToolOutput | ToolProgressValue;
@@ -50,10 +50,9 @@ function journaledRun(journal: Journal, tool: Tool, input: Record<string, unknow
         } catch (error) {
           return resolve({ failed: causeOf(error) });
         }
-        const values = isObservable(returned) ? returned : isPromiseLike(returned) ? from(returned) : of(returned);
         // R14: progress goes out at once, an earlier value when the next arrives; the last is the result
         let held: { value: unknown } | undefined;
-        const inner = values.subscribe({
+        const inner = subscribeAnswer(returned, {
           next: (value) => {
             if (isToolProgress(value)) return closed || subscriber.next(value);
             if (held !== undefined && !closed) subscriber.next(held.value as Output);
@@ -63,19 +62,24 @@ function journaledRun(journal: Journal, tool: Tool, input: Record<string, unknow
           complete: () => resolve(held === undefined ? { empty: true } : { result: held.value as string | ToolOutput }),
         });
         stop = () => {
-          inner.unsubscribe();
+          inner?.unsubscribe();
           resolve({ cancelled: true });
         };
       }),
     );
-    step.then((done) => {
-      if (closed || 'cancelled' in done) return;
-      if ('failed' in done) return subscriber.error(done.failed);
-      if ('result' in done) subscriber.next(done.result);
-      subscriber.complete();
-    }, (error: unknown) => closed || subscriber.error(error)); // the engine failed the step itself: a failure result (R9)
+    const journaled = subscribeAnswer(step, {
+      next: (done) => {
+        if ('cancelled' in done) return;
+        if ('failed' in done) return subscriber.error(done.failed);
+        if ('result' in done) subscriber.next(done.result);
+        subscriber.complete();
+      },
+      error: (error: unknown) => subscriber.error(error), // the engine failed the step itself: a failure result (R9)
+      complete: () => undefined,
+    });
     return () => {
       closed = true;
+      journaled?.unsubscribe();
       stop?.();
     };
   });

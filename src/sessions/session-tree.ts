@@ -1,5 +1,6 @@
 import { Observable } from 'rxjs';
 import type { AgentMessage, UserMessage } from '../types.js';
+import { HeadQueue } from '../util/head-queue.js';
 import { errorText, shown } from '../util/values.js';
 import { type SessionEntry, type SessionStore, checkStore, notAnEntry } from './session-entry.js';
 
@@ -42,7 +43,7 @@ export class SessionTree {
   #leaf: string | null = null;
   /** Where moveTo's `leaf` entries go: the store the tree was loaded from. */
   readonly #store: SessionStore;
-  readonly #queue: Write[] = [];
+  readonly #queue = new HeadQueue<Write>();
   #writing = false;
   /** A moveTo that could not be saved: the next write through the tree reports it. */
   #failure: { error: unknown } | undefined;

@@ -122,14 +122,14 @@ class Forwarding extends Subscriber<LoopEvent> {
     }
     out.next(forwardedProgress(content, event, this.details));
     if (event.type === 'loop_end') {
-      out.next(resultOf(this.name, event, this.attachments));
+      out.next(agentOutput(this.name, event, this.attachments));
       this.complete(); // without a loop_end only progress came: R14's `error: tool produced no result`
     }
   }
 }
 
 /** A2: the inner `loop_end` as the call's result; F5: with the attachments of the inner tools' results when it succeeded. */
-function resultOf(name: string, end: LoopEventOf<'loop_end'>, attachments: Attachment[] | undefined): ToolOutput {
+function agentOutput(name: string, end: LoopEventOf<'loop_end'>, attachments: Attachment[] | undefined): ToolOutput {
   const { reason, assistant, messages, usage } = end;
   const details = { reason, messages, usage };
   if (reason === 'stop' || reason === 'terminated') return attachments === undefined ? { content: assistant.content, details } : { content: assistant.content, attachments, details };

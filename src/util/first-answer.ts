@@ -1,6 +1,6 @@
-import { Observable, isObservable } from 'rxjs';
+import { Observable } from 'rxjs';
 import type { HookAnswer } from '../types.js';
-import { isPromiseLike } from './values.js';
+import { subscribeAnswer } from './answer.js';
 
 /** An Observable that completed before its first value: an answer that never came (H4). */
 export class NoAnswer extends Error {
@@ -30,48 +30,33 @@ export class NoAnswer extends Error {
 export function firstAnswer<T>(ask: () => HookAnswer<T>, onCancel?: () => void): Observable<T> {
   return new Observable<T>((subscriber) => {
     let answered = false;
-    const answer = (value: T) => {
-      answered = true;
-      subscriber.next(value);
-      subscriber.complete();
-    };
-    const fail = (error: unknown) => {
-      answered = true;
-      subscriber.error(error);
-    };
-    const cancel = () => {
-      if (!answered) onCancel?.();
-    };
-
     let asked: HookAnswer<T>;
     try {
       asked = ask();
     } catch (error) {
-      return fail(error);
+      return subscriber.error(error);
     }
-    if (isObservable(asked)) {
-      const inner = asked.subscribe({
-        next: (value) => answered || answer(value),
-        error: (error: unknown) => answered || fail(error),
-        complete: () => answered || fail(new NoAnswer()),
-      });
-      return () => {
-        cancel();
-        inner.unsubscribe();
-      };
-    }
-    if (isPromiseLike(asked)) {
-      try {
-        asked.then(
-          (value) => subscriber.closed || answer(value),
-          (error: unknown) => subscriber.closed || fail(error),
-        );
-      } catch (error) {
-        fail(error); // a thenable whose `then` throws
-      }
-      return cancel;
-    }
-    answer(asked);
-    return undefined;
+    const inner = subscribeAnswer(asked, {
+      next: (value) => {
+        if (answered) return;
+        answered = true;
+        subscriber.next(value);
+        subscriber.complete();
+      },
+      error: (error: unknown) => {
+        if (answered) return;
+        answered = true;
+        subscriber.error(error);
+      },
+      complete: () => {
+        if (answered) return;
+        answered = true;
+        subscriber.error(new NoAnswer());
+      },
+    });
+    return () => {
+      if (!answered) onCancel?.();
+      inner?.unsubscribe();
+    };
   });
 }

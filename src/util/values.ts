@@ -15,6 +15,11 @@ export function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | null)?.then === 'function';
 }
 
+/** An integer >= 1, or `Infinity`: a count or a time in ms that may be unlimited (`maxConcurrency`, `toolTimeoutMs`, `idleTimeoutMs`). */
+export function isCountOrInfinity(value: unknown): value is number {
+  return value === Infinity || (typeof value === 'number' && Number.isInteger(value) && value >= 1);
+}
+
 /** `null`, `an array`, `a string`, `a Map`…: what a value is, for an error message. */
 export function kindOf(value: unknown): string {
   if (value === null || value === undefined) return String(value);

@@ -1,4 +1,4 @@
-import { MIN_SECRET_LENGTH, WireError, describe as describeError, failureText, messageOf, redact, responseMessage } from '../../../src/providers/http/error-text.js';
+import { MIN_SECRET_LENGTH, WireError, errorTextWithCauses, failureText, messageOf, redact, responseMessage } from '../../../src/providers/http/error-text.js';
 
 describe('error texts (P4)', () => {
   it('messageOf: error.message, error or message of a JSON text', () => {
@@ -16,16 +16,16 @@ describe('error texts (P4)', () => {
     expect(await responseMessage(new Response('', { status: 503 }))).toBe('no message');
   });
 
-  it('describe: an error and its causes', () => {
+  it('errorTextWithCauses: an error and its causes', () => {
     const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { cause: new Error('deeper') });
-    expect(describeError(new TypeError('fetch failed', { cause }))).toBe('fetch failed (connect ECONNREFUSED 127.0.0.1:9) (deeper)');
+    expect(errorTextWithCauses(new TypeError('fetch failed', { cause }))).toBe('fetch failed (connect ECONNREFUSED 127.0.0.1:9) (deeper)');
     const many = new AggregateError([new Error('one'), new Error('two')], 'all failed');
-    expect(describeError(new Error('fetch failed', { cause: many }))).toBe('fetch failed (one; two)');
+    expect(errorTextWithCauses(new Error('fetch failed', { cause: many }))).toBe('fetch failed (one; two)');
   });
 
-  it('P4: describe: an error that throws when it is read is said to be one, never thrown on', () => {
+  it('P4: errorTextWithCauses: an error that throws when it is read is said to be one, never thrown on', () => {
     const hostile = new Proxy({}, { get: () => { throw new Error('no'); } }); // prettier-ignore
-    expect(describeError(hostile)).toBe('an error that cannot be read');
+    expect(errorTextWithCauses(hostile)).toBe('an error that cannot be read');
     expect(failureText(hostile, [])).toBe('an error that cannot be read');
   });
 

@@ -1,3 +1,4 @@
+import { onAbort } from '../../util/abort-signal.js';
 import { errorText } from '../../util/values.js';
 
 /** A failure whose message is already worded for `message_end.errorMessage`: `throw new WireError('error in the stream: Overloaded')`. */
@@ -14,7 +15,7 @@ export class WireError extends Error {
  * ```
  */
 export function failureText(error: unknown, secrets: readonly string[]): string {
-  return redact(error instanceof WireError ? error.message : describe(error), secrets);
+  return redact(error instanceof WireError ? error.message : errorTextWithCauses(error), secrets);
 }
 
 /**
@@ -36,10 +37,8 @@ export async function responseMessage(response: Response, signal?: AbortSignal):
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal === undefined) return promise;
   return new Promise<T>((resolve, reject) => {
-    const stop = () => reject(new Error('aborted'));
-    if (signal.aborted) return stop();
-    signal.addEventListener('abort', stop, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+    const stopListening = onAbort(signal, () => reject(new Error('aborted')));
+    promise.then(resolve, reject).finally(stopListening);
   });
 }
 
@@ -72,7 +71,7 @@ export function messageOf(text: string): string | undefined {
  * An error's message and its causes: `fetch failed (connect ECONNREFUSED 127.0.0.1:9)`; an error that
  * throws when it is read (a hostile `fetch`'s) is `an error that cannot be read`.
  */
-export function describe(error: unknown): string {
+export function errorTextWithCauses(error: unknown): string {
   try {
     return describeCauses(error);
   } catch {
@@ -83,16 +82,17 @@ export function describe(error: unknown): string {
 function describeCauses(error: unknown): string {
   // read by shape, not `instanceof Error`: fetch's errors may come from another realm (a test VM, an iframe)
   let text = errorText(error);
-  let cause = causeOf(error);
+  let cause = nextCause(error);
   for (let depth = 0; cause !== undefined && depth < 3; depth++) {
     const errors: unknown = (cause as { errors?: unknown }).errors;
     text += ` (${Array.isArray(errors) && errors.length > 0 ? errors.map(errorText).join('; ') : errorText(cause)})`;
-    cause = causeOf(cause);
+    cause = nextCause(cause);
   }
   return text;
 }
 
-function causeOf(error: unknown): unknown {
+/** `error.cause`, read by shape (not R25's `causeOf`, which keeps a failure's cause as JSON). */
+function nextCause(error: unknown): unknown {
   return typeof error === 'object' && error !== null ? (error as { cause?: unknown }).cause : undefined;
 }
 

@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import type { ProviderEvent } from '../../types.js';
 import { drain } from './drain.js';
-import { WireError, describe, failureText, redact } from './error-text.js';
+import { WireError, errorTextWithCauses, failureText, redact } from './error-text.js';
 import { ChunkCount, idleTimeout } from './idle-timeout.js';
 import type { AcceptedResponse } from './send.js';
 import { SseEvent, readServerSentEvents } from './sse.js';
@@ -73,7 +73,7 @@ export function replyEvents(
         try {
           next = await events.next();
         } catch (error) {
-          throw controller.signal.aborted ? error : new WireError(`the stream broke off: ${describe(error)}`);
+          throw controller.signal.aborted ? error : new WireError(`the stream broke off: ${errorTextWithCauses(error)}`);
         }
         if (next.done) break;
         for (const event of translator.next(next.value)) emit(event);

@@ -1,6 +1,7 @@
 import { Observable } from 'rxjs';
+import { subscribeAnswer } from '../../util/answer.js';
 import { shown } from '../../util/values.js';
-import { WireError, describe, responseMessage } from './error-text.js';
+import { WireError, errorTextWithCauses, responseMessage } from './error-text.js';
 import { ChunkCount, idleTimeout } from './idle-timeout.js';
 import { RetryableError, isRetryableStatus, retryAfter } from './retry.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, StreamRequest } from './settings.js';
@@ -45,19 +46,19 @@ export function sendOnce(request: StreamRequest): Observable<AcceptedResponse> {
       controller.abort();
       if (count.chunks === 0) subscriber.error(new RetryableError(`no data for ${idleTimeoutMs} ms`));
     });
-    send(request, controller.signal, count).then(
-      (body) => {
+    subscribeAnswer(send(request, controller.signal, count), {
+      next: (body) => {
         settled = true;
         idle.unsubscribe();
         subscriber.next({ body, controller });
-        subscriber.complete();
       },
-      (error: unknown) => {
+      error: (error: unknown) => {
         settled = true;
         idle.unsubscribe();
         if (!controller.signal.aborted || count.chunks > 0) subscriber.error(error);
       },
-    );
+      complete: () => subscriber.complete(),
+    });
     return () => {
       idle.unsubscribe();
       if (!settled) controller.abort();
@@ -74,7 +75,7 @@ async function send(request: StreamRequest, signal: AbortSignal, count: ChunkCou
   try {
     response = await request.fetch(url, { method: METHOD, headers: request.headers, body: request.body, signal });
   } catch (error) {
-    throw new RetryableError(`request to ${url} failed: ${describe(error)}`);
+    throw new RetryableError(`request to ${url} failed: ${errorTextWithCauses(error)}`);
   }
   count.chunks++;
   // a custom fetch may answer anything: say so, rather than fail on reading it

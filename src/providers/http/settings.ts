@@ -1,4 +1,4 @@
-import { errorText, isPlainObject, kindOf, shown } from '../../util/values.js';
+import { errorText, isCountOrInfinity, isPlainObject, kindOf, shown } from '../../util/values.js';
 
 /** What the providers call to send a request: the global `fetch`, or any function shaped like it. */
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
@@ -111,7 +111,7 @@ export function httpSettings(options: HttpProviderOptions, who: string, defaultB
     throw new TypeError(wrong('stop must be a string or an array of strings', stop));
   }
   // P12: a timer of any length waits for all of it (see idleTimeout), so every integer is taken as it says
-  if (!(idleTimeoutMs === Infinity || (Number.isInteger(idleTimeoutMs) && idleTimeoutMs >= 1))) {
+  if (!isCountOrInfinity(idleTimeoutMs)) {
     throw new RangeError(wrong('idleTimeoutMs must be an integer >= 1 or Infinity', idleTimeoutMs));
   }
   const extraBody = checkedExtraBody(options.extraBody, who);

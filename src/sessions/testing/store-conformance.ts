@@ -122,7 +122,7 @@ export function storeConformance(makeStore: () => SessionStore | PromiseLike<Ses
         const firstAnswer = again.path().find((entry) => entry.type === 'message' && entry.message.role === 'assistant' && entry.message.content !== '');
         if (firstAnswer === undefined) throw new Error('storeConformance: the reloaded tree holds no answer');
         again.moveTo(firstAnswer.id);
-        await settled();
+        await aMomentLater();
         const moved = await lastValueFrom(SessionTree.load(store));
         same(moved.leaf, firstAnswer.id, 'the leaf of a tree reloaded after moveTo');
       },
@@ -230,7 +230,7 @@ async function appendOnce(store: SessionStore, entries: readonly SessionEntry[])
 }
 
 /** What a moveTo handed to the store at once has had time to finish (a store that answers later). */
-function settled(): Promise<void> {
+function aMomentLater(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 50));
 }
 

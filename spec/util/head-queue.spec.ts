@@ -1,0 +1,44 @@
+import { HeadQueue } from '../../src/util/head-queue.js';
+
+describe('HeadQueue: the one first-in first-out queue (R31)', () => {
+  it('R31: items come out in the order they went in; an empty queue gives undefined', () => {
+    const queue = new HeadQueue<string>();
+    expect(queue.shift()).toBeUndefined();
+    queue.push('a');
+    queue.push('b');
+    expect(queue.length).toBe(2);
+    expect(queue.shift()).toBe('a');
+    queue.push('c');
+    expect([queue.shift(), queue.shift(), queue.shift()]).toEqual(['b', 'c', undefined]);
+    expect(queue.length).toBe(0);
+  });
+
+  it('R31: emptied, it starts again from the front and keeps nothing it handed out; clear drops what waits', () => {
+    const queue = new HeadQueue<object>();
+    const handed = { big: 'x' };
+    queue.push(handed);
+    queue.shift();
+    const held = () => (queue as unknown as { items: unknown[] }).items.filter((item) => item !== undefined);
+    // what it holds, read as the engine holds it: nothing it handed out
+    expect(held()).toEqual([]);
+    queue.push({});
+    queue.push({});
+    queue.shift();
+    expect(held()).toHaveLength(1);
+    queue.clear();
+    expect(held()).toEqual([]);
+    expect(queue.length).toBe(0);
+    expect(queue.shift()).toBeUndefined();
+    queue.push(handed);
+    expect(queue.shift()).toBe(handed);
+  });
+
+  it('R31: a long queue: 100,000 in, 100,000 out, in order', () => {
+    const queue = new HeadQueue<number>();
+    for (let i = 0; i < 100_000; i++) queue.push(i);
+    let ordered = true;
+    for (let i = 0; i < 100_000; i++) ordered &&= queue.shift() === i;
+    expect(ordered).toBe(true);
+    expect(queue.length).toBe(0);
+  });
+});
