@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import type { Provider, ProviderEvent, ProviderInput } from '../types.js';
 import { inputSchema } from '../providers/json.js';
-import { DRAIN_MS } from '../providers/http/drain.js';
+import { drain } from '../providers/http/drain.js';
 import { type ProviderIdentity, named } from '../providers/named-provider.js';
 import type { ToolChoice } from '../providers/http/transport.js';
 import { isPlainObject, shown } from '../util/values.js';
@@ -52,7 +52,7 @@ export interface LanguageModelProviderOptions {
  */
 export function languageModelProvider(model: AnyLanguageModel, options: LanguageModelProviderOptions = {}): Provider & ProviderIdentity {
   const version = checkModel(model);
-  const settings = checkOptions(options);
+  const settings = checkModelOptions(options);
   const doStream = streamOf(model);
   const provider = (input: ProviderInput) =>
     new Observable<ProviderEvent>((subscriber) => {
@@ -86,8 +86,10 @@ export function languageModelProvider(model: AnyLanguageModel, options: Language
       });
       return () => {
         // after the reply, what follows it is read (a server's closing `[DONE]`) so the connection can serve again
-        if (translator.ended && reader !== undefined) void drain(reader, controller);
-        else {
+        if (translator.ended && reader !== undefined) {
+          const parts = reader;
+          void drain(() => parts.read(), controller);
+        } else {
           controller.abort();
           reader?.cancel().catch(ignore);
         }
@@ -133,17 +135,6 @@ function providerNameOf(provider: string): string {
   return provider.split('.')[0] || provider;
 }
 
-async function drain(reader: ReadableStreamDefaultReader<AnyStreamPart>, controller: AbortController): Promise<void> {
-  const timer = setTimeout(() => controller.abort(), DRAIN_MS);
-  try {
-    while (!(await reader.read()).done);
-  } catch {
-    // broken after the reply was complete: nothing is lost
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 function ignore(): void {}
 
 const WHO = 'languageModelProvider';
@@ -161,7 +152,7 @@ function checkModel(model: unknown): AnyLanguageModel['specificationVersion'] {
 }
 
 /** R20: the options checked and copied when the provider is made; a wrong one named, with its value. */
-function checkOptions(options: unknown): Settings {
+function checkModelOptions(options: unknown): Settings {
   if (!isPlainObject(options)) throw new TypeError(`${WHO}: options must be an object (got ${shown(options)})`);
   const { system, maxTokens, temperature, toolChoice, stop, headers, providerOptions } = options as LanguageModelProviderOptions;
   const settings: Settings = {};

@@ -36,7 +36,7 @@ export function aiSdkPrompt(messages: readonly AgentMessage[], system: string | 
         if (message.content !== '') prompt.push({ role: 'system', content: message.content });
         break;
       case 'user':
-        prompt.push(userMessage(message, version));
+        prompt.push(userPromptMessage(message, version));
         break;
       case 'assistant': {
         const content = assistantParts(message);
@@ -56,7 +56,7 @@ export function aiSdkPrompt(messages: readonly AgentMessage[], system: string | 
   return prompt;
 }
 
-function userMessage(message: UserMessage, version: SpecificationVersion): Message {
+function userPromptMessage(message: UserMessage, version: SpecificationVersion): Message {
   const attachments = message.attachments ?? [];
   const text = message.content === '' && attachments.length > 0 ? [] : [{ type: 'text' as const, text: message.content }];
   return { role: 'user', content: [...text, ...attachments.map((attachment) => filePart(attachment, version))] } as Message;

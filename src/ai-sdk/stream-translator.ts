@@ -147,7 +147,7 @@ export class StreamTranslator {
         end.failure = { kind: finishReason.unified === 'content-filter' ? 'refusal' : 'protocol', message: end.errorMessage };
       }
     }
-    const counted = usageOf(usage);
+    const counted = aiSdkUsage(usage);
     if (counted !== undefined) end.usage = counted;
     return this.close(end);
   }
@@ -169,7 +169,7 @@ function copyPart(part: ReplyPart): ReplyPart {
  * as the AI SDK counts it), and `cacheReadTokens` / `cacheWriteTokens` when the provider told them.
  * `undefined` when the provider told neither total.
  */
-export function usageOf(usage: Finish['usage'] | undefined): Usage | undefined {
+export function aiSdkUsage(usage: Finish['usage'] | undefined): Usage | undefined {
   if (usage === undefined) return undefined;
   const { inputTokens, outputTokens } = usage;
   if (inputTokens.total === undefined && outputTokens.total === undefined) return undefined;

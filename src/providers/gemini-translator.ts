@@ -225,14 +225,14 @@ export class GeminiTranslator implements WireTranslator {
 
   /** R27, P17: input = prompt (+ tool-use prompt), output = candidates + thoughts, cached content read from cache. */
   private readUsage(raw: Record<string, unknown>): void {
-    const prompt = count(raw.promptTokenCount);
-    const candidates = count(raw.candidatesTokenCount);
+    const prompt = tokenCountOrNone(raw.promptTokenCount);
+    const candidates = tokenCountOrNone(raw.candidatesTokenCount);
     if (prompt === undefined && candidates === undefined) return; // Vertex's `{ trafficType }` alone counts nothing
     const usage: Usage = {
-      inputTokens: (prompt ?? 0) + (count(raw.toolUsePromptTokenCount) ?? 0),
-      outputTokens: (candidates ?? 0) + (count(raw.thoughtsTokenCount) ?? 0),
+      inputTokens: (prompt ?? 0) + (tokenCountOrNone(raw.toolUsePromptTokenCount) ?? 0),
+      outputTokens: (candidates ?? 0) + (tokenCountOrNone(raw.thoughtsTokenCount) ?? 0),
     };
-    const cached = count(raw.cachedContentTokenCount);
+    const cached = tokenCountOrNone(raw.cachedContentTokenCount);
     if (cached !== undefined) usage.cacheReadTokens = cached;
     this.usage = usage;
   }
@@ -263,7 +263,7 @@ function refused(message: string): MessageEndEvent {
   return { type: 'message_end', stopReason: 'error', errorMessage: message, failure: { kind: 'refusal', message } };
 }
 
-function count(value: unknown): number | undefined {
+function tokenCountOrNone(value: unknown): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 

@@ -129,11 +129,11 @@ function pushItems(input: object[], message: AgentMessage): void {
       return;
     case 'user':
       if (message.attachments === undefined) input.push({ role: 'user', content: message.content });
-      else input.push({ role: 'user', content: [...inputText(message.content), ...message.attachments.map(responsesPart)] });
+      else input.push({ role: 'user', content: [...inputTextParts(message.content), ...message.attachments.map(responsesPart)] });
       return;
     case 'toolResult': // F2: with attachments, the output is an array of parts
       if (message.attachments === undefined) input.push({ type: 'function_call_output', call_id: message.toolCallId, output: message.content });
-      else input.push({ type: 'function_call_output', call_id: message.toolCallId, output: [...inputText(message.content), ...message.attachments.map(responsesPart)] });
+      else input.push({ type: 'function_call_output', call_id: message.toolCallId, output: [...inputTextParts(message.content), ...message.attachments.map(responsesPart)] });
       return;
     case 'assistant': {
       const calls = message.toolCalls ?? [];
@@ -150,7 +150,7 @@ function pushItems(input: object[], message: AgentMessage): void {
 }
 
 /** A text as an `input_text` part; none for an empty text. */
-function inputText(text: string): object[] {
+function inputTextParts(text: string): object[] {
   return text === '' ? [] : [{ type: 'input_text', text }];
 }
 

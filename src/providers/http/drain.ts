@@ -1,5 +1,3 @@
-import type { SseEvent } from './sse.js';
-
 /** How long a server may take to end the body after the reply was complete. */
 export const DRAIN_MS = 1000;
 
@@ -9,13 +7,15 @@ export const DRAIN_MS = 1000;
  * Never rejects: after the reply, nothing that goes wrong can be lost.
  *
  * ```ts
- * if (ended) return drain(events, controller);
+ * if (ended) return drain(() => events.next(), controller);
  * ```
+ *
+ * `next` reads one piece: an SSE generator's `next`, a stream reader's `read` (the AI SDK's parts, P18).
  */
-export async function drain(events: AsyncGenerator<SseEvent, void>, controller: AbortController): Promise<void> {
+export async function drain(next: () => Promise<{ readonly done?: boolean }>, controller: AbortController): Promise<void> {
   const timer = setTimeout(() => controller.abort(), DRAIN_MS);
   try {
-    while (!(await events.next()).done);
+    while (!(await next()).done);
   } catch {
     // aborted or broken after the reply was complete: nothing is lost
   } finally {

@@ -77,7 +77,7 @@ export function replyEvents(
         }
         if (next.done) break;
         for (const event of translator.next(next.value)) emit(event);
-        if (ended) return drain(events, controller);
+        if (ended) return drain(() => events.next(), controller);
         if (subscriber.closed) return void events.return().catch(() => undefined); // unsubscribed: the abort closed the connection
       }
       for (const event of translator.end()) emit(event);
