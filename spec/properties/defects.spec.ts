@@ -465,8 +465,9 @@ describe('defects found by the properties', () => {
       return performance.now() - started;
     };
     time(2_000); // warm up
-    const small = time(25_000);
-    const large = time(100_000);
+    // the quicker of two runs each: on a machine busy with other work, one run can be slowed several times over
+    const small = Math.min(time(25_000), time(25_000));
+    const large = Math.min(time(100_000), time(100_000));
     expect(large).toBeLessThan(6 * small + 200);
   }, 30_000);
 });
