@@ -1,8 +1,10 @@
 import { Observable, concat, defer, from, mergeMap, of, subscribeOn } from 'rxjs';
-import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEndReason, LoopEvent, Usage, UserMessage, UserMessageEvent } from '../types.js';
+import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEndReason, LoopEvent, StandardSchemaV1, Usage, UserMessage, UserMessageEvent } from '../types.js';
+import { type AnswerStep, AnswerTurns } from './answer-turns.js';
 import { draftTurn } from './draft-turn.js';
 import { expandLast } from './expand-last.js';
 import { LoopOptions, LoopSettings, checkOptions } from './loop-options.js';
+import type { OutputOf } from './output-spec.js';
 import { runTools } from './run-tools.js';
 import { streamReply } from './stream-reply.js';
 import { Trampoline } from './trampoline.js';
@@ -35,10 +37,19 @@ import { NO_USAGE, copyUsage } from './usage.js';
  *   .subscribe((end) => console.log(end.reason, end.assistant.content));
  * ```
  *
- * @throws TypeError or RangeError when an option is wrong (R8, R16, R20), at call time.
+ * With `output` (J1–J4) the loop ends with a typed answer, `loop_end.output`, typed from the schema:
+ *
+ * ```ts
+ * runEventedToolLoop({ provider, registry, messages, output: { schema: z.object({ city: z.string() }) } })
+ *   .pipe(filter((event) => event.type === 'loop_end'))
+ *   .subscribe((end) => console.log(end.output?.city));
+ * ```
+ *
+ * @throws TypeError or RangeError when an option is wrong (R8, R16, R20, J1), at call time.
  */
-export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> {
-  return runLoop(checkOptions(options)) as Observable<LoopEvent>; // without steering, no user_message
+export function runEventedToolLoop<S extends StandardSchemaV1 = StandardSchemaV1>(options: LoopOptions<S>): Observable<LoopEvent<OutputOf<S>>> {
+  // without steering, no user_message; the answer is what the schema validated (J4)
+  return runLoop(checkOptions(options)) as Observable<LoopEvent<OutputOf<S>>>;
 }
 
 /**
@@ -56,11 +67,12 @@ export function runLoop(loop: LoopSettings, steering?: Steering): Observable<Con
     const saved = savedTurn(loop.messages); // R22: a run saved while its tools ran starts with turn 0
     const history = loop.messages.slice(0, saved?.at); // the loop's own, appended to by each turn
     const turn = turnOf(loop);
+    const answers = loop.output === undefined ? undefined : new AnswerTurns(loop.output); // J2: this run's answer turns
     const trampoline = new Trampoline(); // R12, R19: every turn starts from it, turn 1 too, so none nests in another
     // R36: turn 0 is a source of its own, into the same phases
     const first = saved === undefined ? streamReply({ turn: 1, history, usage: NO_USAGE }, loop) : resumeTurn({ turn: 0, history, usage: NO_USAGE }, saved);
     return turn(first).pipe(
-      expandLast((event: ConversationEvent) => goOn(event, turn, loop, steering), trampoline),
+      expandLast((event: ConversationEvent) => goOn(event, turn, loop, steering, answers), trampoline),
       subscribeOn(trampoline),
     );
   });
@@ -75,17 +87,25 @@ function turnOf(loop: LoopSettings): (parts: Observable<TurnPart>) => Observable
 
 /**
  * The projection: given the last turn's `turn_end` (its outcome on it), decides what comes next — the
- * next turn or the loop's end. It emits nothing itself; after `loop_end` the loop completes.
+ * next turn or the loop's end; with `output`, an answer turn or the end with the answer (J2, J3). It emits
+ * nothing itself; after `loop_end` the loop completes.
  */
 function goOn(
   last: ConversationEvent,
   turn: (parts: Observable<TurnPart>) => Observable<LoopEvent>,
   loop: LoopSettings,
   steering: Steering | undefined,
+  answers: AnswerTurns | undefined,
 ): Observable<ConversationEvent> | undefined {
   const outcome = last.type === 'turn_end' ? outcomeOf(last) : undefined;
   if (outcome === undefined) return undefined;
   const reason = whyStop(outcome, loop);
+  // J2, J3: where the loop would end (or an answer turn did), the typed answer decides; without output, nothing to do
+  if (answers !== undefined && (reason !== undefined || answers.answering)) {
+    const step = answers.after(outcome, reason);
+    if (step instanceof Promise) return from(step).pipe(mergeMap((next) => answered(next, outcome, turn, loop, answers)));
+    if (step !== undefined) return answered(step, outcome, turn, loop, answers);
+  }
   if (reason === undefined) {
     const next = turn(streamReply({ turn: outcome.turn + 1, history: outcome.history, usage: outcome.usage, lastUsage: outcome.lastUsage }, loop));
     // C2: prompts steered in meanwhile join the history when the next turn is subscribed, not here
@@ -94,6 +114,30 @@ function goOn(
   // aborted between turns: the answer that never came stands in, outside the history
   const abortedBetweenTurns = reason === 'aborted' && outcome.stopReason !== 'aborted';
   return of(loopEnd(reason, abortedBetweenTurns ? abortedAssistant() : outcome.assistant, outcome.history.slice(), outcome.usage));
+}
+
+/**
+ * J2, J3: the answer's step — the loop's end with the answer (or with `error` when it never matched), or an
+ * answer turn: the same phases, asked for the output with no tools, after the prompt (if any) joins the history.
+ */
+function answered(
+  step: AnswerStep,
+  outcome: TurnOutcome,
+  turn: (parts: Observable<TurnPart>) => Observable<LoopEvent>,
+  loop: LoopSettings,
+  answers: AnswerTurns,
+): Observable<ConversationEvent> {
+  const { history, usage } = outcome;
+  if (step.kind === 'end') {
+    const { reason, output, errorMessage } = step;
+    const assistant: AssistantMessage = errorMessage === undefined ? outcome.assistant : { ...outcome.assistant, stopReason: 'error', errorMessage };
+    const end = loopEnd(reason, assistant, history.slice(), usage);
+    return of('output' in step ? { ...end, output } : end);
+  }
+  // R11: aborted between turns, as any turn would be — no answer turn
+  if (loop.signal?.aborted) return of(loopEnd('aborted', abortedAssistant(), history.slice(), usage));
+  if (step.prompt !== undefined) history.push(step.prompt);
+  return turn(streamReply({ turn: outcome.turn + 1, history, usage, lastUsage: outcome.lastUsage, output: answers.request }, loop));
 }
 
 /** C2: steered prompts join the loop's own history, each announced with the history up to it. */

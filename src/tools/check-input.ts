@@ -49,12 +49,25 @@ export function checkInput(tool: Tool, input: unknown): InputCheck | PendingInpu
  */
 export function describeIssues(issues: ReadonlyArray<StandardSchemaV1.Issue>): string {
   if (issues.length === 0) return 'error: invalid input';
-  return `error: invalid input: ${issues.map((issue) => `${pathOf(issue)}: ${String(issue?.message)}`).join('; ')}`;
+  return `error: invalid input: ${issuesText(issues, 'input')}`;
 }
 
-function pathOf(issue: StandardSchemaV1.Issue): string {
+/**
+ * `PATH: MESSAGE` for each issue, joined by `; `: PATH is the issue's path keys joined by `.`, or `root` for
+ * the root — a tool's input (R24) and a typed answer (J2) say their issues alike.
+ *
+ * ```ts
+ * issuesText([{ message: 'Required', path: ['city'] }, { message: 'Expected object' }], 'answer');
+ * // 'city: Required; answer: Expected object'
+ * ```
+ */
+export function issuesText(issues: ReadonlyArray<StandardSchemaV1.Issue>, root: string): string {
+  return issues.map((issue) => `${pathOf(issue, root)}: ${String(issue?.message)}`).join('; ');
+}
+
+function pathOf(issue: StandardSchemaV1.Issue, root: string): string {
   const path = Array.isArray(issue?.path) ? (issue.path as ReadonlyArray<PropertyKey | StandardSchemaV1.PathSegment>) : [];
-  if (path.length === 0) return 'input';
+  if (path.length === 0) return root;
   return path.map((segment) => String(typeof segment === 'object' && segment !== null ? segment.key : segment)).join('.');
 }
 
