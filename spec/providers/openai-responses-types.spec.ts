@@ -1,58 +1,16 @@
 /**
  * P13: the request bodies the provider really sends, type-checked against the official `openai` package's
- * `ResponseCreateParamsStreaming` (a pinned devDependency): each body is written as an object literal of that
- * type into a source file that exists only in memory, and the TypeScript compiler checks it — excess property
- * checks included, so a field the API does not know fails as much as a missing or mistyped one.
+ * `ResponseCreateParamsStreaming` (a pinned devDependency), by the compiler (`sdk-request-types.ts`).
  */
-import { join } from 'node:path';
-import * as ts from 'typescript';
 import type { AgentMessage, ProviderInput } from '../../src/index.js';
 import { openAIResponsesRequest } from '../../src/providers/openai-responses.js';
 import type { OpenAIResponsesRequestOptions } from '../../src/providers/openai-responses.js';
 import { addSpec, forecastSpec, history, timeSpec, weatherSpec } from './conversation';
-
-const root = join(__dirname, '..', '..');
-/** The in-memory file sits in this folder, so that `openai` resolves from the repository's node_modules. */
-const virtualFile = join(__dirname, '__responses-bodies__.ts');
+import { typeErrors as typedErrors } from './sdk-request-types';
 
 /** The compiler's complaints about each of `bodies`, each typed as ResponseCreateParamsStreaming: `[]` for one that type-checks. */
-function typeErrors(bodies: readonly object[]): string[][] {
-  const lines = ["import type { ResponseCreateParamsStreaming } from 'openai/resources/responses/responses';"];
-  const firstLines = bodies.map((body, n) => {
-    const first = lines.length;
-    lines.push(...`export const body${n}: ResponseCreateParamsStreaming = ${JSON.stringify(body, null, 2)};`.split('\n'));
-    return first;
-  });
-  const source = lines.join('\n');
-  const options: ts.CompilerOptions = {
-    strict: true,
-    noEmit: true,
-    skipLibCheck: true,
-    target: ts.ScriptTarget.ES2023,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    lib: ['lib.es2023.d.ts'], // no DOM: less to load
-    types: [],
-    rootDir: root,
-  };
-  const host = ts.createCompilerHost(options);
-  const { getSourceFile, fileExists, readFile } = host;
-  host.fileExists = (name) => name === virtualFile || fileExists.call(host, name);
-  host.readFile = (name) => (name === virtualFile ? source : readFile.call(host, name));
-  host.getSourceFile = (name, version, onError, shouldCreate) =>
-    name === virtualFile ? ts.createSourceFile(name, source, version, true) : getSourceFile.call(host, name, version, onError, shouldCreate);
-  const program = ts.createProgram([virtualFile], options, host);
-  const errors = bodies.map((): string[] => []);
-  for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
-    const line = diagnostic.file && diagnostic.start !== undefined ? diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start).line : -1;
-    const text = ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n');
-    // a complaint outside every body (the import) counts against all of them
-    const owner = firstLines.findLastIndex((first) => first <= line);
-    if (owner < 0) for (const list of errors) list.push(text);
-    else errors[owner]!.push(`line ${line - firstLines[owner]! + 1}: ${text}`);
-  }
-  return errors;
-}
+const typeErrors = (bodies: readonly object[]): string[][] =>
+  typedErrors(bodies.map((body) => ({ type: 'ResponseCreateParamsStreaming', from: 'openai/resources/responses/responses', body })));
 
 /** A reasoning item as the API sends it with include: ['reasoning.encrypted_content'] (P10). */
 const reasoningItem = {

@@ -89,7 +89,8 @@ interface WireMessage {
  * `text` and `tool_use` blocks, in that order; the results of a turn as `tool_result` blocks of one user
  * message; the tools as JSON Schema. The API has one system prompt, at the top: the `system` option and the
  * history's `SystemMessage`s, in order, joined by a blank line (R21). `options` adds what P11 maps —
- * `temperature`, `tool_choice` (only with tools), `stop_sequences` — and `thinking` (P10).
+ * `temperature`, `tool_choice` (only with tools), `stop_sequences` — and `thinking` (P10); with `output` (J1),
+ * `output_config.format` of that JSON Schema (the API's native structured output) and no tools.
  *
  * ```ts
  * anthropicRequest('claude-sonnet-4-5', 1024, 'Be brief.', { messages: [{ role: 'user', content: 'hi' }], tools: [] });
@@ -102,9 +103,11 @@ export function anthropicRequest(
   model: string,
   maxTokens: number,
   system: string | undefined,
-  { messages, tools }: ProviderInput,
+  { messages, tools: offered, output }: ProviderInput,
   options: AnthropicRequestOptions = {},
 ): object {
+  // J1: a typed answer in the API's native structured output, with no tools
+  const tools = output === undefined ? offered : [];
   const wire: WireMessage[] = [];
   // an empty part is left out, as an empty `system` option always was: no stray blank lines
   const prompts: string[] = system ? [system] : [];
@@ -134,6 +137,7 @@ export function anthropicRequest(
     ...(temperature !== undefined && { temperature }),
     ...(stop !== undefined && stop.length > 0 && { stop_sequences: [...stop] }),
     ...(thinking !== undefined && { thinking: { type: 'enabled', budget_tokens: thinking } }),
+    ...(output !== undefined && { output_config: { format: { type: 'json_schema', schema: output.schema } } }),
     stream: true,
   };
 }
