@@ -118,6 +118,15 @@ describe('J2 the answer turn', () => {
   });
 });
 
+describe('J4 the answer typed from the schema', () => {
+  it('J4: loop_end.output is the validator’s output (its defaults filled in, its transforms made), not the parsed JSON', () => {
+    const schema = z.object({ city: z.string().transform((name) => name.toUpperCase()), days: z.number().default(1) });
+    const provider = scriptedProvider([answerTurn('{"city":"Oslo"}')]);
+    const { values } = collectSync(runEventedToolLoop({ provider, registry: registry(), messages: ask(), output: { schema } }));
+    expect(loopEndOf(values).output).toEqual({ city: 'OSLO', days: 1 }); // its type, inferred: spec/loop/output.types.ts
+  });
+});
+
 describe('J3 the cap reserves the answer turn', () => {
   it('J3: maxTurns reached on a turn that asked for tools: the answer turn still runs (no tools), the reason stays maxTurns, with output', () => {
     const { provider, events, end: last } = run([toolTurn(call('weather')), toolTurn(call('weather')), answerTurn(oslo)], { maxTurns: 2 });
