@@ -118,6 +118,33 @@ describe('J2 the answer turn', () => {
   });
 });
 
+// the same runs with a zod schema and with a bare JSON Schema (only `required` and the types checked locally)
+const bareSchema: JsonSchemaObject = { type: 'object', properties: { city: { type: 'string' }, celsius: { type: 'number' } }, required: ['city', 'celsius'] };
+describe.each([
+  ['a zod schema', { schema: city }, 'celsius: Invalid input: expected number, received string'],
+  ['a bare JSON Schema', { jsonSchema: bareSchema }, 'celsius: expected number, got string'],
+])('J2, J3 with %s', (_kind, output, issue) => {
+  const wrong = '{"city":"Oslo","celsius":"4"}';
+  it('J2: valid on the first try: no extra call', () => {
+    const { provider, end: last } = run([answerTurn(oslo)], { output });
+    expect([provider.inputs.length, last.reason, last.output]).toEqual([1, 'stop', { city: 'Oslo', celsius: 4 }]);
+  });
+  it('J2: the answer turn, then the repair naming the issue, then valid', () => {
+    const { provider, events, end: last } = run([answerTurn('Oslo, 4 °C'), answerTurn(wrong), answerTurn(oslo)], { output });
+    expect(turnStarts(events)).toEqual(['1', '2 answer', '3 answer']);
+    expect((provider.inputs[2]!.messages.at(-1) as UserMessage).content).toContain(`"answer": ${issue}.`);
+    expect([last.reason, last.output]).toEqual(['stop', { city: 'Oslo', celsius: 4 }]);
+  });
+  it('J2: invalid after the repair: error with the issues', () => {
+    const { end: last } = run([answerTurn('Oslo'), answerTurn(wrong), answerTurn(wrong)], { output });
+    expect([last.reason, last.assistant.errorMessage]).toEqual(['error', `output does not match the schema: ${issue}`]);
+  });
+  it('J3: the cap: the answer turn runs, maxTurns with output', () => {
+    const { provider, end: last } = run([toolTurn(call('weather')), answerTurn(oslo)], { output, maxTurns: 1 });
+    expect([provider.inputs[1]!.tools, last.reason, last.output]).toEqual([[], 'maxTurns', { city: 'Oslo', celsius: 4 }]);
+  });
+});
+
 describe('J4 the answer typed from the schema', () => {
   it('J4: loop_end.output is the validator’s output (its defaults filled in, its transforms made), not the parsed JSON', () => {
     const schema = z.object({ city: z.string().transform((name) => name.toUpperCase()), days: z.number().default(1) });
