@@ -77,9 +77,9 @@ class ReplyStream extends Subscriber<ProviderEvent> {
     if (out.closed) return;
     // J1: an answer turn asks for the answer in its schema, with no tools (JSON modes and tools exclude each other on several APIs)
     const { output } = request;
-    let specs: unknown = [];
+    let specs: unknown;
     try {
-      if (output === undefined) specs = loop.registry.getSpecs();
+      specs = output === undefined ? loop.registry.getSpecs() : [];
     } catch (error) {
       return this.fail(error, 'registry.getSpecs failed: '); // R20: a broken registry ends the turn, named
     }
