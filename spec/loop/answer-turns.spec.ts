@@ -155,6 +155,13 @@ describe('J4 the answer typed from the schema', () => {
 });
 
 describe('J3 the cap reserves the answer turn', () => {
+  it('J3: an answer turn cut at length is judged as any answer: not JSON, so the repair turn follows', () => {
+    const { provider, events, end: last } = run([toolTurn(call('weather')), [start, { type: 'text_delta', text: '{"city":"Os' }, end('length')], answerTurn(oslo)], { maxTurns: 1 });
+    expect(turnStarts(events)).toEqual(['1', '2 answer', '3 answer']);
+    expect((provider.inputs[2]!.messages.at(-1) as UserMessage).content).toMatch(/^Your answer does not match the schema "answer": answer: not JSON: /);
+    expect([last.reason, last.output]).toEqual(['maxTurns', { city: 'Oslo', celsius: 4 }]);
+  });
+
   it('J3: maxTurns reached on a turn that asked for tools: the answer turn still runs (no tools), the reason stays maxTurns, with output', () => {
     const { provider, events, end: last } = run([toolTurn(call('weather')), toolTurn(call('weather')), answerTurn(oslo)], { maxTurns: 2 });
     expect(provider.inputs).toHaveLength(3);
