@@ -105,7 +105,7 @@ export function checkOptions(options: LoopOptions<StandardSchemaV1>, who = 'runE
     beforeToolCall,
     afterToolCall,
     prepareTurn,
-    ...(answer !== undefined && { output: answer }),
+    output: answer,
   };
 }
 

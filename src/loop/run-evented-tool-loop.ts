@@ -67,12 +67,11 @@ export function runLoop(loop: LoopSettings, steering?: Steering): Observable<Con
     const saved = savedTurn(loop.messages); // R22: a run saved while its tools ran starts with turn 0
     const history = loop.messages.slice(0, saved?.at); // the loop's own, appended to by each turn
     const turn = turnOf(loop);
-    const answers = loop.output === undefined ? undefined : new AnswerTurns(loop.output); // J2: this run's answer turns
     const trampoline = new Trampoline(); // R12, R19: every turn starts from it, turn 1 too, so none nests in another
     // R36: turn 0 is a source of its own, into the same phases
     const first = saved === undefined ? streamReply({ turn: 1, history, usage: NO_USAGE }, loop) : resumeTurn({ turn: 0, history, usage: NO_USAGE }, saved);
     return turn(first).pipe(
-      expandLast((event: ConversationEvent) => goOn(event, turn, loop, steering, answers), trampoline),
+      expandLast(projection(turn, loop, steering), trampoline),
       subscribeOn(trampoline),
     );
   });
@@ -86,26 +85,43 @@ function turnOf(loop: LoopSettings): (parts: Observable<TurnPart>) => Observable
 }
 
 /**
+ * The loop's projection, chosen once a loop: `goOn`, or — with `output` — `goOn` with the typed answer deciding where
+ * the loop would end (J2, J3), so that a loop without `output` does no work of it at all (W1).
+ */
+function projection(
+  turn: (parts: Observable<TurnPart>) => Observable<LoopEvent>,
+  loop: LoopSettings,
+  steering: Steering | undefined,
+): (last: ConversationEvent) => Observable<ConversationEvent> | undefined {
+  if (loop.output === undefined) return (last) => goOn(last, turn, loop, steering);
+  const answers = new AnswerTurns(loop.output); // this run's answer turns
+  return (last) => {
+    const outcome = last.type === 'turn_end' ? outcomeOf(last) : undefined;
+    if (outcome === undefined) return undefined;
+    const reason = whyStop(outcome, loop);
+    // where the loop would end (or an answer turn did), the typed answer decides; otherwise as always
+    if (reason !== undefined || answers.answering) {
+      const step = answers.after(outcome, reason);
+      if (step instanceof Promise) return from(step).pipe(mergeMap((next) => answered(next, outcome, turn, loop, answers)));
+      if (step !== undefined) return answered(step, outcome, turn, loop, answers);
+    }
+    return goOn(last, turn, loop, steering);
+  };
+}
+
+/**
  * The projection: given the last turn's `turn_end` (its outcome on it), decides what comes next — the
- * next turn or the loop's end; with `output`, an answer turn or the end with the answer (J2, J3). It emits
- * nothing itself; after `loop_end` the loop completes.
+ * next turn or the loop's end. It emits nothing itself; after `loop_end` the loop completes.
  */
 function goOn(
   last: ConversationEvent,
   turn: (parts: Observable<TurnPart>) => Observable<LoopEvent>,
   loop: LoopSettings,
   steering: Steering | undefined,
-  answers: AnswerTurns | undefined,
 ): Observable<ConversationEvent> | undefined {
   const outcome = last.type === 'turn_end' ? outcomeOf(last) : undefined;
   if (outcome === undefined) return undefined;
   const reason = whyStop(outcome, loop);
-  // J2, J3: where the loop would end (or an answer turn did), the typed answer decides; without output, nothing to do
-  if (answers !== undefined && (reason !== undefined || answers.answering)) {
-    const step = answers.after(outcome, reason);
-    if (step instanceof Promise) return from(step).pipe(mergeMap((next) => answered(next, outcome, turn, loop, answers)));
-    if (step !== undefined) return answered(step, outcome, turn, loop, answers);
-  }
   if (reason === undefined) {
     const next = turn(streamReply({ turn: outcome.turn + 1, history: outcome.history, usage: outcome.usage, lastUsage: outcome.lastUsage }, loop));
     // C2: prompts steered in meanwhile join the history when the next turn is subscribed, not here
