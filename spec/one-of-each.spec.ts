@@ -114,7 +114,7 @@ describe('one implementation of each small thing (R31)', () => {
     // `isPromiseLike` asked elsewhere only to choose, never to adapt:
     const choosing = [
       'src/tools/execute-tool.ts', // which path a handler's return takes (a value straight to its result); the answer still goes through subscribeAnswer
-      'src/tools/check-input.ts', // a validator's verdict, a Promise to a Promise: no Observable
+      'src/util/standard-validate.ts', // a Standard Schema validator's verdict (a tool's input, R24; an answer, J2), a Promise to a Promise: no Observable
       'src/testing/marble-tools.ts', // an argument check (R21): is this a tool's answer at all
       'src/util/values.ts', // where it is defined
     ];

@@ -37,6 +37,7 @@ export { conversation } from './conversation/conversation.js';
 export type { ConversationOptions, ConversationPolicy } from './conversation/conversation.js';
 export { MAX_TURNS } from './loop/loop-options.js';
 export type { LoopOptions } from './loop/loop-options.js';
+export type { OutputOf, OutputSpec } from './loop/output-spec.js';
 export { expandLast } from './loop/expand-last.js';
 export { ToolRegistry } from './tools/tool-registry.js';
 export { toolProgress } from './tools/tool-progress.js';

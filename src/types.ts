@@ -253,10 +253,12 @@ export type LoopEndReason = StopReason | 'maxTurns' | 'terminated';
 
 /**
  * What the loop emits, in order: per turn `turn_start`, the provider's events as they arrive, each tool's
- * start, progress and result (results in completion order), `turn_end`; finally one `loop_end`.
+ * start, progress and result (results in completion order), `turn_end`; finally one `loop_end`. `Output` is the
+ * type of a typed answer (J4), inferred from the loop's `output` option.
  */
-export type LoopEvent =
-  | { type: 'turn_start'; turn: number }
+export type LoopEvent<Output = unknown> =
+  /** J2: `answer` on a turn that asks the model for the typed answer, with no tools. */
+  | { type: 'turn_start'; turn: number; answer?: true }
   | ProviderEvent
   /** R23: the call's handler is about to run (it has its slot and its input passed the checks). */
   | { type: 'tool_start'; call: ToolCall }
@@ -285,7 +287,15 @@ export type LoopEvent =
       /** S5, R34: this turn's prepareTurn summarised the history (present only then). */
       compaction?: Compaction;
     }
-  | { type: 'loop_end'; reason: LoopEndReason; assistant: AssistantMessage; messages: readonly AgentMessage[]; usage: Usage };
+  | {
+      type: 'loop_end';
+      reason: LoopEndReason;
+      assistant: AssistantMessage;
+      messages: readonly AgentMessage[];
+      usage: Usage;
+      /** J2: the typed answer, present when the loop was given `output` and the answer was valid. */
+      output?: Output;
+    };
 
 /** Picks one member of {@link LoopEvent} by its `type`. */
 export type LoopEventOf<T extends LoopEvent['type']> = Extract<LoopEvent, { type: T }>;
@@ -307,7 +317,7 @@ export interface PromptDroppedEvent {
 }
 
 /** What a conversation emits (C1): its loops' events, each prompt as it joins the history, and each prompt it dropped. */
-export type ConversationEvent = LoopEvent | UserMessageEvent | PromptDroppedEvent;
+export type ConversationEvent<Output = unknown> = LoopEvent<Output> | UserMessageEvent | PromptDroppedEvent;
 
 /**
  * A progress value of an Observable tool (R14): the loop shows it as a `tool_update` at once, and it is

@@ -102,7 +102,13 @@ export class Recorder {
       const events = provider(input);
       return new Observable<ProviderEvent>((subscriber) => {
         const call = ++this.calls;
-        const lane = this.open('provider', this.options.callLabel?.(provider, call) ?? `call ${call}`, `provider call ${call}`);
+        // J5: the call of an answer turn (asked for the typed answer, with no tools) says so on its lane
+        const answer = input.output === undefined ? undefined : input.output.name;
+        const lane = this.open(
+          'provider',
+          this.options.callLabel?.(provider, call) ?? (answer === undefined ? `call ${call}` : `answer call ${call}`),
+          answer === undefined ? `provider call ${call}` : `provider call ${call}: the answer turn, asked for "${answer}" with no tools`,
+        );
         const subscription = events.subscribe({
           next: (event) => {
             this.add(lane, this.eventMark(event));

@@ -5,7 +5,7 @@
  * clock of its own would draw every event at frame 0.
  */
 import { Subject } from 'rxjs';
-import { type Provider, type ProviderEvent, runEventedToolLoop } from 'rx-tool-loop';
+import { type Provider, type ProviderEvent, runEventedToolLoop, scriptedProvider } from 'rx-tool-loop';
 import { call, end, marbleTools, start, text } from 'rx-tool-loop/testing';
 import { Recorder, laneLine } from '../../playground/src/recorder';
 
@@ -42,5 +42,21 @@ describe('the playground recorder in real time (V1, V3)', () => {
     const drawn = laneLine(recorder.loopLane!);
     expect(drawn).toBe('1-s-(cγR)(eE2)s-t-(uFL|)');
     expect(recorder.recording?.diagram).toBe(drawn);
+  });
+});
+
+describe('the playground draws answer turns (J5)', () => {
+  it('J5: an answer turn’s provider call is a lane of its own named as one, and its turn_start is the turn’s digit, named in the legend', () => {
+    const recorder = new Recorder(() => 0);
+    const provider = scriptedProvider([[start, text('It is noon.'), end('stop')], [start, text('{"time":"12:00"}'), end('stop')]]);
+    const output = { jsonSchema: { type: 'object' as const, properties: { time: { type: 'string' } }, required: ['time'] } };
+    const run$ = recorder.loop(runEventedToolLoop({ provider: recorder.provider(provider), registry: marbleTools({}), messages: [{ role: 'user', content: 'time?' }], output }), 'runEventedToolLoop');
+    run$.subscribe();
+    expect(recorder.lanes.filter((lane) => lane.kind === 'provider').map((lane) => [lane.label, lane.caption])).toEqual([
+      ['call 1', 'provider call 1'],
+      ['answer call 2', 'provider call 2: the answer turn, asked for "answer" with no tools'],
+    ]);
+    expect(laneLine(recorder.loopLane!)).toBe('(1steE2sheFL|)'); // synchronous: one frame, turn 2 drawn with its digit
+    expect(recorder.letters.legend()).toMatchObject({ '2': 'turn_start 2 answer', L: 'loop_end stop {"time":"12:00"}' });
   });
 });

@@ -1,8 +1,6 @@
 /**
  * P13: the request bodies the provider really sends, type-checked against the official `openai` package's
- * `ResponseCreateParamsStreaming` (a pinned devDependency): each body is written as an object literal of that
- * type into a source file that exists only in memory, and the TypeScript compiler checks it — excess property
- * checks included, so a field the API does not know fails as much as a missing or mistyped one.
+ * `ResponseCreateParamsStreaming` (a pinned devDependency), by the compiler (`sdk-types.ts`).
  */
 import type { AgentMessage, ProviderInput } from '../../src/index.js';
 import { openAIResponsesRequest } from '../../src/providers/openai-responses.js';

@@ -28,10 +28,27 @@ export function typeErrors(module: string, typeName: string, bodies: readonly ob
  * type of the REST body itself, assembled from the SDK's own types (Gemini's).
  */
 export function typeErrorsAfter(preamble: string, typeName: string, bodies: readonly object[]): string[][] {
+  return errorsOf(preamble, bodies.map((body) => ({ type: typeName, body })));
+}
+
+/** A body and the SDK type it must be: `type` exported by the module `from` (`openai/resources/responses/responses`). */
+export interface TypedBody {
+  type: string;
+  from: string;
+  body: object;
+}
+
+/** The same for bodies of several SDK types at once (J1: one request per API), in one program. */
+export function typedBodyErrors(bodies: readonly TypedBody[]): string[][] {
+  const imports = [...new Set(bodies.map(({ type, from }) => `import type { ${type} } from '${from}';`))];
+  return errorsOf(imports.join('\n'), bodies);
+}
+
+function errorsOf(preamble: string, bodies: readonly { type: string; body: object }[]): string[][] {
   const lines = preamble.split('\n');
-  const firstLines = bodies.map((body, n) => {
+  const firstLines = bodies.map(({ type, body }, n) => {
     const first = lines.length;
-    lines.push(...`export const body${n}: ${typeName} = ${JSON.stringify(body, null, 2)};`.split('\n'));
+    lines.push(...`export const body${n}: ${type} = ${JSON.stringify(body, null, 2)};`.split('\n'));
     return first;
   });
   const source = lines.join('\n');

@@ -1,7 +1,8 @@
 import { Observable, OperatorFunction, Subscriber, Subscription, asyncScheduler, defer, isObservable, of } from 'rxjs';
-import type { AgentMessage, ConversationEvent, UserMessage } from '../types.js';
+import type { AgentMessage, ConversationEvent, StandardSchemaV1, UserMessage } from '../types.js';
 import { attachmentsProblem } from '../util/attachments.js';
 import { type LoopOptions, type LoopSettings, checkOptions } from '../loop/loop-options.js';
+import type { OutputOf } from '../loop/output-spec.js';
 import { resumes, runLoop } from '../loop/run-evented-tool-loop.js';
 import { Trampoline } from '../loop/trampoline.js';
 import { onAbort } from '../util/abort-signal.js';
@@ -11,8 +12,8 @@ import { isPlainObject, shown } from '../util/values.js';
 /** What a prompt does while a loop runs (C2). */
 export type ConversationPolicy = 'queue' | 'switch' | 'steer';
 
-/** The options of {@link conversation}: a loop's, and where to start and what prompts do meanwhile. */
-export interface ConversationOptions extends Omit<LoopOptions, 'messages'> {
+/** The options of {@link conversation}: a loop's (`output` too: each loop ends with its typed answer, J4), and where to start and what prompts do meanwhile. */
+export interface ConversationOptions<S extends StandardSchemaV1 = StandardSchemaV1> extends Omit<LoopOptions<S>, 'messages'> {
   /** Where to start (a saved history, C5); default: nothing. */
   messages?: readonly AgentMessage[];
   /** What a prompt does while a loop runs; default `'queue'`. */
@@ -51,7 +52,9 @@ const POLICIES: readonly ConversationPolicy[] = ['queue', 'switch', 'steer'];
  *
  * @throws TypeError or RangeError at call time for a bad option (R20), history (R21) or `policy`.
  */
-export function conversation(options: ConversationOptions): OperatorFunction<string | UserMessage, ConversationEvent> {
+export function conversation<S extends StandardSchemaV1 = StandardSchemaV1>(
+  options: ConversationOptions<S>,
+): OperatorFunction<string | UserMessage, ConversationEvent<OutputOf<S>>> {
   if (typeof options !== 'object' || options === null) {
     throw new TypeError(`conversation: options must be an object (got ${shown(options)})`);
   }
@@ -60,7 +63,9 @@ export function conversation(options: ConversationOptions): OperatorFunction<str
   if (!POLICIES.includes(policy)) throw new RangeError(`conversation: policy must be 'queue', 'switch' or 'steer' (got ${shown(policy)})`);
   if (abort$ !== undefined && !isObservable(abort$)) throw new TypeError(`conversation: abort$ must be an Observable (got ${shown(abort$)})`);
   const settings = checkOptions({ ...loopOptions, messages: Array.isArray(messages) ? messages.slice() : messages }, 'conversation');
-  return (prompts$) => new Observable<ConversationEvent>((subscriber) => new Conversation(settings, policy, subscriber).start(prompts$, abort$));
+  // J4: each loop_end's output is what the schema validated
+  return (prompts$) =>
+    new Observable<ConversationEvent>((subscriber) => new Conversation(settings, policy, subscriber).start(prompts$, abort$)) as Observable<ConversationEvent<OutputOf<S>>>;
 }
 
 /** One subscription's conversation: its history, the loop that runs, the prompts that wait. */

@@ -103,7 +103,7 @@ class Drafting extends PhaseSubscriber<TurnPart, LoopEvent> {
 
   private begin({ request, reply, resume }: BeginPart): void {
     const draft = (this.draft = new TurnDraft(request.turn, request.history, reply, request.usage, this.loop.maxToolOutputChars));
-    this.emit({ type: 'turn_start', turn: request.turn });
+    this.emit(request.output === undefined ? { type: 'turn_start', turn: request.turn } : { type: 'turn_start', turn: request.turn, answer: true });
     if (this.out.closed) return; // the consumer left at turn_start
     if (resume !== undefined) draft.resume(resume.assistant, resume.calls); // R22: turn 0 finishes the saved message
     const { signal } = this.loop;

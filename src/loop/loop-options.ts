@@ -1,9 +1,10 @@
 import type { ToolLookup, ToolRegistry } from '../tools/tool-registry.js';
-import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider } from '../types.js';
+import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider, StandardSchemaV1 } from '../types.js';
 import { isAbortSignal } from '../util/abort-signal.js';
 import { isCountOrInfinity, shown } from '../util/values.js';
 import { inCallOrder } from './call-order.js';
 import { checkMessages } from './check-messages.js';
+import { type OutputSettings, type OutputSpec, outputSettings } from './output-spec.js';
 
 /**
  * The default turn cap, as in the series: at most 8 provider calls per loop.
@@ -14,8 +15,8 @@ import { checkMessages } from './check-messages.js';
  */
 export const MAX_TURNS = 8;
 
-/** The options of {@link runEventedToolLoop}. */
-export interface LoopOptions {
+/** The options of {@link runEventedToolLoop}; `S`, the schema of a typed answer (J4), is inferred from `output`. */
+export interface LoopOptions<S extends StandardSchemaV1 = StandardSchemaV1> {
   provider: Provider;
   registry: ToolRegistry;
   /** The conversation so far; never mutated. */
@@ -38,6 +39,8 @@ export interface LoopOptions {
   afterToolCall?: AfterToolCall;
   /** H6: what each provider call sees (compaction, summaries, dynamic tools); `turn_end.messages` stays whole. */
   prepareTurn?: PrepareTurn;
+  /** J1–J4: a typed answer: the loop ends with `loop_end.output`, valid for `schema` (answer turns run as needed). */
+  output?: OutputSpec<S>;
 }
 
 /** The loop's options, checked once per `runEventedToolLoop` call. */
@@ -54,6 +57,7 @@ export interface LoopSettings {
   beforeToolCall?: BeforeToolCall | undefined;
   afterToolCall?: AfterToolCall | undefined;
   prepareTurn?: PrepareTurn | undefined;
+  output?: OutputSettings | undefined;
 }
 
 /**
@@ -62,12 +66,12 @@ export interface LoopSettings {
  * its type: `maxTurns must be an integer >= 1 (got "3", a string)`; a broken history names the message,
  * `messages[2].content must be a string (got 3, a number)`.
  */
-export function checkOptions(options: LoopOptions, who = 'runEventedToolLoop'): LoopSettings {
+export function checkOptions(options: LoopOptions<StandardSchemaV1>, who = 'runEventedToolLoop'): LoopSettings {
   const problem = (what: string, value: unknown) => `${who}: ${what} (got ${shown(value)})`;
   if (typeof options !== 'object' || options === null) throw new TypeError(problem('options must be an object', options));
   const { provider, registry, messages, maxTurns = MAX_TURNS, toolExecution = 'parallel' } = options;
   const { maxConcurrency = Infinity, toolTimeoutMs = Infinity, maxToolOutputChars = Infinity, signal } = options;
-  const { beforeToolCall, afterToolCall, prepareTurn } = options;
+  const { beforeToolCall, afterToolCall, prepareTurn, output } = options;
   if (typeof provider !== 'function') throw new TypeError(problem('provider must be a function', provider));
   if (typeof registry?.get !== 'function' || typeof registry.getSpecs !== 'function') {
     throw new TypeError(problem('registry must be a ToolRegistry', registry));
@@ -87,6 +91,7 @@ export function checkOptions(options: LoopOptions, who = 'runEventedToolLoop'): 
   if (beforeToolCall !== undefined && typeof beforeToolCall !== 'function') throw new TypeError(problem('beforeToolCall must be a function', beforeToolCall));
   if (afterToolCall !== undefined && typeof afterToolCall !== 'function') throw new TypeError(problem('afterToolCall must be a function', afterToolCall));
   if (prepareTurn !== undefined && typeof prepareTurn !== 'function') throw new TypeError(problem('prepareTurn must be a function', prepareTurn));
+  const answer = output === undefined ? undefined : outputSettings(output, who); // J1: a TypeError naming output
   return {
     provider,
     registry,
@@ -100,6 +105,7 @@ export function checkOptions(options: LoopOptions, who = 'runEventedToolLoop'): 
     beforeToolCall,
     afterToolCall,
     prepareTurn,
+    output: answer,
   };
 }
 

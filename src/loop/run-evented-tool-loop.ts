@@ -1,8 +1,10 @@
 import { Observable, concat, defer, from, mergeMap, of, subscribeOn } from 'rxjs';
-import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEndReason, LoopEvent, Usage, UserMessage, UserMessageEvent } from '../types.js';
+import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEndReason, LoopEvent, StandardSchemaV1, Usage, UserMessage, UserMessageEvent } from '../types.js';
+import { type AnswerStep, AnswerTurns } from './answer-turns.js';
 import { draftTurn } from './draft-turn.js';
 import { expandLast } from './expand-last.js';
 import { LoopOptions, LoopSettings, checkOptions } from './loop-options.js';
+import type { OutputOf } from './output-spec.js';
 import { runTools } from './run-tools.js';
 import { streamReply } from './stream-reply.js';
 import { Trampoline } from './trampoline.js';
@@ -35,10 +37,19 @@ import { NO_USAGE, copyUsage } from './usage.js';
  *   .subscribe((end) => console.log(end.reason, end.assistant.content));
  * ```
  *
- * @throws TypeError or RangeError when an option is wrong (R8, R16, R20), at call time.
+ * With `output` (J1–J4) the loop ends with a typed answer, `loop_end.output`, typed from the schema:
+ *
+ * ```ts
+ * runEventedToolLoop({ provider, registry, messages, output: { schema: z.object({ city: z.string() }) } })
+ *   .pipe(filter((event) => event.type === 'loop_end'))
+ *   .subscribe((end) => console.log(end.output?.city));
+ * ```
+ *
+ * @throws TypeError or RangeError when an option is wrong (R8, R16, R20, J1), at call time.
  */
-export function runEventedToolLoop(options: LoopOptions): Observable<LoopEvent> {
-  return runLoop(checkOptions(options)) as Observable<LoopEvent>; // without steering, no user_message
+export function runEventedToolLoop<S extends StandardSchemaV1 = StandardSchemaV1>(options: LoopOptions<S>): Observable<LoopEvent<OutputOf<S>>> {
+  // without steering, no user_message; the answer is what the schema validated (J4)
+  return runLoop(checkOptions(options)) as Observable<LoopEvent<OutputOf<S>>>;
 }
 
 /**
@@ -60,7 +71,7 @@ export function runLoop(loop: LoopSettings, steering?: Steering): Observable<Con
     // R36: turn 0 is a source of its own, into the same phases
     const first = saved === undefined ? streamReply({ turn: 1, history, usage: NO_USAGE }, loop) : resumeTurn({ turn: 0, history, usage: NO_USAGE }, saved);
     return turn(first).pipe(
-      expandLast((event: ConversationEvent) => goOn(event, turn, loop, steering), trampoline),
+      expandLast(projection(turn, loop, steering), trampoline),
       subscribeOn(trampoline),
     );
   });
@@ -71,6 +82,31 @@ function turnOf(loop: LoopSettings): (parts: Observable<TurnPart>) => Observable
   const tools = runTools(loop);
   const draft = draftTurn(loop);
   return (parts) => draft(tools(parts));
+}
+
+/**
+ * The loop's projection, chosen once a loop: `goOn`, or — with `output` — `goOn` with the typed answer deciding where
+ * the loop would end (J2, J3), so that a loop without `output` does no work of it at all (W1).
+ */
+function projection(
+  turn: (parts: Observable<TurnPart>) => Observable<LoopEvent>,
+  loop: LoopSettings,
+  steering: Steering | undefined,
+): (last: ConversationEvent) => Observable<ConversationEvent> | undefined {
+  if (loop.output === undefined) return (last) => goOn(last, turn, loop, steering);
+  const answers = new AnswerTurns(loop.output); // this run's answer turns
+  return (last) => {
+    const outcome = last.type === 'turn_end' ? outcomeOf(last) : undefined;
+    if (outcome === undefined) return undefined;
+    const reason = whyStop(outcome, loop);
+    // where the loop would end (or an answer turn did), the typed answer decides; otherwise as always
+    if (reason !== undefined || answers.answering) {
+      const step = answers.after(outcome, reason);
+      if (step instanceof Promise) return from(step).pipe(mergeMap((next) => answered(next, outcome, turn, loop, answers)));
+      if (step !== undefined) return answered(step, outcome, turn, loop, answers);
+    }
+    return goOn(last, turn, loop, steering);
+  };
 }
 
 /**
@@ -94,6 +130,30 @@ function goOn(
   // aborted between turns: the answer that never came stands in, outside the history
   const abortedBetweenTurns = reason === 'aborted' && outcome.stopReason !== 'aborted';
   return of(loopEnd(reason, abortedBetweenTurns ? abortedAssistant() : outcome.assistant, outcome.history.slice(), outcome.usage));
+}
+
+/**
+ * J2, J3: the answer's step — the loop's end with the answer (or with `error` when it never matched), or an
+ * answer turn: the same phases, asked for the output with no tools, after the prompt (if any) joins the history.
+ */
+function answered(
+  step: AnswerStep,
+  outcome: TurnOutcome,
+  turn: (parts: Observable<TurnPart>) => Observable<LoopEvent>,
+  loop: LoopSettings,
+  answers: AnswerTurns,
+): Observable<ConversationEvent> {
+  const { history, usage } = outcome;
+  if (step.kind === 'end') {
+    const { reason, output, errorMessage } = step;
+    const assistant: AssistantMessage = errorMessage === undefined ? outcome.assistant : { ...outcome.assistant, stopReason: 'error', errorMessage };
+    const end = loopEnd(reason, assistant, history.slice(), usage);
+    return of('output' in step ? { ...end, output } : end);
+  }
+  // R11: aborted between turns, as any turn would be — no answer turn
+  if (loop.signal?.aborted) return of(loopEnd('aborted', abortedAssistant(), history.slice(), usage));
+  if (step.prompt !== undefined) history.push(step.prompt);
+  return turn(streamReply({ turn: outcome.turn + 1, history, usage, lastUsage: outcome.lastUsage, output: answers.request }, loop));
 }
 
 /** C2: steered prompts join the loop's own history, each announced with the history up to it. */

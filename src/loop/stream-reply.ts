@@ -74,14 +74,17 @@ class ReplyStream extends Subscriber<ProviderEvent> {
     out.next({ type: 'begin', request, reply: this.reply });
     // the consumer left at turn_start, or the signal aborted the turn: no model call
     if (out.closed) return;
+    // J1: an answer turn asks for the answer in its schema, with no tools (JSON modes and tools exclude each other on several APIs)
+    const { output } = request;
     let specs: unknown;
     try {
-      specs = loop.registry.getSpecs();
+      specs = output === undefined ? loop.registry.getSpecs() : [];
     } catch (error) {
       return this.fail(error, 'registry.getSpecs failed: '); // R20: a broken registry ends the turn, named
     }
     if (!Array.isArray(specs)) return this.fail(new ProviderProtocolError(`registry.getSpecs returned ${shown(specs)}, not an array`));
     const input: ProviderInput = { messages: request.history.slice(), tools: specs as ToolSpec[] };
+    if (output !== undefined) input.output = output;
     if (loop.prepareTurn === undefined) return this.ask(input);
     this.prepare(input, request);
   }

@@ -1,4 +1,4 @@
-import type { AgentMessage, AssistantMessage, Compaction, LoopEvent, LoopEventOf, ProviderEvent, ToolCall, ToolResultMessage, Usage } from '../types.js';
+import type { AgentMessage, AssistantMessage, Compaction, LoopEvent, LoopEventOf, ProviderEvent, ProviderInput, ToolCall, ToolResultMessage, Usage } from '../types.js';
 import type { ToolSettled } from '../tools/tool-outcome.js';
 import type { Reply } from './reply.js';
 
@@ -12,6 +12,8 @@ export interface TurnRequest {
   usage: Usage;
   /** R34: what the previous provider call reported, for prepareTurn. */
   lastUsage?: Usage | undefined;
+  /** J2: an answer turn asks the model for this answer, with no tools (`turn_start.answer`). */
+  output?: ProviderInput['output'] | undefined;
 }
 
 /** R22: what turn 0 resumes — the saved assistant message, and the slots of its calls (with the saved results they have). */

@@ -101,8 +101,9 @@ interface WireMessage {
  * `text` and `tool_use` blocks, in that order; the results of a turn as `tool_result` blocks of one user
  * message; the tools as JSON Schema. The API has one system prompt, at the top: the `system` option and the
  * history's `SystemMessage`s, in order, joined by a blank line (R21). `options` adds what P11 maps —
- * `temperature`, `tool_choice` (only with tools), `stop_sequences` — `thinking` (P10) and, with `cache: 'auto'`,
- * the prompt-cache breakpoints (P19).
+ * `temperature`, `tool_choice` (only with tools), `stop_sequences` — `thinking` (P10), with `cache: 'auto'`
+ * the prompt-cache breakpoints (P19), and with `output` (J1) `output_config.format` of that JSON Schema (the
+ * API's native structured output) and no tools.
  *
  * ```ts
  * anthropicRequest('claude-sonnet-4-5', 1024, 'Be brief.', { messages: [{ role: 'user', content: 'hi' }], tools: [] });
@@ -115,9 +116,11 @@ export function anthropicRequest(
   model: string,
   maxTokens: number,
   system: string | undefined,
-  { messages, tools }: ProviderInput,
+  { messages, tools: offered, output }: ProviderInput,
   options: AnthropicRequestOptions = {},
 ): object {
+  // J1: a typed answer in the API's native structured output, with no tools
+  const tools = output === undefined ? offered : [];
   const wire: WireMessage[] = [];
   // an empty part is left out, as an empty `system` option always was: no stray blank lines
   const prompts: string[] = system ? [system] : [];
@@ -147,6 +150,7 @@ export function anthropicRequest(
     ...(temperature !== undefined && { temperature }),
     ...(stop !== undefined && stop.length > 0 && { stop_sequences: [...stop] }),
     ...(thinking !== undefined && { thinking: { type: 'enabled', budget_tokens: thinking } }),
+    ...(output !== undefined && { output_config: { format: { type: 'json_schema', schema: output.schema } } }),
     stream: true,
   };
   return cache === 'auto' ? withCacheBreakpoints(body) : body;

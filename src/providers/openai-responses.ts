@@ -87,8 +87,8 @@ export interface OpenAIResponsesRequestOptions {
  * reasoning items (P10) as the API sent them, then its text, then each of its calls as a `function_call` item,
  * each result a `function_call_output` item; the tools as `function` tools (`strict: false`: the schemas are
  * sent as they are, R24); the options that are set in the API's names (P11): `tool_choice` (only with tools),
- * `temperature`, `max_output_tokens`, `reasoning: { effort }`, `include`; and always `store: false` and
- * `stream: true`. The provider merges `extraBody` into it last.
+ * `temperature`, `max_output_tokens`, `reasoning: { effort }`, `include`; with `output` (J1), `text.format` of
+ * that JSON Schema and no tools; and always `store: false` and `stream: true`. The provider merges `extraBody` into it last.
  *
  * ```ts
  * openAIResponsesRequest({ model: 'gpt-5-mini' }, { messages: [{ role: 'user', content: 'hi' }], tools: [] });
@@ -97,13 +97,16 @@ export interface OpenAIResponsesRequestOptions {
  * // { …, tool_choice: { type: 'function', name: 'get_weather' }, max_output_tokens: 100, … }
  * ```
  */
-export function openAIResponsesRequest(options: OpenAIResponsesRequestOptions, { messages, tools }: ProviderInput): object {
+export function openAIResponsesRequest(options: OpenAIResponsesRequestOptions, { messages, tools: offered, output }: ProviderInput): object {
   const { model, system, temperature, maxTokens, toolChoice, reasoningEffort, include } = options;
   const body: Record<string, unknown> = { model };
   if (system) body.instructions = system;
   const input: object[] = [];
   for (const message of messages) pushItems(input, message);
   body.input = input;
+  // J1: a typed answer as the text's format, with no tools (`strict: false`, as the tools': the schema as it is)
+  const tools = output === undefined ? offered : [];
+  if (output !== undefined) body.text = { format: { type: 'json_schema', name: output.name, schema: output.schema, strict: false } };
   if (tools.length > 0) {
     body.tools = tools.map((tool) => ({ type: 'function', name: tool.name, description: tool.description, parameters: inputSchema(tool), strict: false }));
     if (toolChoice !== undefined) body.tool_choice = responsesToolChoice(toolChoice);

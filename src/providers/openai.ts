@@ -68,7 +68,8 @@ export interface OpenAIChatRequestOptions {
  * assistant's calls as `tool_calls`, each result a `tool` message, a `SystemMessage` a `system` message
  * where it stands), the tools as JSON Schema, and the options that are set (P11): `tool_choice` (only
  * with tools: the API refuses it without), `temperature`, `max_completion_tokens`, `stop`,
- * `reasoning_effort`. The provider merges `extraBody` into it last.
+ * `reasoning_effort`; with `output` (J1), `response_format` of that JSON Schema and no tools. The provider merges
+ * `extraBody` into it last.
  *
  * ```ts
  * openAIChatRequest({ model: 'gpt-4o-mini' }, { messages: [{ role: 'user', content: 'hi' }], tools: [] });
@@ -77,7 +78,7 @@ export interface OpenAIChatRequestOptions {
  * // { …, tool_choice: { type: 'function', function: { name: 'get_weather' } }, max_completion_tokens: 100, … }
  * ```
  */
-export function openAIChatRequest(options: OpenAIChatRequestOptions, { messages, tools }: ProviderInput): object {
+export function openAIChatRequest(options: OpenAIChatRequestOptions, { messages, tools: offered, output }: ProviderInput): object {
   const { model, system, temperature, maxTokens, toolChoice, stop, reasoningEffort } = options;
   const wire: object[] = system ? [{ role: 'system', content: system }] : [];
   let held: object[] | undefined; // F2: the attachments of the results so far, for the user message after them
@@ -88,6 +89,9 @@ export function openAIChatRequest(options: OpenAIChatRequestOptions, { messages,
   }
   if (held !== undefined) flushHeld(wire, held);
   const body: Record<string, unknown> = { model, messages: wire };
+  // J1: a typed answer in the API's JSON mode, with no tools; `strict: false`: the schema is sent as it is (R24)
+  const tools = output === undefined ? offered : [];
+  if (output !== undefined) body.response_format = { type: 'json_schema', json_schema: { name: output.name, schema: output.schema, strict: false } };
   if (tools.length > 0) {
     body.tools = tools.map((tool) => ({
       type: 'function',

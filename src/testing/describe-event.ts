@@ -8,7 +8,7 @@ import { argumentError, checkRecord } from './arguments.js';
  *
  * | event | line |
  * |---|---|
- * | `turn_start` | `turn_start 1` |
+ * | `turn_start` | `turn_start 1`; a turn that asks for the typed answer (J2): `turn_start 3 answer` |
  * | `message_start`, `message_end` | `message_start`, `message_end toolUse` (the stop reason only) |
  * | `text_delta` | `text_delta hi` |
  * | `tool_call` | `tool_call search {"q":"rx"}` (the input as JSON; none for `{}`: `tool_call slow`) |
@@ -18,7 +18,7 @@ import { argumentError, checkRecord } from './arguments.js';
  * | `tool_update` | `tool_update slow: 50%`; one an agent tool forwards (A4): `tool_update researcher: tool_call search`, the inner event's line |
  * | `tool_result` | `tool_result search: 3 hits`, `tool_result slow: error: boom (isError)`; with attachments (F4) a line each: `tool_result chart: drawn [image image/png, 1234 bytes]` |
  * | `turn_end` | `turn_end 1 (toolUse): user, assistant "hm"[slow,fast], toolResult slow, toolResult fast` |
- * | `loop_end` | `loop_end stop` |
+ * | `loop_end` | `loop_end stop`; with a typed answer (J2): `loop_end stop {"city":"Oslo"}` (its JSON, shortened as a payload) |
  * | `user_message` | `user_message what time is it?` (a conversation's prompt, C1); with attachments as `tool_result` |
  * | `prompt_dropped` | `prompt_dropped what time is it?` (a prompt a stop dropped, left open (a)) |
  *

@@ -207,7 +207,8 @@ function preferred(value: string): string[] {
   const [type, rest = ''] = splitOnce(value, ' ');
   switch (type) {
     case 'turn_start':
-      return /^[0-9]$/.test(rest) ? [rest] : [];
+      // J5: an answer turn takes its turn's digit too (`turn_start 3 answer`): a run has one turn 3
+      return /^[0-9]( answer)?$/.test(rest) ? [rest.charAt(0)] : [];
     case 'message_start':
       return ['s'];
     case 'message_end':

@@ -38,6 +38,8 @@ interface ToolRun {
 interface Turn {
   n: number;
   from: number;
+  /** J2: a turn that asked for the typed answer (not counted by maxTurns). */
+  answer?: true;
   /** The provider's events, at frames counted from the turn's start. */
   events: { frame: number; event: ProviderEvent }[];
   /** The model's calls by id, with their frames. */
@@ -95,6 +97,9 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
     );
   }
   let initial: readonly AgentMessage[] | undefined;
+  // J5: the typed answers the loops ended with, by their JSON, when the run had `output` (an answer turn or an answer shows it)
+  const answers = new Map<string, unknown>();
+  let typed = false;
   let steered = false;
   let ended: { frame: number; kind: 'E' | 'C'; error?: unknown } | undefined;
   let count = 0; // events
@@ -124,7 +129,8 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
         return;
       case 'turn_start': {
         const owner = running ?? (loops[loops.length] = { turns: [] });
-        owner.turns.push({ n: event.turn, from: frame, events: [], calls: new Map(), runs: [], refused: [] });
+        owner.turns.push({ n: event.turn, from: frame, events: [], calls: new Map(), runs: [], refused: [], ...(event.answer === true && { answer: true as const }) });
+        if (event.answer === true) typed = true;
         return;
       }
       case 'tool_start':
@@ -156,6 +162,11 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
       case 'loop_end': {
         const owner = running ?? (loops[loops.length] = { turns: [] });
         owner.end = { frame, reason: event.reason };
+        if ('output' in event) {
+          typed = true;
+          const key = answerKey(event.assistant.content);
+          if (key !== undefined) answers.set(key, event.output);
+        }
         if (event.reason === 'aborted' && owner.abortAt === undefined) {
           owner.abortAt = frame;
           owner.abortIndex = i;
@@ -175,7 +186,7 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
   });
   const isConversation = prompts.length > 0;
   const policy = options.policy ?? (steered ? 'steer' : loops.some((loop) => loop.switched) ? 'switch' : 'queue');
-  return writeTest({ loops, prompts, notes, initial: initial ?? [], diagram, values, letters, isConversation, policy, options, ended, count, lastFrame, realTime });
+  return writeTest({ loops, prompts, notes, initial: initial ?? [], diagram, values, letters, isConversation, policy, options, ended, count, lastFrame, realTime, answers: typed ? [...answers] : undefined });
 }
 
 /** A prompt of a conversation: where it joined (its `user_message`) or was dropped (its `prompt_dropped`). */
@@ -216,6 +227,8 @@ interface TestParts {
   isConversation: boolean;
   policy: string;
   options: Partial<ConversationOptions>;
+  /** J5: the typed answers by their JSON, when the run had `output`. */
+  answers: [string, unknown][] | undefined;
   ended: { frame: number; kind: 'E' | 'C'; error?: unknown } | undefined;
   count: number;
   lastFrame: number;
@@ -224,7 +237,7 @@ interface TestParts {
 }
 
 function writeTest(parts: TestParts): Replay {
-  const { loops, prompts, notes, initial, diagram, values, letters, isConversation, policy, options, ended, count, lastFrame, realTime } = parts;
+  const { loops, prompts, notes, initial, diagram, values, letters, isConversation, policy, options, ended, count, lastFrame, realTime, answers } = parts;
   const lines: [string, string][] = []; // diagram entries: name, marble
   let crowded = false;
   /** A replay line of letters; one whose marks do not all fit at their frames makes the recording try a slower replay. */
@@ -443,12 +456,13 @@ function writeTest(parts: TestParts): Replay {
 
   // the options the events do not show, passed on; those that would change the recorded results, left out
   const passed: string[] = [];
-  const maxTurnsSeen = Math.max(0, ...loops.map((loop) => loop.turns.filter((turn) => turn.n !== 0).length));
+  const maxTurnsSeen = Math.max(0, ...loops.map((loop) => loop.turns.filter((turn) => turn.n !== 0 && turn.answer !== true).length));
   const maxTurns = options.maxTurns ?? (loops.some((loop) => loop.end?.reason === 'maxTurns') || maxTurnsSeen > 8 ? maxTurnsSeen : undefined);
   if (maxTurns !== undefined) passed.push(`maxTurns: ${maxTurns}`);
   if (options.toolExecution !== undefined) passed.push(`toolExecution: ${JSON.stringify(options.toolExecution)}`);
   if (options.maxConcurrency !== undefined) passed.push(`maxConcurrency: ${options.maxConcurrency === Infinity ? 'Infinity' : options.maxConcurrency}`);
   if (isConversation) passed.push(`policy: ${JSON.stringify(policy)}`);
+  if (answers !== undefined) passed.push('output');
   if (options.maxToolOutputChars !== undefined) notes.push(`maxToolOutputChars: ${options.maxToolOutputChars} is left out: the recorded results are already cut (R26)`);
   if (options.toolTimeoutMs !== undefined) notes.push(`toolTimeoutMs: ${options.toolTimeoutMs} is left out: a timed-out tool's line answers its recorded result (R16)`);
   if (options.afterToolCall !== undefined) notes.push('afterToolCall is left out: the tools answer the results it made');
@@ -496,6 +510,17 @@ function writeTest(parts: TestParts): Replay {
     ...(isConversation ? [`const prompts = ${objectLiteral({ ...Object.fromEntries([...promptLetters].map(([content, letter]) => [letter, promptValues.get(content)])), ...(pressesShown ? { [PRESS]: null } : {}) })};${pressesShown ? ` // ${PRESS}: a press of abort$` : ''}`] : []),
     ...innerValues.map(([key, values]) => `/** The inner loop of ${key}: each event of it, as the agent tool forwarded it (A4). */\nconst ${key}: Record<string, LoopEvent> = ${objectLiteral(values)};`),
     `const loop = loopLegend(events, ${JSON.stringify(own)});`,
+    ...(answers === undefined
+      ? []
+      : [
+          '',
+          '/** J2: the typed answers as recorded — the one each loop ended with is valid (the recorded output), any other answer is not. */',
+          `const answers = new Map<string, unknown>(${JSON.stringify(answers)});`,
+          'const output = {',
+          "  jsonSchema: { type: 'object' as const },",
+          "  schema: { '~standard': { version: 1 as const, vendor: 'recorded', validate: (value: unknown) => (answers.has(JSON.stringify(value)) ? { value: answers.get(JSON.stringify(value)) } : { issues: [{ message: 'not the answer the run ended with' }] }) } },",
+          '};',
+        ]),
     ...(hooked
       ? [
           '',
@@ -590,4 +615,13 @@ function indent(frame: number, line: string): string {
 function identifier(name: string): string {
   const safe = name.replace(/[^A-Za-z0-9_$]/g, '_');
   return /^[0-9]/.test(safe) ? `_${safe}` : safe;
+}
+
+/** J5: an answer's text as the key the replay's validator looks it up by (its JSON, written again), or none when it is no JSON. */
+function answerKey(text: string): string | undefined {
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return undefined;
+  }
 }

@@ -1,5 +1,6 @@
-import { isPlainObject, isPromiseLike, kindOf } from '../util/values.js';
+import { isPlainObject, kindOf } from '../util/values.js';
 import type { StandardSchemaV1, Tool } from '../types.js';
+import { type Validation, validateStandard } from '../util/standard-validate.js';
 
 /**
  * What the input check says about one call: run the handler with `input`, answer with `content` without
@@ -49,36 +50,43 @@ export function checkInput(tool: Tool, input: unknown): InputCheck | PendingInpu
  */
 export function describeIssues(issues: ReadonlyArray<StandardSchemaV1.Issue>): string {
   if (issues.length === 0) return 'error: invalid input';
-  return `error: invalid input: ${issues.map((issue) => `${pathOf(issue)}: ${String(issue?.message)}`).join('; ')}`;
+  return `error: invalid input: ${issuesText(issues, 'input')}`;
 }
 
-function pathOf(issue: StandardSchemaV1.Issue): string {
+/**
+ * `PATH: MESSAGE` for each issue, joined by `; `: PATH is the issue's path keys joined by `.`, or `root` for
+ * the root — a tool's input (R24) and a typed answer (J2) say their issues alike.
+ *
+ * ```ts
+ * issuesText([{ message: 'Required', path: ['city'] }, { message: 'Expected object' }], 'answer');
+ * // 'city: Required; answer: Expected object'
+ * ```
+ */
+export function issuesText(issues: ReadonlyArray<StandardSchemaV1.Issue>, root: string): string {
+  return issues.map((issue) => `${pathOf(issue, root)}: ${String(issue?.message)}`).join('; ');
+}
+
+function pathOf(issue: StandardSchemaV1.Issue, root: string): string {
   const path = Array.isArray(issue?.path) ? (issue.path as ReadonlyArray<PropertyKey | StandardSchemaV1.PathSegment>) : [];
-  if (path.length === 0) return 'input';
+  if (path.length === 0) return root;
   return path.map((segment) => String(typeof segment === 'object' && segment !== null ? segment.key : segment)).join('.');
 }
 
 function validate(schema: StandardSchemaV1, input: unknown): InputCheck | PendingInputCheck {
-  let result: StandardSchemaV1.Result<unknown> | Promise<StandardSchemaV1.Result<unknown>>;
-  try {
-    result = schema['~standard'].validate(input);
-  } catch (error) {
-    return { kind: 'failed', error };
-  }
+  const validation = validateStandard(schema, input);
   // a synchronous validator stays synchronous: no Promise hop for most tools (R12)
-  if (!isPromiseLike(result)) return verdict(result);
-  // Promise.resolve: a thenable whose `then` throws rejects instead of throwing here
-  return { kind: 'pending', check: Promise.resolve(result).then(verdict, (error: unknown): InputCheck => ({ kind: 'failed', error })) };
+  return validation instanceof Promise ? { kind: 'pending', check: validation.then(inputCheck) } : inputCheck(validation);
 }
 
-function verdict(result: unknown): InputCheck {
-  if (typeof result !== 'object' || result === null) {
-    return { kind: 'failed', error: new TypeError(`schema validator returned ${kindOf(result)}; expected { value } or { issues }`) };
+function inputCheck(validation: Validation): InputCheck {
+  switch (validation.kind) {
+    case 'valid':
+      return { kind: 'valid', input: validation.value as Record<string, unknown> };
+    case 'invalid':
+      return { kind: 'rejected', content: describeIssues(validation.issues) };
+    case 'failed':
+      return { kind: 'failed', error: validation.error };
   }
-  const { issues, value } = result as { issues?: unknown; value?: unknown };
-  if (issues === undefined) return { kind: 'valid', input: value as Record<string, unknown> }; // the validator's output, whatever its type
-  if (!Array.isArray(issues)) return { kind: 'failed', error: new TypeError(`schema validator returned issues that are ${kindOf(issues)}, not an array`) };
-  return { kind: 'rejected', content: describeIssues(issues as StandardSchemaV1.Issue[]) };
 }
 
 /** The keys a tool without a `schema` needs: those of `input`, or `inputSchema.required`. */

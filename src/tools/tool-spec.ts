@@ -54,14 +54,15 @@ export function specOf(tool: Tool): ToolSpec {
 /** A `TypeError` naming the tool and the problem, and showing the wrong value when there is one. */
 type Wrong = (problem: string, ...value: [unknown?]) => TypeError;
 
-function isStandardSchema(value: unknown): value is StandardSchemaV1 {
+/** Whether `value` is a Standard Schema validator: a `~standard` with version 1 and a `validate` function. */
+export function isStandardSchema(value: unknown): value is StandardSchemaV1 {
   if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return false;
   const props = (value as Partial<StandardSchemaV1>)['~standard'];
   return typeof props === 'object' && props !== null && props.version === 1 && typeof props.validate === 'function';
 }
 
-/** The validator's own JSON Schema of its input, when it implements Standard JSON Schema; else undefined. */
-function jsonSchemaOf(schema: StandardSchemaV1, fail: (problem: string) => Error): unknown {
+/** The validator's own JSON Schema of its input, when it implements Standard JSON Schema; else undefined (J1 asks it too). */
+export function jsonSchemaOf(schema: StandardSchemaV1, fail: (problem: string) => Error): unknown {
   const converter = (schema['~standard'] as Partial<StandardJSONSchemaV1.Props>).jsonSchema;
   if (typeof converter?.input !== 'function') return undefined;
   try {
@@ -98,7 +99,8 @@ function objectSchema(value: unknown, fail: (problem: string) => Error, wrong: W
   return deepFreeze(copy);
 }
 
-function deepFreeze<T>(value: T): T {
+/** `value`, frozen all the way down. */
+export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);

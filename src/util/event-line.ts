@@ -14,7 +14,8 @@ export function eventLine(event: ConversationEvent): string {
   if (loose.type === 'prompt_dropped' && typeof loose.message?.content === 'string') return `prompt_dropped ${loose.message.content}`;
   switch (event.type) {
     case 'turn_start':
-      return `turn_start ${event.turn}`;
+      // J5: a turn that asks for the typed answer says so
+      return event.answer === true ? `turn_start ${event.turn} answer` : `turn_start ${event.turn}`;
     case 'message_start':
       return 'message_start';
     case 'text_delta':
@@ -39,7 +40,8 @@ export function eventLine(event: ConversationEvent): string {
     case 'turn_end':
       return `turn_end ${event.turn} (${why(event.assistant)}): ${event.messages.map(brief).join(', ')}`;
     case 'loop_end':
-      return `loop_end ${event.reason}`;
+      // J5: the typed answer, when there is one, as JSON
+      return 'output' in event ? `loop_end ${event.reason} ${outputText(event.output)}` : `loop_end ${event.reason}`;
     case 'user_message':
       return `user_message ${event.message.content}${attachmentLines(event.message.attachments)}`;
     case 'prompt_dropped':
@@ -66,6 +68,17 @@ function inputText(call: { readonly input?: unknown }): string {
   }
   if (json === '{}') return '';
   return ` ${json === undefined ? `(${kindOf(input)})` : payload(json)}`;
+}
+
+/** A typed answer as a line shows it (J5): its JSON, shortened as a payload is; what JSON cannot write, its kind. */
+function outputText(output: unknown): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(output);
+  } catch {
+    json = undefined;
+  }
+  return json === undefined ? `(${kindOf(output)})` : payload(json);
 }
 
 /** Past this many characters a payload is shortened. */
