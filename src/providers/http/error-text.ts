@@ -1,8 +1,19 @@
 import { errorText } from '../../util/values.js';
+import type { FailureKind } from './failure.js';
 
-/** A failure whose message is already worded for `message_end.errorMessage`: `throw new WireError('error in the stream: Overloaded')`. */
+/**
+ * A failure whose message is already worded for `message_end.errorMessage`: `throw new WireError('error in the stream: Overloaded')`;
+ * `failure` says what kind of failure it is (L1), a `protocol` one unless said.
+ */
 export class WireError extends Error {
   override name = 'WireError';
+
+  constructor(
+    message: string,
+    readonly failure: FailureKind = { kind: 'protocol' },
+  ) {
+    super(message);
+  }
 }
 
 /**

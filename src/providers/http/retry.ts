@@ -1,5 +1,6 @@
 import { MonoTypeOperatorFunction, retry, throwError, timer } from 'rxjs';
 import { WireError } from './error-text.js';
+import type { FailureKind } from './failure.js';
 
 /**
  * The longest `retry-after` that is waited for; a server asking for more is not retried, so no retry waits on
@@ -14,12 +15,16 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 export class RetryableError extends WireError {
   override name = 'RetryableError';
 
-  /** @param retryAfterMs what the server asked to wait (`retry-after-ms`, `retry-after`); `undefined`: it did not say. */
+  /**
+   * @param retryAfterMs what the server asked to wait (`retry-after-ms`, `retry-after`); `undefined`: it did not say.
+   * @param failure what kind of failure, if it is the last (L1): a `network` one unless said.
+   */
   constructor(
     message: string,
     readonly retryAfterMs?: number,
+    failure: FailureKind = retryAfterMs === undefined ? { kind: 'network' } : { kind: 'network', retryAfterMs },
   ) {
-    super(message);
+    super(message, failure);
   }
 }
 

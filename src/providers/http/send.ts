@@ -43,7 +43,7 @@ export function sendOnce(request: StreamRequest): Observable<AcceptedResponse> {
     let settled = false;
     const idle = idleTimeout(count, idleTimeoutMs).subscribe(() => {
       controller.abort();
-      if (count.chunks === 0) subscriber.error(new RetryableError(`no data for ${idleTimeoutMs} ms`));
+      if (count.chunks === 0) subscriber.error(new RetryableError(`no data for ${idleTimeoutMs} ms`, undefined, { kind: 'timeout' }));
     });
     send(request, controller.signal, count).then(
       (body) => {
@@ -89,8 +89,10 @@ async function send(request: StreamRequest, signal: AbortSignal, count: ChunkCou
   const message = await responseMessage(response, signal);
   // left open (g): a 200 that is no event stream (a login page, a proxy's notice, streaming turned off) is named, not read as one
   if (response.ok) throw new WireError(`${from}: expected an event stream, got ${type}: ${message}`);
-  if (isRetryableStatus(response.status)) throw new RetryableError(`${from}: ${message}`, retryAfter(response.headers));
-  throw new WireError(`${from}: ${message}`);
+  const { status } = response;
+  if (!isRetryableStatus(status)) throw new WireError(`${from}: ${message}`, { kind: 'http', status });
+  const retryAfterMs = retryAfter(response.headers);
+  throw new RetryableError(`${from}: ${message}`, retryAfterMs, retryAfterMs === undefined ? { kind: 'http', status } : { kind: 'http', status, retryAfterMs });
 }
 
 /** A `Response` by shape (one from another realm or a fetch polyfill counts). */
