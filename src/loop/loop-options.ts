@@ -1,5 +1,6 @@
 import type { ToolLookup, ToolRegistry } from '../tools/tool-registry.js';
-import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider } from '../types.js';
+import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider, TokenLedger } from '../types.js';
+import { isTokenBudget } from '../limits/token-budget.js';
 import { isAbortSignal } from '../util/abort-signal.js';
 import { shown } from '../util/values.js';
 import { inCallOrder } from './call-order.js';
@@ -38,6 +39,11 @@ export interface LoopOptions {
   afterToolCall?: AfterToolCall;
   /** H6: what each provider call sees (compaction, summaries, dynamic tools); `turn_end.messages` stays whole. */
   prepareTurn?: PrepareTurn;
+  /**
+   * L3: a `TokenBudget`, charged with every provider call's usage; when nothing is left, the loop ends with reason
+   * `budget` before its next turn.
+   */
+  budget?: TokenLedger;
 }
 
 /** The loop's options, checked once per `runEventedToolLoop` call. */
@@ -54,6 +60,7 @@ export interface LoopSettings {
   beforeToolCall?: BeforeToolCall | undefined;
   afterToolCall?: AfterToolCall | undefined;
   prepareTurn?: PrepareTurn | undefined;
+  budget?: TokenLedger | undefined;
 }
 
 /**
@@ -67,7 +74,7 @@ export function checkOptions(options: LoopOptions, who = 'runEventedToolLoop'): 
   if (typeof options !== 'object' || options === null) throw new TypeError(problem('options must be an object', options));
   const { provider, registry, messages, maxTurns = MAX_TURNS, toolExecution = 'parallel' } = options;
   const { maxConcurrency = Infinity, toolTimeoutMs = Infinity, maxToolOutputChars = Infinity, signal } = options;
-  const { beforeToolCall, afterToolCall, prepareTurn } = options;
+  const { beforeToolCall, afterToolCall, prepareTurn, budget } = options;
   if (typeof provider !== 'function') throw new TypeError(problem('provider must be a function', provider));
   if (typeof registry?.get !== 'function' || typeof registry.getSpecs !== 'function') {
     throw new TypeError(problem('registry must be a ToolRegistry', registry));
@@ -87,6 +94,7 @@ export function checkOptions(options: LoopOptions, who = 'runEventedToolLoop'): 
   if (beforeToolCall !== undefined && typeof beforeToolCall !== 'function') throw new TypeError(problem('beforeToolCall must be a function', beforeToolCall));
   if (afterToolCall !== undefined && typeof afterToolCall !== 'function') throw new TypeError(problem('afterToolCall must be a function', afterToolCall));
   if (prepareTurn !== undefined && typeof prepareTurn !== 'function') throw new TypeError(problem('prepareTurn must be a function', prepareTurn));
+  if (budget !== undefined && !isTokenBudget(budget)) throw new TypeError(problem('budget must be a TokenBudget', budget));
   return {
     provider,
     registry,
@@ -100,6 +108,7 @@ export function checkOptions(options: LoopOptions, who = 'runEventedToolLoop'): 
     beforeToolCall,
     afterToolCall,
     prepareTurn,
+    budget,
   };
 }
 

@@ -356,6 +356,8 @@ class LoopSpans {
         if (this.content) this.calls.push(event.call);
         return;
       case 'message_end':
+        // L1: the model that answered (withFallback names the one it fell back to)
+        if (event.model !== undefined) this.chat?.setAttribute('gen_ai.response.model', event.model);
         this.endChat(event.stopReason, event.errorMessage, event.usage);
         return;
       case 'tool_start':
