@@ -16,9 +16,8 @@ export interface LimitedOptions {
  * counts against `tokensPerMinute`, and a 429 it ends with pauses the limiter. The events pass unchanged.
  *
  * ```text
- * limiter:   a slot frees at frame 3
- * provider:     -s-t-e|
- * limited:   ----s-t-e|     subscribed, and subscribed to `provider`, at 0; the call starts at 3
+ * provider:     -s-d|      subscribed only when the call gets its slot: here at frame 3, when another call ended
+ * limited:   ----s-d|      subscribed at 0: nothing until then
  * ```
  *
  * ```ts

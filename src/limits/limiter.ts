@@ -55,12 +55,14 @@ const MINUTE_MS = 60_000;
  * not storm the API. `state$` tells how many wait and run.
  *
  * ```text
- * calls:     abc                   three calls, maxConcurrent 1: each provider call takes 3 frames
- * providers: a--A                  a runs first, b at A, c at B: in their order
- *               b--B
- *                  c--C
+ * a:         -s-d|          three calls of one limiter with maxConcurrent 1; each provider call from its subscription
+ * b:            -s-d|       subscribed at a's message_end (frame 3)
+ * c:               -s-d|    and c at b's (frame 6)
+ * limited:   -s-d|          the three calls as their consumers see them
+ *            ----s-d|
+ *            -------s-d|
  * ```
- * (marbles/32-limiter.marble.ts runs three conversations on one limiter, and the 429 pause.)
+ * (spec/limits/limiter.spec.ts runs this picture; marbles/33 and 34 draw three conversations on one limiter, and the 429 pause.)
  *
  * ```ts
  * const limiter = createLimiter({ maxConcurrent: 4, requestsPerMinute: 500, tokensPerMinute: 200_000 });

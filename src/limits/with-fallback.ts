@@ -50,11 +50,11 @@ export function failsOver(failure: ProviderFailure): boolean {
  * only after its own retries (L4).
  *
  * ```text
- * primary:   -s-(e|)                    e: message_end error, failure { kind: 'http', status: 503 }
- * backup:        -s-t-d|                t: text_delta, d: message_end stop
- * fallback:  -s---t-d|                  one message_start; backup's answer, d naming its model
+ * primary:   -s-(e|)       e: message_end error, failure { kind: 'http', status: 503 }, at frame 3
+ * backup:       -s-t-d|    subscribed at 3; its message_start is not passed on
+ * fallback:  -s----t-d|    one message_start, then the backup's answer, d naming its model
  * ```
- * (marbles/31-fallback.marble.ts runs this, the cooldown and a late error.)
+ * (spec/limits/with-fallback.spec.ts runs this picture; marbles/31-fallback.marble.ts draws it in a loop, with the cooldown.)
  *
  * ```ts
  * const provider = withFallback([anthropicProvider({ model: 'claude-sonnet-4-5' }), openAIChatProvider({ model: 'gpt-4.1' })]);
