@@ -29,7 +29,7 @@ export interface LimiterState {
 
 /** One limited call, as the limiter knows it: its priority, what starts it, and its estimate while it runs. */
 export class LimitedCall {
-  /** `waiting` in a queue, `running` with a slot, `done` (it ended, or left the queue). */
+  /** `new`; `waiting` in a queue; `running` with a slot; `done` (it ended, or left the queue). */
   state: 'new' | 'waiting' | 'running' | 'done' = 'new';
   /** Tokens counted for it while it runs: its input's characters / 4, and what it has streamed. */
   estimate: number;
@@ -137,6 +137,18 @@ export class Limiter {
   /** A call joins its priority's queue; it starts at once when a slot is free. */
   enter(call: LimitedCall): void {
     if (call.state !== 'new') return;
+    // a free slot and no one before it: straight in, no queue (L6: the cost of a limited call with a free slot)
+    if (this.waiting === 0 && !this.pumping && this.waitFor() === 0) {
+      this.pumping = true;
+      try {
+        this.begin(call);
+      } finally {
+        this.pumping = false;
+      }
+      if (this.waiting > 0) this.pump(); // calls its start queued (a provider that subscribes another limited call)
+      else this.publish();
+      return;
+    }
     call.state = 'waiting';
     let queue = this.queues.get(call.priority);
     if (queue === undefined) {
@@ -171,16 +183,16 @@ export class Limiter {
     call.state = 'done';
     this.running--;
     this.estimates -= call.estimate;
-    const now = this.scheduler.now();
     if (this.countsTokens) {
       const tokens = usage === undefined ? call.estimate : usage.inputTokens + usage.outputTokens;
-      this.counted.push({ at: now, tokens });
+      this.counted.push({ at: this.scheduler.now(), tokens });
       this.countedTokens += tokens;
     }
     if (failure?.kind === 'http' && failure.status === 429 && failure.retryAfterMs !== undefined) {
-      this.pausedUntil = Math.max(this.pausedUntil, now + failure.retryAfterMs);
+      this.pausedUntil = Math.max(this.pausedUntil, this.scheduler.now() + failure.retryAfterMs);
     }
-    this.pump();
+    if (this.waiting > 0) this.pump();
+    else this.publish();
   }
 
   /** Starts waiting calls while there is room; when only time will make room, wakes up then. */
@@ -189,23 +201,28 @@ export class Limiter {
     this.pumping = true;
     try {
       for (let call = this.next(); call !== undefined; call = this.next()) {
-        const wait = this.waitFor(this.scheduler.now());
+        const wait = this.waitFor();
         if (wait > 0) {
           if (wait < Infinity) this.wakeIn(wait);
           break;
         }
         this.queues.get(call.priority)!.shift();
         this.waiting--;
-        this.running++;
-        call.state = 'running';
-        this.estimates += call.estimate;
-        if (this.requestsPerMinute < Infinity) this.starts.push(this.scheduler.now());
-        call.start();
+        this.begin(call);
       }
     } finally {
       this.pumping = false;
     }
     this.publish();
+  }
+
+  /** The call has its slot: it runs. */
+  private begin(call: LimitedCall): void {
+    this.running++;
+    call.state = 'running';
+    this.estimates += call.estimate;
+    if (this.requestsPerMinute < Infinity) this.starts.push(this.scheduler.now());
+    call.start();
   }
 
   /** The first call of the highest priority that waits; calls that left are dropped on the way. */
@@ -222,8 +239,13 @@ export class Limiter {
   }
 
   /** 0 when a call may start now; else how long until it may (`Infinity`: until a running call ends). */
-  private waitFor(now: number): number {
+  private waitFor(): number {
+    if (this.running >= this.maxConcurrent && this.pausedUntil === 0) return Infinity;
+    // the clock is read only where a limit in time is set
+    if (this.pausedUntil === 0 && this.requestsPerMinute === Infinity && !this.countsTokens) return 0;
+    const now = this.scheduler.now();
     if (this.pausedUntil > now) return this.pausedUntil - now;
+    this.pausedUntil = 0;
     if (this.running >= this.maxConcurrent) return Infinity;
     if (this.requestsPerMinute < Infinity) {
       while ((this.starts.peek() ?? Infinity) <= now - MINUTE_MS) this.starts.shift();
