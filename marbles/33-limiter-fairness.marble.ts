@@ -38,11 +38,15 @@ scenario('33 L2: three conversations on one limiter take turns in arrival order'
   const turnC = cold(diagram.turnC, events);
   const chat = (prompts: string, prompt: string, turn: typeof turnA) =>
     cold(prompts, { [prompt[0]!.toLowerCase()]: prompt }).pipe(conversation({ provider: limited(marbleProvider(turn), limiter), registry: new ToolRegistry() }));
-  // C's loop ends last: its line first (the recorder's round trip reads the last loop)
-  expectObservable(chat(diagram.promptsC, 'C', turnC).pipe(described)).toBe(diagram.loopC, legend('C'));
-  expectObservable(chat(diagram.promptsA, 'A', turnA).pipe(described)).toBe(diagram.loopA, legend('A'));
-  expectObservable(chat(diagram.promptsB, 'B', turnB).pipe(described)).toBe(diagram.loopB, legend('B'));
+  const a = expectObservable(chat(diagram.promptsA, 'A', turnA).pipe(described));
+  const b = expectObservable(chat(diagram.promptsB, 'B', turnB).pipe(described));
+  const c = expectObservable(chat(diagram.promptsC, 'C', turnC).pipe(described));
+  // C's line first: the loop a reader follows is the last to start and to end (the recorder's round trip and the playground read that one)
+  c.toBe(diagram.loopC, legend('C'));
+  a.toBe(diagram.loopA, legend('A'));
+  b.toBe(diagram.loopB, legend('B'));
   expectSubscriptions(turnA.subscriptions).toBe(diagram.turnARuns);
   expectSubscriptions(turnB.subscriptions).toBe(diagram.turnBRuns);
   expectSubscriptions(turnC.subscriptions).toBe(diagram.turnCRuns);
 });
+
