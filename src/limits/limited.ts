@@ -37,31 +37,39 @@ export function limited(provider: Provider, limiter: Limiter, options: LimitedOp
   if (typeof priority !== 'number' || !Number.isFinite(priority)) throw new TypeError(problem('priority must be a finite number', priority));
   return (input) =>
     new Observable<ProviderEvent>((subscriber) => {
+      let metered: Metered | undefined;
       const call = new LimitedCall(
         priority,
         () => {
+          metered = new Metered(subscriber, limiter, call);
           try {
-            provider(input).subscribe(new Metered(subscriber, limiter, call));
+            provider(input).subscribe(metered);
           } catch (error) {
-            limiter.end(call);
-            subscriber.error(error);
+            metered.error(error);
           }
         },
         limiter.countsTokens ? inputChars(input) : 0,
       );
       limiter.enter(call);
-      return () => limiter.leave(call);
+      return () => {
+        limiter.leave(call); // waiting: out of the queue; running: its slot is free
+        metered?.unsubscribe();
+      };
     });
 }
 
-/** The provider's events on their way: what the limiter counts (streamed text, the usage, a 429) read as they pass. */
+/**
+ * The provider's events on their way to the call's subscriber: what the limiter counts (streamed text, the usage,
+ * a 429) read as they pass. Not a child of that subscriber (no parent link to make and unmake per call, L6): the
+ * call's teardown unsubscribes it.
+ */
 class Metered extends Subscriber<ProviderEvent> {
   constructor(
-    destination: Subscriber<ProviderEvent>,
+    private readonly out: Subscriber<ProviderEvent>,
     private readonly limiter: Limiter,
     private readonly call: LimitedCall,
   ) {
-    super(destination); // unsubscribed with the call: the provider's call is cancelled
+    super();
   }
 
   override next(event: ProviderEvent): void {
@@ -69,17 +77,19 @@ class Metered extends Subscriber<ProviderEvent> {
     if (event.type === 'text_delta' || event.type === 'reasoning_delta') {
       if (this.limiter.countsTokens) this.limiter.grow(this.call, event.text.length);
     } else if (event.type === 'message_end') this.limiter.end(this.call, event.usage, event.failure);
-    this.destination.next(event);
+    this.out.next(event);
   }
 
   protected override _error(error: unknown): void {
     this.limiter.end(this.call);
-    super._error(error);
+    this.out.error(error);
+    this.unsubscribe();
   }
 
   protected override _complete(): void {
     this.limiter.end(this.call);
-    super._complete();
+    this.out.complete();
+    this.unsubscribe();
   }
 }
 
