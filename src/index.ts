@@ -20,6 +20,7 @@ export type {
   ProviderFailure,
   StopReason,
   SystemMessage,
+  TokenLedger,
   Tool,
   ToolCall,
   ToolContext,
@@ -60,3 +61,10 @@ export type { GeminiProviderOptions } from './providers/gemini.js';
 export type { FetchLike, HttpProviderOptions, ToolChoice } from './providers/http/settings.js';
 export { initialViewModel, reduceViewModel, toViewModel } from './conversation/view-model.js';
 export type { LoopViewModel, ToolView } from './conversation/view-model.js';
+export { withFallback, failsOver } from './limits/with-fallback.js';
+export type { FallbackOptions } from './limits/with-fallback.js';
+export { createLimiter } from './limits/limiter.js';
+export type { Limiter, LimiterOptions, LimiterState } from './limits/limiter.js';
+export { limited } from './limits/limited.js';
+export type { LimitedOptions } from './limits/limited.js';
+export { TokenBudget } from './limits/token-budget.js';

@@ -94,9 +94,18 @@ export type ProviderEvent =
   | { type: 'tool_call'; call: ToolCall }
   /**
    * `usage`: the API's token counts (R27); `reasoning`: the API's reasoning blocks, opaque, to send back (P10);
-   * `failure`: why a call ended with `error`, for `withFallback` and the limiter (L1; every real provider sets it).
+   * `failure`: why a call ended with `error`, for `withFallback` and the limiter (L1; every real provider sets it);
+   * `model`: the model that answered, when a provider says (`withFallback` names the one it fell back to, L1).
    */
-  | { type: 'message_end'; stopReason: StopReason; errorMessage?: string; usage?: Usage; reasoning?: unknown[]; failure?: ProviderFailure };
+  | {
+      type: 'message_end';
+      stopReason: StopReason;
+      errorMessage?: string;
+      usage?: Usage;
+      reasoning?: unknown[];
+      failure?: ProviderFailure;
+      model?: string;
+    };
 
 /** L1: what went wrong with a provider call, as `withFallback` and the limiter read it. */
 export interface ProviderFailure {
@@ -171,6 +180,23 @@ export interface ToolContext {
   call: ToolCall;
   /** Aborts when the tool is torn down: unsubscribe, `options.signal`, or a timeout. */
   signal: AbortSignal;
+  /** L3: the loop's `budget`, when it has one: give it to an inner loop (`agentTool`), which then charges it as it goes. */
+  budget?: TokenLedger;
+}
+
+/**
+ * L3: what a loop's `budget` is: a ledger of tokens charged with every provider call's usage. `TokenBudget` is the
+ * library's; `ToolContext.budget` hands on the loop's own, to charge from an inner loop.
+ */
+export interface TokenLedger {
+  /** The tokens allowed in all. */
+  readonly maxTokens: number;
+  /** Tokens charged so far. */
+  readonly used: number;
+  /** Tokens still allowed (never below 0): a loop starts no turn when it is 0. */
+  readonly left: number;
+  /** Charges one call's usage: its input and output tokens. */
+  charge(usage: Usage): void;
 }
 
 /** What `beforeToolCall` decides for one call (H2). */
@@ -248,8 +274,8 @@ export interface Tool extends ToolSpec {
   handler(input: Record<string, any>, context: ToolContext): ToolReturn;
 }
 
-/** Why the loop ended: the last stop reason, the cap (`maxTurns`), or the tools (`terminated`). */
-export type LoopEndReason = StopReason | 'maxTurns' | 'terminated';
+/** Why the loop ended: the last stop reason, the cap (`maxTurns`), the tools (`terminated`), or the token budget spent (`budget`, L3). */
+export type LoopEndReason = StopReason | 'maxTurns' | 'terminated' | 'budget';
 
 /**
  * What the loop emits, in order: per turn `turn_start`, the provider's events as they arrive, each tool's

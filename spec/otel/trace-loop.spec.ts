@@ -2,7 +2,7 @@
 import { type Span, type Tracer, DiagLogLevel, SpanKind, SpanStatusCode, context, diag, trace } from '@opentelemetry/api';
 import { AlwaysOffSampler, BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { NEVER, Observable, Subject, from, last, lastValueFrom, map, of, take, takeWhile, toArray } from 'rxjs';
-import { ToolRegistry, agentTool, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type ProviderEvent, type ProviderInput, type Tool } from 'rx-tool-loop';
+import { TokenBudget, ToolRegistry, agentTool, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type ProviderEvent, type ProviderInput, type Tool } from 'rx-tool-loop';
 import { toolSpanContext, traceLoop } from 'rx-tool-loop/otel';
 import { answerTurn, call, end, only, start, text, tool, toolTurn } from '../support/events.js';
 import { StackContextManager, memoryTracer, parentOf, spanNamed } from './memory-tracer.js';
@@ -135,6 +135,22 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
     const provider = scriptedProvider([[start, end('error', { errorMessage: 'overloaded' })]]);
     await lastValueFrom(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages: question }).pipe(traceLoop({ tracer: memory.tracer })));
     expect(memory.tree()).toEqual(['invoke_agent (INTERNAL) [ERROR: overloaded]', '  chat (CLIENT) [ERROR: overloaded]']);
+  });
+
+  it('L1, L3: the model that answered (message_end.model, withFallback) is the chat span\'s gen_ai.response.model; a loop its budget ended says so, unfailed', async () => {
+    const memory = memoryTracer();
+    const asks: ProviderEvent[] = [
+      start,
+      { type: 'tool_call', call: { id: 'c1', name: 'current_time', input: {} } },
+      { type: 'message_end', stopReason: 'toolUse', model: 'gpt-backup', usage: { inputTokens: 5, outputTokens: 5 } },
+    ];
+    const looped = runEventedToolLoop({ provider: scriptedProvider([asks]), registry: new ToolRegistry().register(clock), messages: question, budget: new TokenBudget(10) });
+    await lastValueFrom(looped.pipe(traceLoop({ tracer: memory.tracer })));
+    const spans = memory.finished();
+    expect(spanNamed(spans, 'chat').attributes['gen_ai.response.model']).toBe('gpt-backup');
+    const agent = spanNamed(spans, 'invoke_agent');
+    expect(agent.attributes['rx_tool_loop.reason']).toBe('budget');
+    expect(agent.status.code).toBe(SpanStatusCode.UNSET);
   });
 
   it('O1 (decided), R23: a call that never started (unknown tool, invalid input, duplicate id) gets an execute_tool span of zero length at its tool_result, marked not started, with status ERROR', async () => {

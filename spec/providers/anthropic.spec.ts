@@ -90,18 +90,18 @@ describe('anthropicProvider: recorded streams', () => {
       ],
       {},
     ],
-    ['stream-error.sse', [start, text('Partial'), failed('error in the stream: overloaded_error: Overloaded')], {}],
+    ['stream-error.sse', [start, text('Partial'), failed('error in the stream: overloaded_error: Overloaded', { kind: 'http', status: 529 })], {}],
     [
       'invalid-arguments.sse', // a closed block whose input does not parse, and the reply ends with tool_use (P6: held, then an error)
       [
         start,
         args(0, '{"city": ', { id: 'toolu_01BadArgs00000000000001', name: 'get_weather' }),
         args(0, '"Par'),
-        failed(expect.stringMatching(/^invalid JSON in the arguments of tool call get_weather \(toolu_01BadArgs00000000000001\): /)),
+        failed(expect.stringMatching(/^invalid JSON in the arguments of tool call get_weather \(toolu_01BadArgs00000000000001\): /), { kind: 'protocol' }),
       ],
       {},
     ],
-    ['cut-off.sse', [start, text('Before the cut'), failed(expect.stringMatching(/^the stream broke off: terminated/))], { then: 'destroy' }],
+    ['cut-off.sse', [start, text('Before the cut'), failed(expect.stringMatching(/^the stream broke off: terminated/), { kind: 'network' })], { then: 'destroy' }],
   ];
 
   it.each(cases)('%s, sent at once', async (name, expected, extra) => {
@@ -264,7 +264,7 @@ describe('anthropicProvider: P7, a second message_start', () => {
       start,
       text('Let me check.'),
       args(0, '{"city": "Pa', { id: 'toolu_01SplicedFirst000000001', name: 'get_weather' }),
-      failed('a second message_start inside one reply: the stream holds two replies'),
+      failed('a second message_start inside one reply: the stream holds two replies', { kind: 'protocol' }),
     ]);
   });
 
@@ -379,17 +379,19 @@ describe('anthropicProvider: P10, thinking', () => {
     ];
     const whole = [blockStart(1, { type: 'tool_use', id: 't1', name: 'f', input: {} }), blockDelta(1, { type: 'input_json_delta', partial_json: '{}' }), blockStop(1)];
     const reasoning = [{ type: 'thinking', thinking: 'two calls', signature: 'S' }];
-    const failures: [string, object[], string | RegExp][] = [
-      ['invalid arguments', [blockStart(2, { type: 'tool_use', id: 't2', name: 'g', input: {} }), blockDelta(2, { type: 'input_json_delta', partial_json: '{"a' }), blockStop(2)], /^invalid JSON in the arguments of tool call g \(t2\): /],
-      ['a second message_start (P7)', [messageStart()], 'a second message_start inside one reply: the stream holds two replies'],
-      ['an error event', [{ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }], 'error in the stream: overloaded_error: Overloaded'],
-      ['a stream without stop_reason', [], 'the stream ended before the reply was complete (no stop_reason)'],
+    const protocol = { kind: 'protocol' };
+    const failures: [string, object[], string | RegExp, object][] = [
+      ['invalid arguments', [blockStart(2, { type: 'tool_use', id: 't2', name: 'g', input: {} }), blockDelta(2, { type: 'input_json_delta', partial_json: '{"a' }), blockStop(2)], /^invalid JSON in the arguments of tool call g \(t2\): /, protocol],
+      ['a second message_start (P7)', [messageStart()], 'a second message_start inside one reply: the stream holds two replies', protocol],
+      ['an error event', [{ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }], 'error in the stream: overloaded_error: Overloaded', { kind: 'http', status: 529 }],
+      ['a stream without stop_reason', [], 'the stream ended before the reply was complete (no stop_reason)', protocol],
     ];
-    for (const [, rest, wording] of failures) {
+    for (const [, rest, wording, kind] of failures) {
       const message: unknown = typeof wording === 'string' ? wording : expect.stringMatching(wording);
       const events = translate(...thinking, ...whole, ...rest);
       expect(events.slice(1, 3)).toEqual([args(0, '{}', { id: 't1', name: 'f' }), call('t1', 'f', {})]);
-      expect(events.at(-1)).toEqual({ type: 'message_end', stopReason: 'error', errorMessage: message, reasoning });
+      // L1: a failure kept with its thinking still says what it was
+      expect(events.at(-1)).toEqual({ type: 'message_end', stopReason: 'error', errorMessage: message, reasoning, failure: { ...kind, message } });
       // without a call that went out, a failure is the transport's, as ever: no reasoning
       expect(translate(...thinking, ...rest).at(-1)).toEqual({ type: 'message_end', stopReason: 'error', errorMessage: message });
     }
@@ -730,14 +732,14 @@ describe('anthropicProvider: errors and retries', () => {
     server.reply(limited, limited);
     expect(await collect(provider({ maxRetries: 1 })(question))).toEqual([
       start,
-      failed(`HTTP 429 from POST ${server.url}/v1/messages: Number of requests has exceeded your rate limit`),
+      failed(`HTTP 429 from POST ${server.url}/v1/messages: Number of requests has exceeded your rate limit`, { kind: 'http', status: 429, retryAfterMs: 0 }),
     ]);
     expect(server.requests).toHaveLength(2);
   });
 
   it('P4, P2: does not retry a 401, and names the status, the method and URL, and the API\'s message', async () => {
     server.reply({ status: 401, body: fixture('anthropic/error-401.json') });
-    expect(await collect(provider()(question))).toEqual([start, failed(`HTTP 401 from POST ${server.url}/v1/messages: invalid x-api-key`)]);
+    expect(await collect(provider()(question))).toEqual([start, failed(`HTTP 401 from POST ${server.url}/v1/messages: invalid x-api-key`, { kind: 'http', status: 401 })]);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -747,7 +749,7 @@ describe('anthropicProvider: errors and retries', () => {
       body: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: `bad key: ${String(request.headers['x-api-key'])}` } }),
     }));
     const events = await collect(provider()(question));
-    expect(events).toEqual([start, failed(`HTTP 400 from POST ${server.url}/v1/messages: bad key: [redacted]`)]);
+    expect(events).toEqual([start, failed(`HTTP 400 from POST ${server.url}/v1/messages: bad key: [redacted]`, { kind: 'http', status: 400 })]);
     expect(JSON.stringify(events)).not.toContain(KEY);
   });
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { FailureKind } from '../../src/providers/http/failure.js';
 import { ToolRegistry, defineTool } from '../../src/index.js';
 import type { AgentMessage, JsonSchemaObject, ProviderEvent, ProviderInput, StopReason, ToolCall, ToolSpec } from '../../src/index.js';
 
@@ -61,6 +62,11 @@ export const start: ProviderEvent = { type: 'message_start' };
 export const text = (value: string): ProviderEvent => ({ type: 'text_delta', text: value });
 export const call = (id: string, name: string, input: ToolCall['input']): ProviderEvent => ({ type: 'tool_call', call: { id, name, input } });
 export const end = (stopReason: StopReason): ProviderEvent => ({ type: 'message_end', stopReason });
-/** `message_end` with stop reason `error`; the message may be a jest matcher. */
-export const failed = (errorMessage: unknown): ProviderEvent =>
-  ({ type: 'message_end', stopReason: 'error', errorMessage }) as ProviderEvent;
+/**
+ * `message_end` with stop reason `error`; the message may be a jest matcher. With `failure` (L1: what a provider
+ * says went wrong), the event carries it, its `message` the same; without, it carries none (a translator's own throw).
+ */
+export const failed = (errorMessage: unknown, failure?: FailureKind): ProviderEvent =>
+  (failure === undefined
+    ? { type: 'message_end', stopReason: 'error', errorMessage }
+    : { type: 'message_end', stopReason: 'error', errorMessage, failure: { ...failure, message: errorMessage } }) as ProviderEvent;

@@ -14,6 +14,9 @@ function read(events: { event?: string; data: string }[]): ProviderEvent[] {
 }
 
 // the examples in the doc comments, run; and what servers send besides the happy path
+/** L1: an error `message_end` and the failure it carries, written out. */
+const failedEnd = (errorMessage: string, failure: { kind: string }) => ({ type: 'message_end', stopReason: 'error', errorMessage, failure: { ...failure, message: errorMessage } });
+
 describe('OpenAIResponsesTranslator, without HTTP', () => {
   it('P14: the doc example', () => {
     const stream = new OpenAIResponsesTranslator();
@@ -121,23 +124,23 @@ describe('OpenAIResponsesTranslator, without HTTP', () => {
   it('P15: response.incomplete for another reason than the token limit is an error naming it', () => {
     const incomplete = (reason: string) => read([ev('response.incomplete', { response: { status: 'incomplete', incomplete_details: { reason } } })]);
     expect(incomplete('content_filter')).toEqual([
-      { type: 'message_end', stopReason: 'error', errorMessage: 'response incomplete (content_filter): the content filter cut the reply' },
+      failedEnd('response incomplete (content_filter): the content filter cut the reply', { kind: 'refusal' }),
     ]);
-    expect(incomplete('max_messages')).toEqual([{ type: 'message_end', stopReason: 'error', errorMessage: 'response incomplete (max_messages)' }]);
+    expect(incomplete('max_messages')).toEqual([failedEnd('response incomplete (max_messages)', { kind: 'protocol' })]);
   });
 
   it("P15: an error event as the API also sends it (the error nested), and one without a code", () => {
     const nested = { type: 'insufficient_quota', code: 'insufficient_quota', message: 'You exceeded your current quota.', param: null };
     expect(read([ev('error', { sequence_number: 2, error: nested })])).toEqual([
-      { type: 'message_end', stopReason: 'error', errorMessage: 'error in the stream: insufficient_quota: You exceeded your current quota.' },
+      failedEnd('error in the stream: insufficient_quota: You exceeded your current quota.', { kind: 'protocol' }),
     ]);
     expect(read([ev('error', { code: null, message: 'Something went wrong.', param: null })])).toEqual([
-      { type: 'message_end', stopReason: 'error', errorMessage: 'error in the stream: Something went wrong.' },
+      failedEnd('error in the stream: Something went wrong.', { kind: 'protocol' }),
     ]);
   });
 
   it('P7: a refusal given only in its done event is the message', () => {
-    expect(read([ev('response.refusal.done', { refusal: 'No.' }), completed()])).toEqual([{ type: 'message_end', stopReason: 'error', errorMessage: 'No.' }]);
+    expect(read([ev('response.refusal.done', { refusal: 'No.' }), completed()])).toEqual([failedEnd('No.', { kind: 'refusal' })]);
   });
 
   it('P10: reasoning_text.delta (raw reasoning, as open-weight servers stream it) is reasoning too; reasoning items are taken from response.output when no item was done', () => {

@@ -2,6 +2,7 @@ import { lastValueFrom, toArray } from 'rxjs';
 import type { AgentMessage, ProviderEvent, StopReason, Usage } from '../../src/index.js';
 import { ToolRegistry, openAIResponsesProvider, runEventedToolLoop } from '../../src/index.js';
 import type { OpenAIResponsesProviderOptions } from '../../src/index.js';
+import type { FailureKind } from '../../src/providers/http/failure.js';
 import { addSchema, addSpec, call, failed, forecastSchema, forecastSpec, history, question, start, text, timeSpec, weatherSpec } from './conversation';
 import { LoopbackServer, Reply, closedPort, collect, fixture, gate, nextTurn, splitAfterEvents } from './loopback-server';
 
@@ -24,8 +25,8 @@ const reasoning = (value: string): ProviderEvent => ({ type: 'reasoning_delta', 
 /** R27: token counts as message_end carries them (`input_tokens_details.cached_tokens` as cacheReadTokens). */
 const tokens = (inputTokens: number, outputTokens: number, cacheReadTokens = 0): Usage => ({ inputTokens, outputTokens, cacheReadTokens });
 const ended = (stopReason: StopReason, usage: Usage = tokens(61, 18), extra: object = {}): ProviderEvent => ({ type: 'message_end', stopReason, usage, ...extra });
-const failedWith = (errorMessage: unknown, usage?: Usage): ProviderEvent =>
-  ({ type: 'message_end', stopReason: 'error', errorMessage, ...(usage !== undefined && { usage }) }) as ProviderEvent;
+const failedWith = (errorMessage: unknown, failure: FailureKind, usage?: Usage): ProviderEvent =>
+  ({ type: 'message_end', stopReason: 'error', errorMessage, ...(usage !== undefined && { usage }), failure: { ...failure, message: errorMessage } }) as ProviderEvent;
 
 /** P9: a piece of the arguments of the reply's call number `index` (its id and name on its first piece). */
 const delta = (index: number, argumentsDelta: string, id?: string, name?: string): ProviderEvent => ({
@@ -112,11 +113,11 @@ describe('openAIResponsesProvider: streams in the wire format', () => {
       ],
     ],
     ['P15, P6: response.incomplete (max_output_tokens) inside the text is length', 'max-output-tokens.sse', [start, text('This answer is cut'), text('  off at the tok'), ended('length', tokens(61, 16))]],
-    ['P15, P7: a refusal ends the reply with error, its deltas joined as the message', 'refusal.sse', [start, failedWith("I'm sorry, I can't help with that.", tokens(61, 9))]],
+    ['P15, P7: a refusal ends the reply with error, its deltas joined as the message', 'refusal.sse', [start, failedWith("I'm sorry, I can't help with that.", { kind: 'refusal' }, tokens(61, 9))]],
     [
       "P15: response.failed ends the reply with error and the server's message",
       'response-failed.sse',
-      [start, text('Partial'), failed('response failed: server_error: The server had an error while processing your request. Sorry about that!')],
+      [start, text('Partial'), failed('response failed: server_error: The server had an error while processing your request. Sorry about that!', { kind: 'http', status: 500 })],
     ],
     [
       "P15: an error event ends the reply with error and the server's message",
@@ -124,10 +125,10 @@ describe('openAIResponsesProvider: streams in the wire format', () => {
       [
         start,
         text('Partial'),
-        failed('error in the stream: rate_limit_exceeded: Rate limit reached for gpt-5-mini in organization org-test on tokens per min (TPM). Please try again in 1.2s.'),
+        failed('error in the stream: rate_limit_exceeded: Rate limit reached for gpt-5-mini in organization org-test on tokens per min (TPM). Please try again in 1.2s.', { kind: 'http', status: 429 }),
       ],
     ],
-    ['P4: a stream cut before response.completed ends with error', 'cut-off.sse', [start, text('Before'), text(' the cut'), failed(expect.stringMatching(/^the stream broke off: terminated/))], { then: 'destroy' }],
+    ['P4: a stream cut before response.completed ends with error', 'cut-off.sse', [start, text('Before'), text(' the cut'), failed(expect.stringMatching(/^the stream broke off: terminated/), { kind: 'network' })], { then: 'destroy' }],
   ];
 
   // every row has four values: jest reads a callback with more parameters than the row as one that takes `done`
@@ -149,7 +150,7 @@ describe('openAIResponsesProvider: streams in the wire format', () => {
       start,
       text('Hello'),
       text('! 现在是'),
-      failed('the stream ended before the reply was complete (no response.completed)'),
+      failed('the stream ended before the reply was complete (no response.completed)', { kind: 'protocol' }),
     ]);
   });
 });
@@ -421,7 +422,7 @@ describe('openAIResponsesProvider: errors, retries, idle timeout', () => {
   it('P15, P4: retries 5xx, and gives up after maxRetries with the status and the message', async () => {
     const unavailable: Reply = { status: 503, headers: { 'retry-after': '0' }, body: '{"error":{"message":"Service Unavailable"}}' };
     server.reply(unavailable, unavailable);
-    expect(await collect(provider({ maxRetries: 1 })(question))).toEqual([start, failed(expect.stringMatching(httpError(503, 'Service Unavailable')))]);
+    expect(await collect(provider({ maxRetries: 1 })(question))).toEqual([start, failed(expect.stringMatching(httpError(503, 'Service Unavailable')), { kind: 'http', status: 503, retryAfterMs: 0 })]);
     expect(server.requests).toHaveLength(2);
   });
 
@@ -431,7 +432,7 @@ describe('openAIResponsesProvider: errors, retries, idle timeout', () => {
       body: JSON.stringify({ error: { message: `Incorrect API key provided: ${String(request.headers.authorization).slice(7)}`, type: 'invalid_request_error', code: 'invalid_api_key' } }),
     }));
     const events = await collect(provider()(question));
-    expect(events).toEqual([start, failed(expect.stringMatching(httpError(401, 'Incorrect API key provided: [redacted]')))]);
+    expect(events).toEqual([start, failed(expect.stringMatching(httpError(401, 'Incorrect API key provided: [redacted]')), { kind: 'http', status: 401 })]);
     expect(JSON.stringify(events)).not.toContain(KEY);
     expect(server.requests).toHaveLength(1);
   });
@@ -441,23 +442,23 @@ describe('openAIResponsesProvider: errors, retries, idle timeout', () => {
       body: `event: error\ndata: ${JSON.stringify({ type: 'error', code: 'invalid_api_key', message: `bad key ${String(request.headers.authorization).slice(7)}`, param: null, sequence_number: 0 })}\n\n`,
     }));
     const events = await collect(provider()(question));
-    expect(events).toEqual([start, failed('error in the stream: invalid_api_key: bad key [redacted]')]);
+    expect(events).toEqual([start, failed('error in the stream: invalid_api_key: bad key [redacted]', { kind: 'protocol' })]);
   });
 
   it('P15, P4: a network failure names the address', async () => {
     const port = await closedPort();
     const events = await collect(openAIResponsesProvider({ model: 'm', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 })(question));
-    expect(events).toEqual([start, failed(expect.stringContaining(`http://127.0.0.1:${port}/v1/responses`))]);
+    expect(events).toEqual([start, failed(expect.stringContaining(`http://127.0.0.1:${port}/v1/responses`), { kind: 'network' })]);
   });
 
   it('P15, P12: a stream that stops sending ends after idleTimeoutMs with "no data for N ms"', async () => {
     server.reply({ body: splitAfterEvents(fixture('openai-responses/text.sse'), 6)[0], then: 'hang' });
-    expect(await collect(provider({ idleTimeoutMs: 60 })(question))).toEqual([start, text('Hello'), text('! 现在是'), failed('no data for 60 ms')]);
+    expect(await collect(provider({ idleTimeoutMs: 60 })(question))).toEqual([start, text('Hello'), text('! 现在是'), failed('no data for 60 ms', { kind: 'timeout' })]);
   });
 
   it('P15: a JSON reply where a stream was expected is an error', async () => {
     server.reply({ headers: { 'content-type': 'application/json' }, body: '{"error":{"message":"streaming is not supported"}}' });
-    expect(await collect(provider()(question))).toEqual([start, failed(expect.stringMatching(/json/i))]); // named by its content type
+    expect(await collect(provider()(question))).toEqual([start, failed(expect.stringMatching(/json/i), { kind: 'protocol' })]); // named by its content type
   });
 
   it('P1: sends nothing before subscribe, one request per subscription; unsubscribing closes the connection', async () => {

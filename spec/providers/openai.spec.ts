@@ -2,6 +2,7 @@ import { lastValueFrom, toArray } from 'rxjs';
 import type { AgentMessage, ProviderEvent, StopReason, Usage } from '../../src/index.js';
 import { ToolRegistry, openAIChatProvider, runEventedToolLoop } from '../../src/index.js';
 import type { OpenAIChatProviderOptions } from '../../src/index.js';
+import type { FailureKind } from '../../src/providers/http/failure.js';
 import { addSchema, addSpec, call, end, failed, forecastSchema, forecastSpec, history, question, start, text, timeSpec, weatherSpec } from './conversation';
 import { LoopbackServer, Reply, closedPort, collect, fixture, gate, nextTurn, splitAfterEvents } from './loopback-server';
 
@@ -28,7 +29,13 @@ const tokens = (inputTokens: number, outputTokens: number, cacheReadTokens?: num
   ...(cacheReadTokens !== undefined && { cacheReadTokens }),
 });
 const ended = (stopReason: StopReason, usage: Usage = tokens(61, 18, 0)): ProviderEvent => ({ type: 'message_end', stopReason, usage });
-const failedWith = (errorMessage: string, usage: Usage = tokens(61, 18, 0)): ProviderEvent => ({ type: 'message_end', stopReason: 'error', errorMessage, usage });
+const failedWith = (errorMessage: string, failure: FailureKind, usage: Usage = tokens(61, 18, 0)): ProviderEvent => ({
+  type: 'message_end',
+  stopReason: 'error',
+  errorMessage,
+  usage,
+  failure: { ...failure, message: errorMessage },
+});
 
 /** P9: a piece of the arguments of the reply's call number `index` (its id and name on its first piece). */
 const delta = (index: number, argumentsDelta: string, id?: string, name?: string): ProviderEvent => ({
@@ -79,10 +86,10 @@ describe('openAIChatProvider: recorded streams', () => {
     ['crlf.sse', [start, text('Line'), text(' ends'), text(' are CRLF'), ended('stop')]],
     ['no-trailing-blank-line.sse', [start, text('No'), text(' blank'), text(' line'), ended('stop')]],
     ['length.sse', [start, text('This answer is cut'), text('  off at the tok'), ended('length')]],
-    ['content-filter.sse', [start, text('I can'), failedWith('finish_reason content_filter: the content filter cut the reply')]],
+    ['content-filter.sse', [start, text('I can'), failedWith('finish_reason content_filter: the content filter cut the reply', { kind: 'refusal' })]],
     [
       'stream-error.sse',
-      [start, text('Partial'), failed('error in the stream: The server had an error while processing your request. Sorry about that!')],
+      [start, text('Partial'), failed('error in the stream: The server had an error while processing your request. Sorry about that!', { kind: 'http', status: 500 })],
     ],
     [
       'invalid-arguments.sse',
@@ -91,10 +98,10 @@ describe('openAIChatProvider: recorded streams', () => {
         delta(0, '', 'call_bad_args_0001', 'get_weather'),
         delta(0, '{"city":'),
         delta(0, '"Par'),
-        failed(expect.stringMatching(/^invalid JSON in the arguments of tool call get_weather \(call_bad_args_0001\): /)),
+        failed(expect.stringMatching(/^invalid JSON in the arguments of tool call get_weather \(call_bad_args_0001\): /), { kind: 'protocol' }),
       ],
     ],
-    ['cut-off.sse', [start, text('Before the cut'), failed(expect.stringMatching(/^the stream broke off: terminated/))], { then: 'destroy' }],
+    ['cut-off.sse', [start, text('Before the cut'), failed(expect.stringMatching(/^the stream broke off: terminated/), { kind: 'network' })], { then: 'destroy' }],
   ];
 
   // every row has three values: jest reads a callback with more parameters than the row as one that takes `done`
@@ -181,7 +188,7 @@ describe('openAIChatProvider: tool calls as they stream', () => {
         delta(0, '{"city": "Paris"}', 'call_late_paris_0001', 'get_weather'),
         call('call_late_paris_0001', 'get_weather', { city: 'Paris' }),
         delta(1, '{"city": "Tokyo"}', 'call_late_tokyo_0002', 'get_weather'),
-        failed('tool call get_weather (call_late_paris_0001) got more arguments after it was complete: , "unit": "celsius"}'),
+        failed('tool call get_weather (call_late_paris_0001) got more arguments after it was complete: , "unit": "celsius"}', { kind: 'protocol' }),
       ],
     ],
   ];
@@ -256,7 +263,7 @@ describe('openAIChatProvider: content parts, refusals, replies without finish_re
     [
       'P7: a refusal ends the reply with error, its deltas joined as the message',
       'refusal.sse',
-      [start, failedWith("I'm sorry, I can't help with that.", tokens(61, 9, 0))],
+      [start, failedWith("I'm sorry, I can't help with that.", { kind: 'refusal' }, tokens(61, 9, 0))],
     ],
     [
       'P7, P10: content given as an array of parts keeps its text parts; its thinking parts are reasoning',
@@ -310,7 +317,7 @@ describe('openAIChatProvider: content parts, refusals, replies without finish_re
       start,
       text('Bonjour'),
       text(' !'),
-      failed('the stream ended before the reply was complete (no finish_reason)'),
+      failed('the stream ended before the reply was complete (no finish_reason)', { kind: 'protocol' }),
     ]);
   });
 
@@ -622,14 +629,14 @@ describe('openAIChatProvider: errors and retries', () => {
     const past = new Date(Date.now() - 5000).toUTCString();
     const unavailable: Reply = { status: 503, headers: { 'retry-after': past }, body: '{"error":{"message":"Service Unavailable"}}' };
     server.reply(unavailable, unavailable, unavailable);
-    expect(await collect(provider({ maxRetries: 2 })(question))).toEqual([start, failed(`HTTP 503 from POST ${server.url}/v1/chat/completions: Service Unavailable`)]);
+    expect(await collect(provider({ maxRetries: 2 })(question))).toEqual([start, failed(`HTTP 503 from POST ${server.url}/v1/chat/completions: Service Unavailable`, { kind: 'http', status: 503, retryAfterMs: 0 })]);
     expect(server.requests).toHaveLength(3);
   });
 
   it('does not retry when retry-after asks for more than a minute', async () => {
     server.reply({ status: 429, headers: { 'retry-after': '3600' }, body: fixture('openai/error-429.json') });
     const events = await collect(provider()(question));
-    expect(events).toEqual([start, failed(expect.stringMatching(/^HTTP 429 from POST http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: Rate limit reached for gpt-4o-mini/))]);
+    expect(events).toEqual([start, failed(expect.stringMatching(/^HTTP 429 from POST http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: Rate limit reached for gpt-4o-mini/), { kind: 'http', status: 429, retryAfterMs: 3_600_000 })]);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -638,7 +645,7 @@ describe('openAIChatProvider: errors and retries', () => {
     expect(await collect(provider()(question))).toEqual([
       start,
       failed(
-        `HTTP 401 from POST ${server.url}/v1/chat/completions: Incorrect API key provided: sk-test-****************************CRET. You can find your API key at https://platform.openai.com/account/api-keys.`,
+        `HTTP 401 from POST ${server.url}/v1/chat/completions: Incorrect API key provided: sk-test-****************************CRET. You can find your API key at https://platform.openai.com/account/api-keys.`, { kind: 'http', status: 401 },
       ),
     ]);
     expect(server.requests).toHaveLength(1);
@@ -650,7 +657,7 @@ describe('openAIChatProvider: errors and retries', () => {
       body: JSON.stringify({ error: { message: `Incorrect API key provided: ${String(request.headers.authorization).slice(7)}` } }),
     }));
     const events = await collect(provider()(question));
-    expect(events).toEqual([start, failed(`HTTP 401 from POST ${server.url}/v1/chat/completions: Incorrect API key provided: [redacted]`)]);
+    expect(events).toEqual([start, failed(`HTTP 401 from POST ${server.url}/v1/chat/completions: Incorrect API key provided: [redacted]`, { kind: 'http', status: 401 })]);
     expect(JSON.stringify(events)).not.toContain(KEY);
   });
 
@@ -661,7 +668,7 @@ describe('openAIChatProvider: errors and retries', () => {
     }));
     const events = await collect(provider({ apiKey: '', headers: { Authorization: `Bearer ${secret}` } })(question));
     expect(server.requests[0].headers.authorization).toBe(`Bearer ${secret}`);
-    expect(events).toEqual([start, failed('error in the stream: bad key [redacted]')]);
+    expect(events).toEqual([start, failed('error in the stream: bad key [redacted]', { kind: 'protocol' })]);
   });
 
   it('reports a network failure as message_end with the address', async () => {
@@ -669,7 +676,7 @@ describe('openAIChatProvider: errors and retries', () => {
     const events = await collect(openAIChatProvider({ model: 'm', baseURL: `http://127.0.0.1:${port}/v1`, maxRetries: 0 })(question));
     expect(events).toEqual([
       start,
-      failed(`request to http://127.0.0.1:${port}/v1/chat/completions failed: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})`),
+      failed(`request to http://127.0.0.1:${port}/v1/chat/completions failed: fetch failed (connect ECONNREFUSED 127.0.0.1:${port})`, { kind: 'network' }),
     ]);
   });
 
@@ -677,7 +684,7 @@ describe('openAIChatProvider: errors and retries', () => {
     server.reply({ headers: { 'content-type': 'application/json' }, body: '{"error":{"message":"streaming is not supported"}}' });
     expect(await collect(provider()(question))).toEqual([
       start,
-      failed(`HTTP 200 from POST ${server.url}/v1/chat/completions: expected an event stream, got application/json: streaming is not supported`),
+      failed(`HTTP 200 from POST ${server.url}/v1/chat/completions: expected an event stream, got application/json: streaming is not supported`, { kind: 'protocol' }),
     ]);
   });
 
@@ -685,7 +692,7 @@ describe('openAIChatProvider: errors and retries', () => {
     server.reply({ headers: { 'content-type': 'text/html; charset=utf-8' }, body: '<html><body>Please log in to the proxy</body></html>\n' });
     expect(await collect(provider()(question))).toEqual([
       start,
-      failed(`HTTP 200 from POST ${server.url}/v1/chat/completions: expected an event stream, got text/html; charset=utf-8: <html><body>Please log in to the proxy</body></html>`),
+      failed(`HTTP 200 from POST ${server.url}/v1/chat/completions: expected an event stream, got text/html; charset=utf-8: <html><body>Please log in to the proxy</body></html>`, { kind: 'protocol' }),
     ]);
     expect(server.requests).toHaveLength(1); // not retried: the server answered, with the wrong thing
   });
@@ -700,13 +707,13 @@ describe('openAIChatProvider: errors and retries', () => {
     expect(await collect(provider()(question))).toEqual([
       start,
       text('Hello'),
-      failed('the stream ended before the reply was complete (no finish_reason)'),
+      failed('the stream ended before the reply was complete (no finish_reason)', { kind: 'protocol' }),
     ]);
   });
 
   it('reports data that is not JSON', async () => {
     server.reply({ body: 'data: {"choices": [\n\n' });
-    expect(await collect(provider()(question))).toEqual([start, failed('invalid JSON in the stream: {"choices": [')]);
+    expect(await collect(provider()(question))).toEqual([start, failed('invalid JSON in the stream: {"choices": [', { kind: 'protocol' })]);
   });
 });
 

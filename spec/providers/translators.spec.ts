@@ -83,7 +83,8 @@ describe('the translators, without HTTP', () => {
   it('AnthropicTranslator: refusal is an error', () => {
     const stream = new AnthropicTranslator();
     stream.next({ data: '{"type":"message_delta","delta":{"stop_reason":"refusal"}}' });
-    expect(stream.end()).toEqual([{ type: 'message_end', stopReason: 'error', errorMessage: 'stop_reason refusal: the model declined to answer' }]);
+    const errorMessage = 'stop_reason refusal: the model declined to answer';
+    expect(stream.end()).toEqual([{ type: 'message_end', stopReason: 'error', errorMessage, failure: { kind: 'refusal', message: errorMessage } }]);
   });
 
   it('request bodies', () => {

@@ -6,7 +6,7 @@
 import { Observable, OperatorFunction, concat, concatMap, delay, lastValueFrom, map, merge, of, take, takeUntil, throwError, timer } from 'rxjs';
 import type { RunHelpers } from 'rxjs/testing';
 import { z } from 'zod';
-import { ToolRegistry, agentTool, conversation, defineTool, runEventedToolLoop, type AgentMessage, type LoopEvent, type ProviderEvent } from 'rx-tool-loop';
+import { TokenBudget, ToolRegistry, agentTool, conversation, defineTool, runEventedToolLoop, type AgentMessage, type LoopEvent, type ProviderEvent } from 'rx-tool-loop';
 import { call, end, marbleProvider, marbleTools, recordMarbles, start, text } from 'rx-tool-loop/testing';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -113,6 +113,29 @@ describe('recorded tests pass as generated (T9)', () => {
     );
     expect(Object.values(values)).toContain('loop_end terminated');
     expect(Object.values(values).filter((v) => v.startsWith('turn_end 2'))).toHaveLength(1);
+    replay(test);
+  });
+
+  it('L3, T9: a run its budget ended replays on a budget of what it spent, an inner agent\'s calls included', () => {
+    const spend = (inputTokens: number) => ({ usage: { inputTokens, outputTokens: 0 } });
+    const outer = { s: start, r: call('researcher', {}, 'r1'), u: end('toolUse', spend(10)) };
+    const inner = { s: start, t: text('found'), e: end('stop', spend(45)) };
+    const { test, values } = recorded(({ cold }) => {
+      const researcher = agentTool({
+        name: 'researcher',
+        description: 'Researches',
+        agent: (_input, context) =>
+          runEventedToolLoop({ provider: marbleProvider(cold('-s-t-e|', inner)), registry: new ToolRegistry(), messages: user, signal: context.signal, budget: context.budget }),
+      });
+      return runEventedToolLoop({
+        provider: marbleProvider(cold('-s-r---u|', outer), cold('-s-r---u|', outer)),
+        registry: new ToolRegistry().register(researcher),
+        messages: user,
+        budget: new TokenBudget(50),
+      });
+    });
+    expect(Object.values(values)).toContain('loop_end budget');
+    expect(test).toContain('budget: new TokenBudget(55)');
     replay(test);
   });
 

@@ -1,5 +1,6 @@
 import type { ToolLookup, ToolRegistry } from '../tools/tool-registry.js';
-import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider, StandardSchemaV1 } from '../types.js';
+import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider, StandardSchemaV1, TokenLedger } from '../types.js';
+import { isTokenBudget } from '../limits/token-budget.js';
 import { isAbortSignal } from '../util/abort-signal.js';
 import { isCountOrInfinity, shown } from '../util/values.js';
 import { inCallOrder } from './call-order.js';
@@ -41,6 +42,11 @@ export interface LoopOptions<S extends StandardSchemaV1 = StandardSchemaV1> {
   prepareTurn?: PrepareTurn;
   /** J1–J4: a typed answer: the loop ends with `loop_end.output`, valid for `schema` (answer turns run as needed). */
   output?: OutputSpec<S>;
+  /**
+   * L3: a `TokenBudget`, charged with every provider call's usage; when nothing is left, the loop ends with reason
+   * `budget` before its next turn.
+   */
+  budget?: TokenLedger;
 }
 
 /** The loop's options, checked once per `runEventedToolLoop` call. */
@@ -58,6 +64,7 @@ export interface LoopSettings {
   afterToolCall?: AfterToolCall | undefined;
   prepareTurn?: PrepareTurn | undefined;
   output?: OutputSettings | undefined;
+  budget?: TokenLedger | undefined;
 }
 
 /**
@@ -71,7 +78,7 @@ export function checkOptions(options: LoopOptions<StandardSchemaV1>, who = 'runE
   if (typeof options !== 'object' || options === null) throw new TypeError(problem('options must be an object', options));
   const { provider, registry, messages, maxTurns = MAX_TURNS, toolExecution = 'parallel' } = options;
   const { maxConcurrency = Infinity, toolTimeoutMs = Infinity, maxToolOutputChars = Infinity, signal } = options;
-  const { beforeToolCall, afterToolCall, prepareTurn, output } = options;
+  const { beforeToolCall, afterToolCall, prepareTurn, output, budget } = options;
   if (typeof provider !== 'function') throw new TypeError(problem('provider must be a function', provider));
   if (typeof registry?.get !== 'function' || typeof registry.getSpecs !== 'function') {
     throw new TypeError(problem('registry must be a ToolRegistry', registry));
@@ -92,6 +99,7 @@ export function checkOptions(options: LoopOptions<StandardSchemaV1>, who = 'runE
   if (afterToolCall !== undefined && typeof afterToolCall !== 'function') throw new TypeError(problem('afterToolCall must be a function', afterToolCall));
   if (prepareTurn !== undefined && typeof prepareTurn !== 'function') throw new TypeError(problem('prepareTurn must be a function', prepareTurn));
   const answer = output === undefined ? undefined : outputSettings(output, who); // J1: a TypeError naming output
+  if (budget !== undefined && !isTokenBudget(budget)) throw new TypeError(problem('budget must be a TokenBudget', budget));
   return {
     provider,
     registry,
@@ -106,6 +114,7 @@ export function checkOptions(options: LoopOptions<StandardSchemaV1>, who = 'runE
     afterToolCall,
     prepareTurn,
     output: answer,
+    budget,
   };
 }
 

@@ -65,6 +65,8 @@ export function runLoop(loop: LoopSettings, steering?: Steering): Observable<Con
     // R7: aborted before anything started — no provider call, and the history as the caller gave it
     if (loop.signal?.aborted) return of(loopEnd('aborted', abortedAssistant(), loop.messages.slice(), NO_USAGE));
     const saved = savedTurn(loop.messages); // R22: a run saved while its tools ran starts with turn 0
+    // L3: a budget already spent allows no call, not even the first
+    if (saved === undefined && isSpent(loop)) return of(loopEnd('budget', unansweredAssistant(loop), loop.messages.slice(), NO_USAGE));
     const history = loop.messages.slice(0, saved?.at); // the loop's own, appended to by each turn
     const turn = turnOf(loop);
     const trampoline = new Trampoline(); // R12, R19: every turn starts from it, turn 1 too, so none nests in another
@@ -121,7 +123,8 @@ function goOn(
 ): Observable<ConversationEvent> | undefined {
   const outcome = last.type === 'turn_end' ? outcomeOf(last) : undefined;
   if (outcome === undefined) return undefined;
-  const reason = whyStop(outcome, loop);
+  if (outcome.lastUsage !== undefined) loop.budget?.charge(outcome.lastUsage); // L3: every provider call, as the loop goes
+  const reason = whyStop(outcome, loop) ?? (isSpent(loop) ? 'budget' : undefined);
   if (reason === undefined) {
     const next = turn(streamReply({ turn: outcome.turn + 1, history: outcome.history, usage: outcome.usage, lastUsage: outcome.lastUsage }, loop));
     // C2: prompts steered in meanwhile join the history when the next turn is subscribed, not here
@@ -177,6 +180,11 @@ function whyStop({ stopReason, results, terminated, turn }: TurnOutcome, loop: L
   return undefined;
 }
 
+/** L3: the loop's budget has nothing left: checked before each turn. */
+function isSpent(loop: LoopSettings): boolean {
+  return loop.budget !== undefined && !(loop.budget.left > 0);
+}
+
 /** R22: whether a loop on `messages` starts with turn 0, resuming calls saved while they ran. */
 export function resumes(messages: readonly AgentMessage[]): boolean {
   return savedTurn(messages) !== undefined;
@@ -184,6 +192,12 @@ export function resumes(messages: readonly AgentMessage[]): boolean {
 
 function loopEnd(reason: LoopEndReason, assistant: AssistantMessage, messages: readonly AgentMessage[], usage: Usage): LoopEvent {
   return { type: 'loop_end', reason, assistant, messages, usage: copyUsage(usage) };
+}
+
+/** L3: the answer a spent budget did not ask for: stands in `loop_end` when no call was made. */
+function unansweredAssistant({ budget }: LoopSettings): AssistantMessage {
+  const errorMessage = `token budget spent: ${budget?.used ?? 0} of ${budget?.maxTokens ?? 0} tokens used`;
+  return { role: 'assistant', content: '', stopReason: 'error', errorMessage };
 }
 
 /** The answer that never came: stands in `loop_end` when the loop was aborted before or between turns. */

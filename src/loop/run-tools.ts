@@ -155,7 +155,7 @@ class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
       return finish(subscriber, settled(failureResult(call, error, 'registry.get failed: ')));
     }
     try {
-      subscriber.add(startTool(tool, call, this.loop.toolTimeoutMs, this.between, subscriber));
+      subscriber.add(startTool(tool, call, this.loop.toolTimeoutMs, this.between, subscriber, this.loop.budget));
     } catch (error) {
       subscriber.error(error);
     }

@@ -1,6 +1,7 @@
 import { type MonoTypeOperatorFunction, Observable, Subscriber } from 'rxjs';
 import { type Attributes, type Context, type SpanOptions, type Tracer, SpanKind, context, createContextKey, trace } from '@opentelemetry/api';
 import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, Provider, StopReason, ToolCall, ToolResultMessage, Usage } from '../types.js';
+import { modelOf } from '../providers/named-provider.js';
 import { errorText, shown } from '../util/values.js';
 import { inputAttributes, json, outputAttributes } from './content.js';
 import { GuardedSpan, reported } from './guarded-span.js';
@@ -349,13 +350,6 @@ function innerSettings(settings: TraceSettings, toolName: string, model: string 
   return inner;
 }
 
-/** The model an agent tool's update names (`details.model`), if any. */
-function modelOf(details: unknown): string | undefined {
-  if (typeof details !== 'object' || details === null) return undefined;
-  const model = (details as { model?: unknown }).model;
-  return typeof model === 'string' ? model : undefined;
-}
-
 /**
  * The open spans of one subscription: its current loop's, its current provider call's, its running tools'
  * and, under an agent tool's span, its inner loop's (another LoopSpans, fed the events the tool forwards).
@@ -425,6 +419,8 @@ class LoopSpans {
         if (this.content) this.calls.push(event.call);
         return;
       case 'message_end':
+        // L1: the model that answered (withFallback names the one it fell back to)
+        if (event.model !== undefined) this.chat?.setAttribute('gen_ai.response.model', event.model);
         this.endChat(event.stopReason, event.errorMessage, event.usage);
         return;
       case 'tool_start':

@@ -1,9 +1,9 @@
-import type { AgentMessage, Attachment, Provider, ProviderEvent, ProviderInput, SystemMessage, StopReason, Usage } from '../types.js';
+import type { AgentMessage, Attachment, Provider, ProviderEvent, ProviderFailure, ProviderInput, SystemMessage, StopReason, Usage } from '../types.js';
 import { IMAGE_TYPES_ONLY, WEB_IMAGE_TYPES, attachmentLine, inlineData } from '../util/attachments.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
 import { isPlainObject, shown } from '../util/values.js';
 import type { SseEvent } from './http/sse.js';
-import { HttpProviderOptions, ToolChoice, WireError, WireTranslator, httpSettings, streamRequest } from './http/transport.js';
+import { HttpProviderOptions, ToolChoice, WireError, WireTranslator, failedEnd, httpSettings, statusOfErrorType, streamRequest } from './http/transport.js';
 import { type ProviderIdentity, named } from './named-provider.js';
 import { type AnthropicCache, withCacheBreakpoints } from './anthropic-cache.js';
 
@@ -344,7 +344,7 @@ export class AnthropicTranslator implements WireTranslator {
    */
   private failed(error: unknown): ProviderEvent[] {
     if (!(error instanceof WireError) || this.calls === 0 || this.reasoning === undefined) throw error;
-    return [{ type: 'message_end', stopReason: 'error', errorMessage: error.message, reasoning: this.reasoning }];
+    return [{ ...failedEnd(error.message, error.failure), reasoning: this.reasoning }];
   }
 
   private read({ data }: SseEvent): ProviderEvent[] {
@@ -372,7 +372,12 @@ export class AnthropicTranslator implements WireTranslator {
         return this.finish();
       case 'error': {
         const { type, message } = event.error ?? {};
-        throw new WireError(`error in the stream: ${[type, message].filter((part) => typeof part === 'string').join(': ') || data.slice(0, 500)}`);
+        // L1: an error in the stream of a 200 (overloaded_error) fails over as its status would
+        const status = statusOfErrorType(type);
+        throw new WireError(
+          `error in the stream: ${[type, message].filter((part) => typeof part === 'string').join(': ') || data.slice(0, 500)}`,
+          status === undefined ? { kind: 'protocol' } : { kind: 'http', status },
+        );
       }
       default: // ping, and whatever the API adds later
         return [];
@@ -398,7 +403,7 @@ export class AnthropicTranslator implements WireTranslator {
     // P6 before P3: a call cut short makes the reply `length`, whatever whole calls came before it
     if (cutCall || (cut && this.calls === 0)) events.push(this.messageEnd('length'));
     else if (this.calls > 0 || this.stopReason === 'tool_use') events.push(this.messageEnd('toolUse'));
-    else if (this.stopReason === 'refusal') events.push(this.messageEnd('error', 'stop_reason refusal: the model declined to answer'));
+    else if (this.stopReason === 'refusal') events.push(this.messageEnd('error', 'stop_reason refusal: the model declined to answer', 'refusal'));
     else events.push(this.messageEnd('stop')); // end_turn, stop_sequence, pause_turn, …
     return events;
   }
@@ -500,8 +505,9 @@ export class AnthropicTranslator implements WireTranslator {
     if (typeof write === 'number' && Number.isFinite(write)) this.cacheWriteTokens = write;
   }
 
-  private messageEnd(stopReason: StopReason, errorMessage?: string): ProviderEvent {
-    const event: Extract<ProviderEvent, { type: 'message_end' }> = { type: 'message_end', stopReason };
+  private messageEnd(stopReason: StopReason, errorMessage?: string, kind?: ProviderFailure['kind']): ProviderEvent {
+    const event: Extract<ProviderEvent, { type: 'message_end' }> =
+      errorMessage !== undefined && kind !== undefined ? failedEnd(errorMessage, { kind }) : { type: 'message_end', stopReason };
     if (errorMessage !== undefined) event.errorMessage = errorMessage;
     const usage = this.usage();
     if (usage !== undefined) event.usage = usage;

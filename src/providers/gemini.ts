@@ -1,9 +1,7 @@
-import { Observable } from 'rxjs';
-import type { AssistantMessage, Attachment, Provider, ProviderEvent, ProviderInput, ToolResultMessage } from '../types.js';
+import type { AssistantMessage, Attachment, Provider, ProviderInput, ToolResultMessage } from '../types.js';
 import { isPlainObject, shown } from '../util/values.js';
 import { inputSchema } from './json.js';
 import { HttpProviderOptions, ToolChoice, httpSettings, streamRequest } from './http/transport.js';
-import { Attempt, observedFetch, withFailure } from './gemini-failure.js';
 import { GeminiPart, GeminiTranslator } from './gemini-translator.js';
 import { type ProviderIdentity, named } from './named-provider.js';
 
@@ -55,25 +53,15 @@ export function geminiProvider(options: GeminiProviderOptions): Provider & Provi
   if (streamFunctionCallArguments !== undefined && typeof streamFunctionCallArguments !== 'boolean') {
     throw new TypeError(`${WHO}: streamFunctionCallArguments must be a boolean (got ${shown(streamFunctionCallArguments)})`);
   }
-  const { model, system, temperature, maxTokens, toolChoice, stop, apiKey, idleTimeoutMs } = settings;
+  const { model, system, temperature, maxTokens, toolChoice, stop, apiKey } = settings;
   const request: GeminiRequestOptions = { system, temperature, maxTokens, toolChoice, stop, thinking, streamFunctionCallArguments };
   const auth: Record<string, string> = apiKey === '' ? {} : { 'x-goog-api-key': apiKey };
   const path = `/models/${encodeURIComponent(model.replace(/^models\//, ''))}:streamGenerateContent?alt=sse`;
   const provider = (input: ProviderInput) =>
-    new Observable<ProviderEvent>((subscriber) => {
-      const attempt: Attempt = {};
-      return streamRequest(
-        () => {
-          const prepared = settings.request(path, auth, geminiRequest(request, input));
-          return { ...prepared, fetch: observedFetch(prepared.fetch, attempt) };
-        },
-        () => new GeminiTranslator(),
-      ).subscribe({
-        next: (event) => subscriber.next(event.type === 'message_end' ? withFailure(event, attempt, idleTimeoutMs) : event),
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      });
-    });
+    streamRequest(
+      () => settings.request(path, auth, geminiRequest(request, input)),
+      () => new GeminiTranslator(),
+    );
   // what a trace reads of it (O2): the GenAI conventions name the two APIs apart
   return named(provider, /\/projects\/[^/]+\/locations\//.test(settings.baseURL) ? 'gcp.vertex_ai' : 'gcp.gemini', model);
 }

@@ -17,3 +17,13 @@ export function named<Name extends string>(provider: Provider, providerName: Nam
     model: { value: model, enumerable: true },
   }) as Provider & ProviderIdentity<Name>;
 }
+
+/**
+ * The model `value` names as its `model` field, if a string: a named provider's (L1: who answered), an agent
+ * tool's progress `details` (O2: its inner model).
+ */
+export function modelOf(value: unknown): string | undefined {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return undefined;
+  const { model } = value as { model?: unknown };
+  return typeof model === 'string' ? model : undefined;
+}

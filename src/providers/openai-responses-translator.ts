@@ -2,7 +2,7 @@ import type { ProviderEvent, Usage } from '../types.js';
 import { parseArguments, parseEventData } from './json.js';
 import { openAIUsage } from './openai-usage.js';
 import type { SseEvent } from './http/sse.js';
-import { WireError, WireTranslator } from './http/transport.js';
+import { WireError, WireTranslator, failedEnd, streamFailure } from './http/transport.js';
 
 type MessageEndEvent = Extract<ProviderEvent, { type: 'message_end' }>;
 type ToolCallDeltaEvent = Extract<ProviderEvent, { type: 'tool_call_delta' }>;
@@ -133,7 +133,7 @@ export class OpenAIResponsesTranslator implements WireTranslator {
         this.push(this.messageEnd(type, (chunk.response ?? {}) as ResponseObject));
         break;
       case 'error':
-        this.push({ type: 'message_end', stopReason: 'error', errorMessage: `error in the stream: ${codeAndMessage(chunk)}` });
+        this.push(failedEnd(`error in the stream: ${codeAndMessage(chunk)}`, streamFailure(chunk.error ?? chunk)));
         break;
       default: // response.created, content parts, annotations, hosted tools…: nothing for the loop
     }
@@ -249,13 +249,13 @@ export class OpenAIResponsesTranslator implements WireTranslator {
     if (type !== 'response.failed') this.settleCalls(cut);
     const end: MessageEndEvent =
       type === 'response.failed'
-        ? { type: 'message_end', stopReason: 'error', errorMessage: `response failed: ${codeAndMessage(response.error ?? {})}` }
+        ? failedEnd(`response failed: ${codeAndMessage(response.error ?? {})}`, streamFailure(response.error))
         : this.refusal !== ''
-          ? { type: 'message_end', stopReason: 'error', errorMessage: this.refusal } // P7
+          ? failedEnd(this.refusal, { kind: 'refusal' }) // P7
           : cut
             ? { type: 'message_end', stopReason: 'length' } // P6, P15
             : type === 'response.incomplete'
-              ? { type: 'message_end', stopReason: 'error', errorMessage: incompleteText(reason) }
+              ? failedEnd(incompleteText(reason), { kind: reason === 'content_filter' ? 'refusal' : 'protocol' })
               : { type: 'message_end', stopReason: this.callsMade > 0 ? 'toolUse' : 'stop' };
     const usage = responsesUsage(response.usage);
     if (usage !== undefined) end.usage = usage;

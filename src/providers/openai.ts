@@ -4,7 +4,7 @@ import { shown } from '../util/values.js';
 import { inputSchema, parseArguments, parseEventData } from './json.js';
 import { openAIUsage } from './openai-usage.js';
 import type { SseEvent } from './http/sse.js';
-import { HttpProviderOptions, ToolChoice, WireError, WireTranslator, httpSettings, messageOf, streamRequest } from './http/transport.js';
+import { HttpProviderOptions, ToolChoice, WireError, WireTranslator, failedEnd, httpSettings, messageOf, streamFailure, streamRequest } from './http/transport.js';
 import { type ProviderIdentity, named } from './named-provider.js';
 
 /** P10: how much a reasoning model thinks before it answers (OpenAI `reasoning_effort`). */
@@ -346,7 +346,7 @@ export class OpenAIChatTranslator implements WireTranslator {
     const chunk = parseEventData(data) as ChatChunk | null;
     if (typeof chunk !== 'object' || chunk === null) throw new WireError(`unexpected data in the stream: ${data.slice(0, 200)}`);
     if ((chunk.error !== undefined && chunk.error !== null) || event === 'error') {
-      throw new WireError(`error in the stream: ${messageOf(data) ?? data.slice(0, 500)}`);
+      throw new WireError(`error in the stream: ${messageOf(data) ?? data.slice(0, 500)}`, streamFailure(chunk.error));
     }
     const { choices } = chunk;
     if (Array.isArray(choices)) {
@@ -522,7 +522,7 @@ export class OpenAIChatTranslator implements WireTranslator {
     const reason = this.finishReason ?? 'stop';
     const end: MessageEndEvent =
       this.refusal !== ''
-        ? { type: 'message_end', stopReason: 'error', errorMessage: this.refusal } // P7
+        ? failedEnd(this.refusal, { kind: 'refusal' }) // P7
         : reason === 'length' && (this.cutCall || this.callsMade === 0) // P6: cut inside a call, or in the text alone
           ? { type: 'message_end', stopReason: 'length' }
           : this.callsMade > 0 // P3: calls made, toolUse whatever the finish_reason
@@ -555,8 +555,9 @@ function messageEndOf(reason: string): MessageEndEvent {
     case 'function_call':
       return { type: 'message_end', stopReason: 'toolUse' };
     case 'content_filter':
-      return { type: 'message_end', stopReason: 'error', errorMessage: 'finish_reason content_filter: the content filter cut the reply' };
+      return failedEnd('finish_reason content_filter: the content filter cut the reply', { kind: 'refusal' });
     default: // 'stop', and what servers add ('eos', 'end_turn', …)
       return { type: 'message_end', stopReason: 'stop' };
   }
 }
+

@@ -106,7 +106,7 @@ function systemBefore(messages: readonly AgentMessage[], end: number): AgentMess
 export function cutPoint(messages: readonly AgentMessage[], start: number, keep: number): number | undefined {
   if (messages.length - start < 2) return undefined;
   let cut = messages.length - 1;
-  for (let kept = tokensOf(messages[cut]!); cut > start + 1 && kept < keep; ) kept += tokensOf(messages[--cut]!);
+  for (let kept = estimatedTokens(messages[cut]!); cut > start + 1 && kept < keep; ) kept += estimatedTokens(messages[--cut]!);
   let prompt = messages.findLastIndex((message) => message.role === 'user');
   while (prompt > start && messages[prompt - 1]!.role === 'user') prompt--;
   if (prompt !== -1 && prompt < cut) cut = prompt;
@@ -122,7 +122,7 @@ export function estimate(messages: readonly AgentMessage[], known: (assistant: A
   let tokens = 0;
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index]!;
-    tokens += tokensOf(message);
+    tokens += estimatedTokens(message);
     const before = message.role === 'assistant' ? known(message) : undefined;
     if (before !== undefined) return tokens + before;
   }
@@ -130,7 +130,7 @@ export function estimate(messages: readonly AgentMessage[], known: (assistant: A
 }
 
 /** chars/4 of what a message sends: its text, and its calls as JSON. */
-function tokensOf(message: AgentMessage): number {
+function estimatedTokens(message: AgentMessage): number {
   const calls = message.role === 'assistant' && message.toolCalls !== undefined ? JSON.stringify(message.toolCalls).length : 0;
   return Math.ceil((message.content.length + calls) / 4);
 }

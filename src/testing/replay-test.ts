@@ -1,5 +1,6 @@
 import type { ConversationOptions } from '../conversation/conversation.js';
 import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, ProviderEvent, ToolCall, ToolDecision, ToolOutput, ToolResultMessage, UserMessage } from '../types.js';
+import { tokensOf } from '../limits/token-budget.js';
 import { isPlainObject } from '../util/values.js';
 import { describeEvent } from './describe-event.js';
 import { Letters, MARBLE_ALPHABET, Mark, drawLine, drawnFrames } from './marble-line.js';
@@ -104,6 +105,7 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
   let ended: { frame: number; kind: 'E' | 'C'; error?: unknown } | undefined;
   let count = 0; // events
   let lastFrame = -1;
+  let spent = 0; // L3: the tokens every loop of the run charged, inner agents' included
   seen.forEach(({ event, kind, error }, i) => {
     const frame = frames[i]!;
     if (event === undefined) {
@@ -138,6 +140,7 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
         turn?.runs.push({ call: event.call, from: frame, index: i, updates: [] });
         return;
       case 'tool_update':
+        spent += innerSpent(event.event);
         turn?.runs.find((run) => run.call.id === event.toolCallId && run.result === undefined)?.updates.push({ frame, content: event.content, letter, index: i, ...(event.event !== undefined ? { event: event.event } : {}) });
         return;
       case 'tool_result': {
@@ -167,6 +170,7 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
           const key = answerKey(event.assistant.content);
           if (key !== undefined) answers.set(key, event.output);
         }
+        spent += tokensOf(event.usage);
         if (event.reason === 'aborted' && owner.abortAt === undefined) {
           owner.abortAt = frame;
           owner.abortIndex = i;
@@ -186,7 +190,9 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
   });
   const isConversation = prompts.length > 0;
   const policy = options.policy ?? (steered ? 'steer' : loops.some((loop) => loop.switched) ? 'switch' : 'queue');
-  return writeTest({ loops, prompts, notes, initial: initial ?? [], diagram, values, letters, isConversation, policy, options, ended, count, lastFrame, realTime, answers: typed ? [...answers] : undefined });
+  // L3: a run its budget ended is replayed on a budget of what it spent, which ends it where it ended
+  const budget = loops.some((loop) => loop.end?.reason === 'budget') ? spent : undefined;
+  return writeTest({ loops, prompts, notes, initial: initial ?? [], diagram, values, letters, isConversation, policy, options, ended, count, lastFrame, realTime, answers: typed ? [...answers] : undefined, budget });
 }
 
 /** A prompt of a conversation: where it joined (its `user_message`) or was dropped (its `prompt_dropped`). */
@@ -234,6 +240,17 @@ interface TestParts {
   lastFrame: number;
   /** Recorded in real time: each frame given is one synchronous go of the run. */
   realTime: boolean;
+  /** L3: the budget to replay on, when the run's budget ended it: the tokens it spent. */
+  budget?: number | undefined;
+}
+
+/** L3: what a budget was charged with for a call's usage (or a loop's totals): input and output tokens. */
+/** L3: the tokens an inner loop spent, when the forwarded event is its `loop_end` (at any depth of agents). */
+function innerSpent(event: LoopEvent | undefined): number {
+  for (let inner = event; inner !== undefined; inner = inner.type === 'tool_update' ? inner.event : undefined) {
+    if (inner.type === 'loop_end') return tokensOf(inner.usage);
+  }
+  return 0;
 }
 
 function writeTest(parts: TestParts): Replay {
@@ -463,6 +480,7 @@ function writeTest(parts: TestParts): Replay {
   if (options.maxConcurrency !== undefined) passed.push(`maxConcurrency: ${options.maxConcurrency === Infinity ? 'Infinity' : options.maxConcurrency}`);
   if (isConversation) passed.push(`policy: ${JSON.stringify(policy)}`);
   if (answers !== undefined) passed.push('output');
+  if (parts.budget !== undefined) passed.push(`budget: new TokenBudget(${parts.budget})`);
   if (options.maxToolOutputChars !== undefined) notes.push(`maxToolOutputChars: ${options.maxToolOutputChars} is left out: the recorded results are already cut (R26)`);
   if (options.toolTimeoutMs !== undefined) notes.push(`toolTimeoutMs: ${options.toolTimeoutMs} is left out: a timed-out tool's line answers its recorded result (R16)`);
   if (options.afterToolCall !== undefined) notes.push('afterToolCall is left out: the tools answer the results it made');
@@ -496,7 +514,7 @@ function writeTest(parts: TestParts): Replay {
     ...notes.map((note) => `// Note: ${note}.`),
     `import { ${[...new Set(rxjs)].sort().join(', ')} } from 'rxjs';`,
     "import { TestScheduler } from 'rxjs/testing';",
-    `import { ${[...(agentRuns.size > 0 ? ['agentTool'] : []), isConversation ? 'conversation' : 'runEventedToolLoop', ...(isConversation && initial.length === 0 ? [] : ['type AgentMessage']), ...(agentRuns.size > 0 ? ['type LoopEvent'] : []), ...(hooked ? ['type ToolDecision'] : []), ...(protocolErrors ? ['ProviderProtocolError'] : [])].join(', ')} } from 'rx-tool-loop';`,
+    `import { ${[...(agentRuns.size > 0 ? ['agentTool'] : []), isConversation ? 'conversation' : 'runEventedToolLoop', ...(isConversation && initial.length === 0 ? [] : ['type AgentMessage']), ...(agentRuns.size > 0 ? ['type LoopEvent'] : []), ...(hooked ? ['type ToolDecision'] : []), ...(protocolErrors ? ['ProviderProtocolError'] : []), ...(parts.budget !== undefined ? ['TokenBudget'] : [])].join(', ')} } from 'rx-tool-loop';`,
     "import { described, loopLegend, marbleProvider, marbleTools } from 'rx-tool-loop/testing';",
     '',
     'const diagram = {',

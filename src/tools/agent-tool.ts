@@ -2,6 +2,7 @@ import { Observable, Subscriber, isObservable } from 'rxjs';
 import { eventLine } from '../util/event-line.js';
 import { kindOf, shown } from '../util/values.js';
 import { forwardedProgress } from './tool-progress.js';
+import { ChargedThrough } from '../limits/token-budget.js';
 import type { Attachment, JsonSchemaObject, LoopEvent, LoopEventOf, StandardSchemaV1, Tool, ToolContext, ToolOutput, ToolProgressValue } from '../types.js';
 
 /**
@@ -68,9 +69,11 @@ export function agentTool<S extends StandardSchemaV1 = never>(definition: {
     name,
     description,
     handler: (given, context) => {
-      const inner = agent(given, context);
+      // L3: the outer budget, counted as the inner loop charges it, so that its loop_end charges only the rest
+      const through = context.budget === undefined ? undefined : new ChargedThrough(context.budget);
+      const inner = agent(given, through === undefined ? context : withBudget(context, through));
       if (!isObservable(inner)) throw new TypeError(`sub-agent ${name}: agent returned ${kindOf(inner)}, not an Observable of loop events`);
-      return forwarded(name, details, inner);
+      return forwarded(name, details, inner, through);
     },
   };
   // the spec as given: the registry decides (R24), as for any tool; given none, the sub-agent takes no input
@@ -81,8 +84,24 @@ export function agentTool<S extends StandardSchemaV1 = never>(definition: {
 }
 
 /** A1, A2: the inner loop's events as progress, its `loop_end` as the result; nothing after it is read. */
-function forwarded(name: string, details: { model: string } | undefined, inner: Observable<LoopEvent>): Observable<ToolProgressValue | ToolOutput> {
-  return new Observable<ToolProgressValue | ToolOutput>((subscriber) => inner.subscribe(new Forwarding(name, details, subscriber)));
+function forwarded(
+  name: string,
+  details: { model: string } | undefined,
+  inner: Observable<LoopEvent>,
+  budget: ChargedThrough | undefined,
+): Observable<ToolProgressValue | ToolOutput> {
+  return new Observable<ToolProgressValue | ToolOutput>((subscriber) => inner.subscribe(new Forwarding(name, details, subscriber, budget)));
+}
+
+/** The call's context with `budget` for the inner loop: the same call, and the same signal, read when read (R35). */
+function withBudget(context: ToolContext, budget: ChargedThrough): ToolContext {
+  return {
+    call: context.call,
+    budget,
+    get signal() {
+      return context.signal;
+    },
+  };
 }
 
 /**
@@ -100,6 +119,7 @@ class Forwarding extends Subscriber<LoopEvent> {
     private readonly name: string,
     private readonly details: { model: string } | undefined,
     out: Subscriber<ToolProgressValue | ToolOutput>,
+    private readonly budget: ChargedThrough | undefined,
   ) {
     super(out); // its error and its end are the call's; its teardown the call's too
   }
@@ -122,6 +142,7 @@ class Forwarding extends Subscriber<LoopEvent> {
     }
     out.next(forwardedProgress(content, event, this.details));
     if (event.type === 'loop_end') {
+      this.budget?.settle(event.usage); // L3: an inner loop not given the budget is charged now (A2's usage)
       out.next(agentOutput(this.name, event, this.attachments));
       this.complete(); // without a loop_end only progress came: R14's `error: tool produced no result`
     }

@@ -7,7 +7,7 @@ import { isPromiseLike } from '../util/values.js';
 import { type InputCheck, type PendingInputCheck, checkInput } from './check-input.js';
 import { toToolOutput, toolErrorMessage } from './tool-result.js';
 import { type ToolProgress, type ToolSettled, type ToolUpdate, ToolTimeout, failed, resultOf, settled } from './tool-outcome.js';
-import type { LoopEvent, Tool, ToolCall, ToolOutput, ToolReturn } from '../types.js';
+import type { LoopEvent, TokenLedger, Tool, ToolCall, ToolOutput, ToolReturn } from '../types.js';
 import { isToolProgress } from './tool-progress.js';
 
 export type { ToolProgress, ToolSettled, ToolStart, ToolUpdate } from './tool-outcome.js';
@@ -38,8 +38,9 @@ export function executeTool(
   call: ToolCall,
   timeoutMs = Infinity,
   between?: Between,
+  budget?: TokenLedger,
 ): Observable<ToolProgress> {
-  return new Observable<ToolProgress>((subscriber) => startTool(tool, call, timeoutMs, between, subscriber));
+  return new Observable<ToolProgress>((subscriber) => startTool(tool, call, timeoutMs, between, subscriber, budget));
 }
 
 /**
@@ -53,6 +54,7 @@ export function startTool(
   timeoutMs: number,
   between: Between | undefined,
   subscriber: Subscriber<ToolProgress>,
+  budget?: TokenLedger,
 ): TeardownLogic {
   if (tool === undefined) return finish(subscriber, settled(toolErrorMessage(call, `unknown tool: ${call.name}`)));
   let checked: InputCheck | PendingInputCheck;
@@ -63,15 +65,15 @@ export function startTool(
     return finish(subscriber, failed(call, error));
   }
   // the common case, without hooks and with a synchronous check: straight to the handler
-  if (between === undefined && checked.kind !== 'pending') return run(tool, call, checked, timeoutMs, subscriber);
+  if (between === undefined && checked.kind !== 'pending') return run(tool, call, checked, timeoutMs, subscriber, budget);
   // H2: the hooks see only known, valid calls; an invalid one is answered as without hooks
   const go = (checked: InputCheck): TeardownLogic =>
     between === undefined || checked.kind !== 'valid'
-      ? run(tool, call, checked, timeoutMs, subscriber)
+      ? run(tool, call, checked, timeoutMs, subscriber, budget)
       : between(call, (input) =>
           input === undefined
-            ? new Observable<ToolProgress>((runner) => run(tool, call, checked, timeoutMs, runner))
-            : executeTool(tool, { ...call, input }, timeoutMs), // rewritten: checked again, and what tool_start carries
+            ? new Observable<ToolProgress>((runner) => run(tool, call, checked, timeoutMs, runner, budget))
+            : executeTool(tool, { ...call, input }, timeoutMs, undefined, budget), // rewritten: checked again, and what tool_start carries
         ).subscribe(subscriber);
   if (checked.kind !== 'pending') return go(checked);
   // an asynchronous validator (R24): the handler starts, and its timeout with it, once it has answered
@@ -88,6 +90,7 @@ function run(
   checked: InputCheck,
   timeoutMs: number,
   subscriber: Subscriber<ToolProgress>,
+  budget: TokenLedger | undefined,
 ): TeardownLogic {
   if (checked.kind === 'rejected') return finish(subscriber, settled(toolErrorMessage(call, checked.content)));
   if (checked.kind === 'failed') return finish(subscriber, failed(call, checked.error));
@@ -95,7 +98,7 @@ function run(
   subscriber.next({ type: 'tool_start', call });
   // the consumer left, or the turn stopped its tools, on hearing of it: the handler never runs (R23)
   if (subscriber.closed) return undefined;
-  const context = new ToolCallContext(call);
+  const context = new ToolCallContext(call, budget);
   let value: ToolReturn;
   try {
     // R24: the handler gets the validator's output

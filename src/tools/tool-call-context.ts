@@ -1,4 +1,4 @@
-import type { ToolCall, ToolContext } from '../types.js';
+import type { TokenLedger, ToolCall, ToolContext } from '../types.js';
 import { LazyAbort } from '../util/lazy-abort.js';
 
 /**
@@ -6,7 +6,14 @@ import { LazyAbort } from '../util/lazy-abort.js';
  * timeout), and is made only when used (R31: the one lazy signal, {@link LazyAbort}).
  */
 export class ToolCallContext extends LazyAbort implements ToolContext {
-  constructor(readonly call: ToolCall) {
+  /** L3: the loop's budget, if it has one. */
+  readonly budget?: TokenLedger;
+
+  constructor(
+    readonly call: ToolCall,
+    budget?: TokenLedger,
+  ) {
     super();
+    if (budget !== undefined) this.budget = budget;
   }
 }

@@ -1,6 +1,7 @@
 import { Observable, lastValueFrom, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import type { ProviderEvent } from '../../../src/index.js';
+import type { FailureKind } from '../../../src/providers/http/failure.js';
 import type { FetchLike, StreamRequest } from '../../../src/providers/http/settings.js';
 import { WireError, WireTranslator, streamRequest } from '../../../src/providers/http/transport.js';
 import { LoopbackServer, never } from '../loopback-server';
@@ -42,7 +43,12 @@ const status = (code: number, headers: Record<string, string> = {}) => () =>
 
 const start: ProviderEvent = { type: 'message_start' };
 const text = (value: string): ProviderEvent => ({ type: 'text_delta', text: value });
-const failed = (errorMessage: string): ProviderEvent => ({ type: 'message_end', stopReason: 'error', errorMessage });
+const failed = (errorMessage: string, failure: FailureKind): ProviderEvent => ({
+  type: 'message_end',
+  stopReason: 'error',
+  errorMessage,
+  failure: { ...failure, message: errorMessage },
+});
 
 describe('streamRequest: the request\'s lifetime', () => {
   it('sends, and streams the reply: message_start, the translated events, message_end', async () => {
@@ -59,7 +65,7 @@ describe('streamRequest: the request\'s lifetime', () => {
 
   it('P4: a failure before the reply is message_start and message_end, its text redacted', async () => {
     const fetch = replies(status(503, { 'retry-after': '0' }), status(401));
-    expect(await collect(call(fetch))).toEqual([start, failed(`HTTP 401 from POST ${URL}: status 401, key [redacted]`)]);
+    expect(await collect(call(fetch))).toEqual([start, failed(`HTTP 401 from POST ${URL}: status 401, key [redacted]`, { kind: 'http', status: 401 })]);
     expect(fetch.calls).toBe(2);
   });
 
@@ -72,13 +78,13 @@ describe('streamRequest: the request\'s lifetime', () => {
       },
     });
     const fetch = replies(sse(body), sse('data: never\n\n'));
-    expect(await collect(call(fetch))).toEqual([start, text('Hal'), failed('the stream broke off: connection reset ([redacted])')]);
+    expect(await collect(call(fetch))).toEqual([start, text('Hal'), failed('the stream broke off: connection reset ([redacted])', { kind: 'network' })]);
     expect(fetch.calls).toBe(1);
   });
 
   it('P4: a translator\'s WireError ends the call, its text redacted, without a retry', async () => {
     const fetch = replies(sse(`data: a\n\ndata: !bad key ${KEY}\n\n`));
-    expect(await collect(call(fetch))).toEqual([start, text('a'), failed('error in the stream: bad key [redacted]')]);
+    expect(await collect(call(fetch))).toEqual([start, text('a'), failed('error in the stream: bad key [redacted]', { kind: 'protocol' })]);
     expect(fetch.calls).toBe(1);
   });
 
@@ -89,7 +95,7 @@ describe('streamRequest: the request\'s lifetime', () => {
       },
       () => new TextTranslator(),
     );
-    expect(await collect(events)).toEqual([start, failed('no body for this input')]);
+    expect(await collect(events)).toEqual([start, failed('no body for this input', { kind: 'protocol' })]);
   });
 });
 
@@ -108,7 +114,7 @@ describe('streamRequest: idle timeout before the reply, in virtual time (P12)', 
         return new Promise(() => undefined);
       };
       // 100 ms without headers, 0.5 s backoff, 100 ms, 1 s backoff, 100 ms
-      expectObservable(call(silent, { idleTimeoutMs: 100 })).toBe('1800ms (se|)', { s: start, e: failed('no data for 100 ms') });
+      expectObservable(call(silent, { idleTimeoutMs: 100 })).toBe('1800ms (se|)', { s: start, e: failed('no data for 100 ms', { kind: 'timeout' }) });
       scheduler.flush();
       expect(sent.map(({ at, signal }) => [at, signal.aborted])).toEqual([
         [0, true],
@@ -121,7 +127,7 @@ describe('streamRequest: idle timeout before the reply, in virtual time (P12)', 
   it('idleTimeoutMs defaults to 300,000; maxRetries 0 gives up at the first timeout', () => {
     testScheduler().run(({ expectObservable }) => {
       const silent: FetchLike = () => new Promise(() => undefined);
-      expectObservable(call(silent, { maxRetries: 0 })).toBe('300s (se|)', { s: start, e: failed('no data for 300000 ms') });
+      expectObservable(call(silent, { maxRetries: 0 })).toBe('300s (se|)', { s: start, e: failed('no data for 300000 ms', { kind: 'timeout' }) });
       expectObservable(call(silent, { maxRetries: 0, idleTimeoutMs: Infinity }), '3600s !').toBe('');
     });
   });
@@ -154,7 +160,7 @@ describe('streamRequest: idle timeout over a real connection (P12)', () => {
   it('a server that hangs in the middle of the body: aborted, message_end "no data for N ms", not retried', async () => {
     server.reply({ body: 'data: Hal\n\n', then: 'hang' }, { body: 'data: never\n\n' });
     const began = Date.now();
-    expect(await collect(overHttp())).toEqual([start, text('Hal'), failed('no data for 100 ms')]);
+    expect(await collect(overHttp())).toEqual([start, text('Hal'), failed('no data for 100 ms', { kind: 'timeout' })]);
     expect(Date.now() - began).toBeGreaterThanOrEqual(100);
     await server.requests[0]!.closed; // the connection is closed, not left hanging
     expect(server.requests).toHaveLength(1);
@@ -162,7 +168,7 @@ describe('streamRequest: idle timeout over a real connection (P12)', () => {
 
   it('a server that sends the headers and then nothing: message_start came, so it is not retried', async () => {
     server.reply({ body: [], then: 'hang' }, { body: 'data: never\n\n' });
-    expect(await collect(overHttp())).toEqual([start, failed('no data for 100 ms')]);
+    expect(await collect(overHttp())).toEqual([start, failed('no data for 100 ms', { kind: 'timeout' })]);
     await server.requests[0]!.closed;
     expect(server.requests).toHaveLength(1);
   });
@@ -176,13 +182,13 @@ describe('streamRequest: idle timeout over a real connection (P12)', () => {
 
   it('a server that never sends the headers: the last timeout is the message', async () => {
     server.reply({ hold: never }, { hold: never });
-    expect(await collect(overHttp({ maxRetries: 1 }))).toEqual([start, failed('no data for 100 ms')]);
+    expect(await collect(overHttp({ maxRetries: 1 }))).toEqual([start, failed('no data for 100 ms', { kind: 'timeout' })]);
     expect(server.requests).toHaveLength(2);
   });
 
   it('an error body that stalls is cut short: its status counts, with the status text', async () => {
     server.reply({ status: 503, body: ['{"error":'], then: 'hang' });
-    expect(await collect(overHttp({ maxRetries: 0 }))).toEqual([start, failed(`HTTP 503 from POST ${server.url}/v1/chat: Service Unavailable`)]);
+    expect(await collect(overHttp({ maxRetries: 0 }))).toEqual([start, failed(`HTTP 503 from POST ${server.url}/v1/chat: Service Unavailable`, { kind: 'http', status: 503 })]);
     await server.requests[0]!.closed;
   });
 
@@ -214,14 +220,14 @@ describe('streamRequest: timers past 2^31 ms, on the platform\'s clock (P12)', (
     await jest.advanceTimersByTimeAsync(LONG - 1);
     expect(waiting).toEqual([]);
     await jest.advanceTimersByTimeAsync(LONG);
-    expect(waiting).toEqual([start, failed(`no data for ${LONG} ms`)]);
+    expect(waiting).toEqual([start, failed(`no data for ${LONG} ms`, { kind: 'timeout' })]);
 
     const body = new ReadableStream<Uint8Array>({ start: (controller) => controller.enqueue(new TextEncoder().encode('data: Hi\n\n')) });
     const streaming = watch(call(replies(sse(body)), { idleTimeoutMs: LONG }));
     await jest.advanceTimersByTimeAsync(LONG - 1);
     expect(streaming).toEqual([start, text('Hi')]);
     await jest.advanceTimersByTimeAsync(LONG);
-    expect(streaming).toEqual([start, text('Hi'), failed(`no data for ${LONG} ms`)]);
+    expect(streaming).toEqual([start, text('Hi'), failed(`no data for ${LONG} ms`, { kind: 'timeout' })]);
   });
 
   it.each<[string, Record<string, string>]>([
@@ -232,7 +238,7 @@ describe('streamRequest: timers past 2^31 ms, on the platform\'s clock (P12)', (
     const fetch = replies(status(429, headers), sse('data: never\n\ndata: [END]\n\n'));
     const events = watch(call(fetch));
     await jest.advanceTimersByTimeAsync(1000);
-    expect(events).toEqual([start, failed(`HTTP 429 from POST ${URL}: status 429, key [redacted]`)]);
+    expect(events).toEqual([start, failed(`HTTP 429 from POST ${URL}: status 429, key [redacted]`, { kind: 'http', status: 429, retryAfterMs: expect.any(Number) })]);
     expect(fetch.calls).toBe(1);
   });
 });

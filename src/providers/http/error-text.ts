@@ -1,9 +1,20 @@
 import { onAbort } from '../../util/abort-signal.js';
 import { errorText } from '../../util/values.js';
+import type { FailureKind } from './failure.js';
 
-/** A failure whose message is already worded for `message_end.errorMessage`: `throw new WireError('error in the stream: Overloaded')`. */
+/**
+ * A failure whose message is already worded for `message_end.errorMessage`: `throw new WireError('error in the stream: Overloaded')`;
+ * `failure` says what kind of failure it is (L1), a `protocol` one unless said.
+ */
 export class WireError extends Error {
   override name = 'WireError';
+
+  constructor(
+    message: string,
+    readonly failure: FailureKind = { kind: 'protocol' },
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -24,13 +35,18 @@ export function failureText(error: unknown, secrets: readonly string[]): string 
  * body to the signal): the status text has to do.
  */
 export async function responseMessage(response: Response, signal?: AbortSignal): Promise<string> {
+  return (await responseWords(response, signal)).message;
+}
+
+/** {@link responseMessage}, and the body's text it was read from (where an API says more: Google's RetryInfo). */
+export async function responseWords(response: Response, signal?: AbortSignal): Promise<{ message: string; text: string }> {
   let text = '';
   try {
     text = (await untilAborted(response.text(), signal)).trim();
   } catch {
     // the body broke off, or took too long: the status has to do
   }
-  return messageOf(text) ?? (text !== '' ? text.slice(0, 1000) : response.statusText || 'no message');
+  return { message: messageOf(text) ?? (text !== '' ? text.slice(0, 1000) : response.statusText || 'no message'), text };
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts. */

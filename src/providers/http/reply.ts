@@ -2,6 +2,7 @@ import { Observable } from 'rxjs';
 import type { ProviderEvent } from '../../types.js';
 import { drain } from './drain.js';
 import { WireError, errorTextWithCauses, failureText, redact } from './error-text.js';
+import { failedEnd, failureKindOf, withFailure } from './failure.js';
 import { ChunkCount, idleTimeout } from './idle-timeout.js';
 import type { AcceptedResponse } from './send.js';
 import { SseEvent, readServerSentEvents } from './sse.js';
@@ -56,12 +57,14 @@ export function replyEvents(
     const emit = (event: ProviderEvent): void => {
       if (subscriber.closed) return;
       if (event.type !== 'message_end') return subscriber.next(event);
-      end(event.errorMessage === undefined ? event : { ...event, errorMessage: redact(event.errorMessage, secrets) });
+      if (event.errorMessage === undefined) return end(withFailure(event));
+      const errorMessage = redact(event.errorMessage, secrets);
+      end(withFailure(event.failure === undefined ? { ...event, errorMessage } : { ...event, errorMessage, failure: { ...event.failure, message: errorMessage } }));
     };
 
     const fail = (error: unknown): void => {
       if (subscriber.closed) return; // unsubscribed: the abort is the expected way out
-      end({ type: 'message_end', stopReason: 'error', errorMessage: failureText(error, secrets) });
+      end(failedEnd(failureText(error, secrets), failureKindOf(error)));
       controller.abort(); // what is left of a failed stream is of no use
     };
 
@@ -73,7 +76,7 @@ export function replyEvents(
         try {
           next = await events.next();
         } catch (error) {
-          throw controller.signal.aborted ? error : new WireError(`the stream broke off: ${errorTextWithCauses(error)}`);
+          throw controller.signal.aborted ? error : new WireError(`the stream broke off: ${errorTextWithCauses(error)}`, { kind: 'network' });
         }
         if (next.done) break;
         for (const event of translator.next(next.value)) emit(event);
@@ -84,7 +87,7 @@ export function replyEvents(
       if (!ended) throw new WireError('the stream ended before the reply was complete');
     };
 
-    const idle = idleTimeout(count, idleTimeoutMs).subscribe(() => fail(new WireError(`no data for ${idleTimeoutMs} ms`)));
+    const idle = idleTimeout(count, idleTimeoutMs).subscribe(() => fail(new WireError(`no data for ${idleTimeoutMs} ms`, { kind: 'timeout' })));
     subscriber.next({ type: 'message_start' });
     read().catch(fail);
 

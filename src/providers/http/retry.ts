@@ -1,5 +1,6 @@
 import { MonoTypeOperatorFunction, retry, throwError, timer } from 'rxjs';
 import { WireError } from './error-text.js';
+import type { FailureKind } from './failure.js';
 
 /**
  * The longest `retry-after` that is waited for; a server asking for more is not retried, so no retry waits on
@@ -14,12 +15,16 @@ export const MAX_RETRY_AFTER_MS = 60_000;
 export class RetryableError extends WireError {
   override name = 'RetryableError';
 
-  /** @param retryAfterMs what the server asked to wait (`retry-after-ms`, `retry-after`); `undefined`: it did not say. */
+  /**
+   * @param retryAfterMs what the server asked to wait (`retry-after-ms`, `retry-after`); `undefined`: it did not say.
+   * @param failure what kind of failure, if it is the last (L1): a `network` one unless said.
+   */
   constructor(
     message: string,
     readonly retryAfterMs?: number,
+    failure: FailureKind = retryAfterMs === undefined ? { kind: 'network' } : { kind: 'network', retryAfterMs },
   ) {
-    super(message);
+    super(message, failure);
   }
 }
 
@@ -97,4 +102,27 @@ export function retryFailures<T>(maxRetries: number): MonoTypeOperatorFunction<T
       return ms === undefined ? throwError(() => error) : timer(ms);
     },
   });
+}
+
+/**
+ * The `retryDelay` of a Google API error's `RetryInfo` detail, in ms: `undefined` when there is none.
+ *
+ * ```ts
+ * retryInfoMs('{"error":{"code":429,"details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}'); // 37000
+ * ```
+ */
+export function retryInfoMs(body: string): number | undefined {
+  let details: unknown;
+  try {
+    details = (JSON.parse(body) as { error?: { details?: unknown } } | null)?.error?.details;
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(details)) return undefined;
+  for (const detail of details) {
+    const delay = (detail as { retryDelay?: unknown } | null)?.retryDelay;
+    const seconds = typeof delay === 'string' ? /^(\d+(?:\.\d+)?)s$/.exec(delay)?.[1] : undefined;
+    if (seconds !== undefined) return Math.round(Number(seconds) * 1000);
+  }
+  return undefined;
 }

@@ -1,9 +1,9 @@
 import { Observable } from 'rxjs';
 import { subscribeAnswer } from '../../util/answer.js';
 import { shown } from '../../util/values.js';
-import { WireError, errorTextWithCauses, responseMessage } from './error-text.js';
+import { WireError, errorTextWithCauses, responseWords } from './error-text.js';
 import { ChunkCount, idleTimeout } from './idle-timeout.js';
-import { RetryableError, isRetryableStatus, retryAfter } from './retry.js';
+import { RetryableError, isRetryableStatus, retryAfter, retryInfoMs } from './retry.js';
 import { DEFAULT_IDLE_TIMEOUT_MS, StreamRequest } from './settings.js';
 
 /** A response the server accepted: its event stream, and the controller that aborts it — now the subscriber's. */
@@ -44,7 +44,7 @@ export function sendOnce(request: StreamRequest): Observable<AcceptedResponse> {
     let settled = false;
     const idle = idleTimeout(count, idleTimeoutMs).subscribe(() => {
       controller.abort();
-      if (count.chunks === 0) subscriber.error(new RetryableError(`no data for ${idleTimeoutMs} ms`));
+      if (count.chunks === 0) subscriber.error(new RetryableError(`no data for ${idleTimeoutMs} ms`, undefined, { kind: 'timeout' }));
     });
     subscribeAnswer(send(request, controller.signal, count), {
       next: (body) => {
@@ -87,11 +87,14 @@ async function send(request: StreamRequest, signal: AbortSignal, count: ChunkCou
     if (typeof response.body?.getReader !== 'function') throw new WireError(`${from}: the response has no body`);
     return response.body;
   }
-  const message = await responseMessage(response, signal);
+  const { message, text } = await responseWords(response, signal);
   // left open (g): a 200 that is no event stream (a login page, a proxy's notice, streaming turned off) is named, not read as one
   if (response.ok) throw new WireError(`${from}: expected an event stream, got ${type}: ${message}`);
-  if (isRetryableStatus(response.status)) throw new RetryableError(`${from}: ${message}`, retryAfter(response.headers));
-  throw new WireError(`${from}: ${message}`);
+  const { status } = response;
+  if (!isRetryableStatus(status)) throw new WireError(`${from}: ${message}`, { kind: 'http', status });
+  // Google's APIs say how long to wait in the error's RetryInfo, seldom in a header (P17)
+  const retryAfterMs = retryAfter(response.headers) ?? retryInfoMs(text);
+  throw new RetryableError(`${from}: ${message}`, retryAfterMs, retryAfterMs === undefined ? { kind: 'http', status } : { kind: 'http', status, retryAfterMs });
 }
 
 /** A `Response` by shape (one from another realm or a fetch polyfill counts). */

@@ -1,6 +1,7 @@
 import { Observable, Subscriber } from 'rxjs';
 import type { ProviderEvent } from '../../types.js';
 import { failureText } from './error-text.js';
+import { failedEnd, failureKindOf } from './failure.js';
 import { WireTranslator, replyEvents } from './reply.js';
 import { retryFailures } from './retry.js';
 import { sendOnce } from './send.js';
@@ -11,6 +12,8 @@ export type { FetchLike, HttpProviderOptions, HttpSettings, StreamRequest, ToolC
 export type { WireTranslator } from './reply.js';
 export { httpSettings } from './settings.js';
 export { WireError, messageOf } from './error-text.js';
+export { failedEnd, statusOfErrorType, streamFailure } from './failure.js';
+export type { FailureKind } from './failure.js';
 
 /**
  * One model call as a cold Observable (P1): on subscribe, sends `prepare()`'s request — `sendOnce`,
@@ -58,6 +61,6 @@ export function streamRequest(prepare: () => StreamRequest, translate: () => Wir
 
 function failBeforeReply(subscriber: Subscriber<ProviderEvent>, error: unknown, secrets: readonly string[]): void {
   subscriber.next({ type: 'message_start' });
-  subscriber.next({ type: 'message_end', stopReason: 'error', errorMessage: failureText(error, secrets) });
+  subscriber.next(failedEnd(failureText(error, secrets), failureKindOf(error)));
   subscriber.complete();
 }
