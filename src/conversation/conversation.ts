@@ -242,12 +242,13 @@ class Conversation {
   }
 
   /**
-   * Left open (a): nothing the user typed is lost — each prompt that never joined is told, in order. Taken
-   * from `waiting` one at a time, as it is told: a consumer that aborts the signal on hearing of one ends the
+   * Left open (a): nothing the user typed is lost — each prompt waiting now is told, in order. Taken from
+   * `waiting` one at a time, as it is told: a consumer that aborts the signal on hearing of one ends the
    * conversation then and there (C3), and that stop must still find the others waiting, to tell them first.
+   * Only those waiting now: a prompt typed on hearing of a drop (one put back and sent again) is not dropped.
    */
   private dropWaiting(): void {
-    while (this.waiting.length > 0 && !this.subscriber.closed) {
+    for (let count = this.waiting.length; count > 0 && this.waiting.length > 0 && !this.subscriber.closed; count--) {
       this.subscriber.next({ type: 'prompt_dropped', message: this.waiting.shift()! });
     }
   }
