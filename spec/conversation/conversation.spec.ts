@@ -456,6 +456,74 @@ describe('left open (a): prompt_dropped', () => {
     expect(lines(run.values).filter((line) => !line.startsWith('turn_'))).toEqual(['user_message first', 'prompt_dropped second', 'loop_end aborted']);
     expect(run.completed).toBe(true);
   });
+
+  /** A conversation whose consumer aborts the signal on hearing of its first `prompt_dropped`. */
+  const abortingAtFirstDrop = (options: ConversationOptions, prompts: Subject<string>) => {
+    const controller = new AbortController();
+    const events: ConversationEvent[] = [];
+    let completed = false;
+    prompts.pipe(conversation({ ...options, signal: controller.signal })).subscribe({
+      next: (event) => {
+        events.push(event);
+        if (event.type === 'prompt_dropped') controller.abort();
+      },
+      complete: () => (completed = true),
+    });
+    return { events, completed: () => completed };
+  };
+
+  it('C3: switch, two prompts in one burst, a press drops them and the signal aborts on hearing the first drop: the second is still told dropped, then it completes', () => {
+    let calls = 0;
+    const prompts = new Subject<string>();
+    const stop = new Subject<void>();
+    const run = abortingAtFirstDrop({ provider: () => (calls++, new Subject<ProviderEvent>()), registry: registry(), policy: 'switch', abort$: stop }, prompts);
+    prompts.next('first');
+    prompts.next('second'); // both wait for the end of the frame
+    stop.next();
+    expect(lines(run.events)).toEqual(['prompt_dropped first', 'prompt_dropped second']);
+    expect({ completed: run.completed(), calls, prompts: prompts.observed }).toEqual({ completed: true, calls: 0, prompts: false });
+  });
+
+  it('C3: queue and steer, a press drops the waiting prompts and the signal aborts on hearing the first drop: the others are told dropped before the aborted loop ends', () => {
+    for (const policy of ['queue', 'steer'] as const) {
+      const prompts = new Subject<string>();
+      const stop = new Subject<void>();
+      const run = abortingAtFirstDrop({ provider: () => new Subject<ProviderEvent>(), registry: registry(), policy, abort$: stop }, prompts);
+      prompts.next('first');
+      prompts.next('second');
+      prompts.next('third');
+      stop.next();
+      expect({ policy, seen: lines(run.events) }).toEqual({
+        policy,
+        seen: ['user_message first', 'turn_start 1', 'prompt_dropped second', 'prompt_dropped third', 'turn_end 1 (aborted: aborted): user, assistant', 'loop_end aborted'],
+      });
+      expect({ policy, completed: run.completed() }).toEqual({ policy, completed: true });
+    }
+  });
+
+  it('C3: a press drops only the prompts waiting at that press: one sent again on hearing of its drop waits, and runs after the aborted loop', () => {
+    let calls = 0;
+    const provider = () => (++calls === 1 ? new Subject<ProviderEvent>() : of(start, text('done'), end('stop')));
+    const prompts = new Subject<string>();
+    const stop = new Subject<void>();
+    const events: ConversationEvent[] = [];
+    let sentAgain = 0;
+    prompts.pipe(conversation({ provider, registry: registry(), abort$: stop })).subscribe((event) => {
+      events.push(event);
+      // a UI that puts a dropped prompt back and sends it at once (at most twice here, so a regression cannot spin)
+      if (event.type === 'prompt_dropped' && sentAgain++ < 2) prompts.next(event.message.content);
+    });
+    prompts.next('first');
+    prompts.next('second');
+    stop.next();
+    expect(lines(events).filter((line) => /^(user_message|prompt_dropped|loop_end)/.test(line))).toEqual([
+      'user_message first',
+      'prompt_dropped second',
+      'loop_end aborted',
+      'user_message second',
+      'loop_end stop',
+    ]);
+  });
 });
 
 describe('left open (b) and R20: what joins and what is kept', () => {

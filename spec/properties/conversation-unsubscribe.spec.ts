@@ -147,8 +147,8 @@ interface Played {
   counts: Counts;
   /** The counts at the moment the consumer left (right after its synchronous unsubscribe), if it did. */
   atLeave: Counts | undefined;
-  /** Each prompt's text and the frame it arrived in. */
-  arrivals: { text: string; frame: number }[];
+  /** Each prompt's text, the frame it arrived in, and whether the conversation had completed by then. */
+  arrivals: { text: string; frame: number; late: boolean }[];
   /** The frame of each event. */
   frames: number[];
   /** Each press of `abort$`: its frame, and how many events the consumer had heard by then. */
@@ -167,7 +167,7 @@ function play(generated: Generated, leaveAt?: number, bare = false): Played {
       tracked<string>(counts, 'promptsOpen', (subscriber) => {
         const mine = generated.prompts.map((p, i) => ({ ...p, text: texts[i]! })).filter((p) => p.source === which);
         const say = (text: string) => {
-          played.arrivals.push({ text, frame: scheduler.now() });
+          played.arrivals.push({ text, frame: scheduler.now(), late: played.completed });
           subscriber.next(text);
         };
         for (const p of mine) if (p.frame === -1 && !subscriber.closed) say(p.text);
@@ -236,10 +236,12 @@ function checkWhole(generated: Generated, played: Played): void {
   const users = events.filter((e): e is Extract<ConversationEvent, { type: 'user_message' }> => e.type === 'user_message').map((e) => e.message.content);
   const dropped = events.filter((e): e is Extract<ConversationEvent, { type: 'prompt_dropped' }> => e.type === 'prompt_dropped').map((e) => e.message.content);
   const sent = arrivals.map((a) => a.text);
-  // every prompt that arrived before the end either joined or was dropped, once; those that joined, in arrival order
+  // every prompt the conversation received before it completed either joined or was dropped, once — with or
+  // without a signal (C3: nothing the user typed is lost); those that joined, in arrival order
   expect(users).toEqual(sent.filter((t) => users.includes(t)));
   expect(new Set([...users, ...dropped]).size).toBe(users.length + dropped.length);
-  if (completed && !generated.abortOn) expect([...users, ...dropped].sort()).toEqual([...sent].sort());
+  const received = arrivals.filter((a) => !a.late).map((a) => a.text);
+  if (completed) expect({ accounted: [...users, ...dropped].sort() }).toEqual({ accounted: [...received].sort() });
   if (dropped.length > 0) expect(generated.presses.length > 0 || generated.abortOn !== undefined).toBe(true);
   if (completed) expect({ providersOpen: counts.providersOpen, toolsOpen: counts.toolsOpen, promptsOpen: counts.promptsOpen }).toEqual({ providersOpen: 0, toolsOpen: 0, promptsOpen: 0 });
 

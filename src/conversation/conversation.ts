@@ -214,7 +214,7 @@ class Conversation {
   /** `abort$`: the prompts that have not joined are dropped, the running loop ends as R11 says; the conversation goes on. */
   private press(): void {
     if (this.stopped) return;
-    this.drop(this.waiting.splice(0));
+    this.dropWaiting();
     this.scheduled?.unsubscribe();
     this.scheduled = undefined;
     this.running?.controller.abort();
@@ -242,15 +242,19 @@ class Conversation {
     this.aborts?.unsubscribe();
     this.scheduled?.unsubscribe();
     this.scheduled = undefined;
-    this.drop(this.waiting.splice(0));
+    this.dropWaiting();
     this.running?.controller.abort();
   }
 
-  /** Left open (a): nothing the user typed is lost — each prompt that never joined is told, in order. */
-  private drop(prompts: readonly UserMessage[]): void {
-    for (const message of prompts) {
-      if (this.subscriber.closed) return;
-      this.subscriber.next({ type: 'prompt_dropped', message });
+  /**
+   * Left open (a): nothing the user typed is lost — each prompt waiting now is told, in order. Taken from
+   * `waiting` one at a time, as it is told: a consumer that aborts the signal on hearing of one ends the
+   * conversation then and there (C3), and that stop must still find the others waiting, to tell them first.
+   * Only those waiting now: a prompt typed on hearing of a drop (one put back and sent again) is not dropped.
+   */
+  private dropWaiting(): void {
+    for (let count = this.waiting.length; count > 0 && this.waiting.length > 0 && !this.subscriber.closed; count--) {
+      this.subscriber.next({ type: 'prompt_dropped', message: this.waiting.shift()! });
     }
   }
 
