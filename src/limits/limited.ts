@@ -1,7 +1,7 @@
-import { Observable, Subscriber } from 'rxjs';
+import { Observable, type Subscriber, type TeardownLogic } from 'rxjs';
 import type { Provider, ProviderEvent, ProviderInput } from '../types.js';
 import { shown } from '../util/values.js';
-import { LimitedCall, Limiter } from './limiter.js';
+import { Limiter, type LimitedCall } from './limiter.js';
 
 /** The options of {@link limited}. */
 export interface LimitedOptions {
@@ -36,61 +36,101 @@ export function limited(provider: Provider, limiter: Limiter, options: LimitedOp
   const { priority = 0 } = options;
   if (typeof priority !== 'number' || !Number.isFinite(priority)) throw new TypeError(problem('priority must be a finite number', priority));
   return (input) =>
-    new Observable<ProviderEvent>((subscriber) => {
-      let metered: Metered | undefined;
-      const call = new LimitedCall(
-        priority,
-        () => {
-          metered = new Metered(subscriber, limiter, call);
-          try {
-            provider(input).subscribe(metered);
-          } catch (error) {
-            metered.error(error);
-          }
-        },
-        limiter.countsTokens ? inputChars(input) : 0,
-      );
+    new Observable<ProviderEvent>((out) => {
+      const call = new MeteredCall(out, provider, input, limiter, priority);
       limiter.enter(call);
-      return () => {
-        limiter.leave(call); // waiting: out of the queue; running: its slot is free
-        metered?.unsubscribe();
-      };
+      return call.closed ? undefined : call; // unsubscribed with `out`: out of the queue, or its slot freed
     });
 }
 
 /**
- * The provider's events on their way to the call's subscriber: what the limiter counts (streamed text, the usage,
- * a 429) read as they pass. Not a child of that subscriber (no parent link to make and unmake per call, L6): the
- * call's teardown unsubscribes it.
+ * One call of a limited provider: what the limiter queues and starts, and the provider's subscriber once it runs,
+ * reading what the limiter counts (streamed text, the usage, a 429) as the events pass to `out`. One object a call,
+ * and no rxjs `Subscriber`: rxjs takes an observer that is also unsubscribable (`closed`, `add`, `remove`,
+ * `unsubscribe`) as a subscriber as it is, so the provider subscribes it directly, and no `Subscriber` or
+ * `Subscription` constructor runs for it (their field stores, shared by every subscriber class, are megamorphic).
+ * L6: W1 through a free slot cost 1.16× a plain turn's instructions with a Subscriber a call, 1.06× so (bench/findings.md).
  */
-class Metered extends Subscriber<ProviderEvent> {
+class MeteredCall implements LimitedCall {
+  state: LimitedCall['state'] = 'new';
+  estimate: number;
+  /** Unsubscribed: nothing more reaches `out`, and the provider's teardowns have run. */
+  closed = false;
+  /** Ended (error or complete): later notifications are dropped, as a `Subscriber` drops them. */
+  private stopped = false;
+  /** What the provider's subscription added (its teardown, an operator's subscriber), run at unsubscribe. */
+  private teardowns: Teardown[] | undefined;
+
   constructor(
     private readonly out: Subscriber<ProviderEvent>,
+    private readonly provider: Provider,
+    private readonly input: ProviderInput,
     private readonly limiter: Limiter,
-    private readonly call: LimitedCall,
+    readonly priority: number,
   ) {
-    super();
+    this.estimate = limiter.countsTokens ? inputChars(input) / 4 : 0; // characters counted only for tokensPerMinute
   }
 
-  override next(event: ProviderEvent): void {
-    if (this.isStopped) return;
+  start(): void {
+    try {
+      this.provider(this.input).subscribe(this);
+    } catch (error) {
+      this.error(error);
+    }
+  }
+
+  next(event: ProviderEvent): void {
+    if (this.stopped) return;
     if (event.type === 'text_delta' || event.type === 'reasoning_delta') {
-      if (this.limiter.countsTokens) this.limiter.grow(this.call, event.text.length);
-    } else if (event.type === 'message_end') this.limiter.end(this.call, event.usage, event.failure);
+      if (this.limiter.countsTokens) this.limiter.grow(this, event.text.length);
+    } else if (event.type === 'message_end') this.limiter.end(this, event.usage, event.failure);
     this.out.next(event);
   }
 
-  protected override _error(error: unknown): void {
-    this.limiter.end(this.call);
+  error(error: unknown): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.limiter.end(this);
     this.out.error(error);
     this.unsubscribe();
   }
 
-  protected override _complete(): void {
-    this.limiter.end(this.call);
+  complete(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.limiter.end(this);
     this.out.complete();
     this.unsubscribe();
   }
+
+  add(teardown: TeardownLogic): void {
+    if (teardown === undefined || teardown === null || (teardown as unknown) === this) return;
+    if (this.closed) runTeardown(teardown);
+    else (this.teardowns ??= []).push(teardown);
+  }
+
+  remove(teardown: Teardown): void {
+    const at = this.teardowns?.indexOf(teardown) ?? -1;
+    if (at >= 0) this.teardowns!.splice(at, 1);
+  }
+
+  /** Unsubscribed (by `out`, or at its own end): waiting, it leaves the queue; running, its slot is free. */
+  unsubscribe(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopped = true;
+    this.limiter.leave(this);
+    const teardowns = this.teardowns;
+    this.teardowns = undefined;
+    if (teardowns !== undefined) for (const teardown of teardowns) runTeardown(teardown);
+  }
+}
+
+type Teardown = Exclude<TeardownLogic, void>;
+
+function runTeardown(teardown: Teardown): void {
+  if (typeof teardown === 'function') teardown();
+  else teardown.unsubscribe();
 }
 
 /** What a call sends, in characters: the messages' texts and calls; its estimate is a quarter of it. */

@@ -27,20 +27,18 @@ export interface LimiterState {
   pausedUntil?: number;
 }
 
-/** One limited call, as the limiter knows it: its priority, what starts it, and its estimate while it runs. */
-export class LimitedCall {
+/**
+ * One limited call, as the limiter knows it: its priority, what starts it, and its estimate while it runs. An
+ * interface, so that `limited`'s subscriber can be the call itself (one object a call, L6).
+ */
+export interface LimitedCall {
   /** `new`; `waiting` in a queue; `running` with a slot; `done` (it ended, or left the queue). */
-  state: 'new' | 'waiting' | 'running' | 'done' = 'new';
+  state: 'new' | 'waiting' | 'running' | 'done';
   /** Tokens counted for it while it runs: its input's characters / 4, and what it has streamed. */
   estimate: number;
-
-  constructor(
-    readonly priority: number,
-    readonly start: () => void,
-    inputChars: number,
-  ) {
-    this.estimate = inputChars / 4;
-  }
+  readonly priority: number;
+  /** Subscribes the provider: called once, when the call gets its slot. */
+  start(): void;
 }
 
 const MINUTE_MS = 60_000;
