@@ -154,4 +154,32 @@ describe('TokenBudget and the loop (L3)', () => {
     const states = await lastValueFrom(from(events).pipe(toViewModel(), toArray()));
     expect(states.at(-1)!.status).toBe('done');
   });
+
+  describe('L3 with a typed answer (J2, J3)', () => {
+    const output = { jsonSchema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
+
+    it('L3, J2: an answer turn is a provider call like any other: its usage is charged to the budget', async () => {
+      const budget = new TokenBudget(1000);
+      const provider = scriptedProvider([answers('Oslo', usage(10, 5)), answers('{"city":"Oslo"}', usage(20, 7))]);
+      const end = endOf(await run(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages, output, budget })));
+      expect([end.reason, end.output, provider.inputs.length]).toEqual(['stop', { city: 'Oslo' }, 2]);
+      expect(budget.used).toBe(42);
+    });
+
+    it('L3, J3: a budget spent by the turn before allows no answer turn: the loop ends with budget, the last answer kept', async () => {
+      const budget = new TokenBudget(15);
+      const provider = scriptedProvider([answers('Oslo', usage(10, 5)), answers('{"city":"Oslo"}', usage(20, 7))]);
+      const events = await run(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages, output, budget }));
+      const end = endOf(events);
+      expect([end.reason, end.assistant.content, 'output' in end, provider.inputs.length]).toEqual(['budget', 'Oslo', false, 1]);
+      expect(events.filter((event) => event.type === 'turn_start')).toHaveLength(1);
+    });
+
+    it('L3, J2: a valid answer ends the loop with it even when that answer spent the budget (no call is needed to take it)', async () => {
+      const budget = new TokenBudget(15);
+      const provider = scriptedProvider([answers('{"city":"Oslo"}', usage(10, 5))]);
+      const end = endOf(await run(runEventedToolLoop({ provider, registry: new ToolRegistry(), messages, output, budget })));
+      expect([end.reason, end.output, budget.used]).toEqual(['stop', { city: 'Oslo' }, 15]);
+    });
+  });
 });

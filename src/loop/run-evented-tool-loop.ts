@@ -95,10 +95,15 @@ function projection(
   loop: LoopSettings,
   steering: Steering | undefined,
 ): (last: ConversationEvent) => Observable<ConversationEvent> | undefined {
-  if (loop.output === undefined) return (last) => goOn(last, turn, loop, steering);
+  if (loop.output === undefined) {
+    return (last) => {
+      const outcome = turnEnded(last, loop);
+      return outcome === undefined ? undefined : goOn(outcome, turn, loop, steering);
+    };
+  }
   const answers = new AnswerTurns(loop.output); // this run's answer turns
   return (last) => {
-    const outcome = last.type === 'turn_end' ? outcomeOf(last) : undefined;
+    const outcome = turnEnded(last, loop);
     if (outcome === undefined) return undefined;
     const reason = whyStop(outcome, loop);
     // where the loop would end (or an answer turn did), the typed answer decides; otherwise as always
@@ -107,23 +112,27 @@ function projection(
       if (step instanceof Promise) return from(step).pipe(mergeMap((next) => answered(next, outcome, turn, loop, answers)));
       if (step !== undefined) return answered(step, outcome, turn, loop, answers);
     }
-    return goOn(last, turn, loop, steering);
+    return goOn(outcome, turn, loop, steering);
   };
 }
 
+/** The turn's outcome when `last` is its `turn_end`, its provider call charged to the loop's budget (L3) first. */
+function turnEnded(last: ConversationEvent, loop: LoopSettings): TurnOutcome | undefined {
+  const outcome = last.type === 'turn_end' ? outcomeOf(last) : undefined;
+  if (outcome?.lastUsage !== undefined) loop.budget?.charge(outcome.lastUsage); // every provider call, answer turns too
+  return outcome;
+}
+
 /**
- * The projection: given the last turn's `turn_end` (its outcome on it), decides what comes next — the
+ * The projection: given the outcome on the last turn's `turn_end`, decides what comes next — the
  * next turn or the loop's end. It emits nothing itself; after `loop_end` the loop completes.
  */
 function goOn(
-  last: ConversationEvent,
+  outcome: TurnOutcome,
   turn: (parts: Observable<TurnPart>) => Observable<LoopEvent>,
   loop: LoopSettings,
   steering: Steering | undefined,
-): Observable<ConversationEvent> | undefined {
-  const outcome = last.type === 'turn_end' ? outcomeOf(last) : undefined;
-  if (outcome === undefined) return undefined;
-  if (outcome.lastUsage !== undefined) loop.budget?.charge(outcome.lastUsage); // L3: every provider call, as the loop goes
+): Observable<ConversationEvent> {
   const reason = whyStop(outcome, loop) ?? (isSpent(loop) ? 'budget' : undefined);
   if (reason === undefined) {
     const next = turn(streamReply({ turn: outcome.turn + 1, history: outcome.history, usage: outcome.usage, lastUsage: outcome.lastUsage }, loop));
@@ -155,6 +164,8 @@ function answered(
   }
   // R11: aborted between turns, as any turn would be — no answer turn
   if (loop.signal?.aborted) return of(loopEnd('aborted', abortedAssistant(), history.slice(), usage));
+  // L3: a spent budget allows no call, an answer turn's neither; the last answer kept
+  if (isSpent(loop)) return of(loopEnd('budget', outcome.assistant, history.slice(), usage));
   if (step.prompt !== undefined) history.push(step.prompt);
   return turn(streamReply({ turn: outcome.turn + 1, history, usage, lastUsage: outcome.lastUsage, output: answers.request }, loop));
 }
