@@ -7,31 +7,10 @@
  * before the reply's later bytes are read. (How fast is the bench's business, not a spec's.)
  */
 import { lastValueFrom, toArray } from 'rxjs';
-import { ToolRegistry, geminiProvider, runEventedToolLoop } from '../../src/index.js';
+import { geminiProvider, runEventedToolLoop } from '../../src/index.js';
 import type { LoopEvent } from '../../src/index.js';
 import { LoopbackServer, Received } from './loopback-server';
-
-interface Scenario {
-  name: string;
-  turns: number;
-  lead: number;
-  final: number;
-}
-interface W6Wire {
-  SCENARIOS: Record<string, Scenario>;
-  TOOLS: Record<string, { description: string; input: Record<string, string> }>;
-  reply(api: string, scenario: Scenario, turn: number): { sse: string; tag?: string }[];
-  turnText(scenario: Scenario, turn: number): string;
-  conversationChars(scenario: Scenario): number;
-  turnOf(name: string, input: unknown): number | undefined;
-}
-interface W6Server {
-  check(api: string, request: unknown, model?: string): { error?: string; scenario?: Scenario; turn?: number };
-}
-
-// plain CommonJS of the bench's own (no types): required, as the bench does
-const W = require('../../bench/lib/w6-wire.js') as W6Wire;
-const { check } = require('../../bench/lib/w6-server.js') as W6Server;
+import { W, check, startsAndText, w6Registry } from './w6-bench';
 
 let server: LoopbackServer;
 beforeAll(async () => {
@@ -55,10 +34,7 @@ describe('P20: the bench W6 wire of Gemini', () => {
     const scenario = W.SCENARIOS['w6-conversation']!;
     server.reply(...Array.from({ length: scenario.turns }, () => benchReply));
     const runs: { name: string; turn: number | undefined }[] = [];
-    const registry = new ToolRegistry();
-    for (const [name, spec] of Object.entries(W.TOOLS)) {
-      registry.register({ name, description: spec.description, input: spec.input, handler: (input) => (runs.push({ name, turn: W.turnOf(name, input) }), `${name}: done`) });
-    }
+    const registry = w6Registry(runs);
     const provider = geminiProvider({ model: scenario.name, baseURL: `${server.url}/v1beta`, apiKey: 'w6-bench-key', maxRetries: 0 });
     const events: LoopEvent[] = await lastValueFrom(runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: 10 }).pipe(toArray()));
 
@@ -70,19 +46,7 @@ describe('P20: the bench W6 wire of Gemini', () => {
     expect(text.length).toBe(W.conversationChars(scenario));
     expect(runs).toEqual(Array.from({ length: scenario.turns - 1 }, (_, n) => [{ name: 'lookup', turn: n + 1 }, { name: 'write_file', turn: n + 1 }]).flat());
     // per tool turn: both tools started before the first token of the text that follows the calls
-    const lead = W.turnText({ ...scenario, turns: 1, final: scenario.lead }, 1).length;
-    let turn = 0;
-    let seen = '';
-    const order: string[] = [];
-    for (const event of events) {
-      if (event.type === 'turn_start') [turn, seen] = [event.turn, ''];
-      if (event.type === 'tool_start') order.push(`${turn}: start ${event.call.name}`);
-      if (event.type === 'text_delta' && turn < scenario.turns) {
-        if (seen.length === lead) order.push(`${turn}: text after the calls`);
-        seen += event.text;
-      }
-    }
-    expect(order).toEqual(Array.from({ length: scenario.turns - 1 }, (_, n) => [`${n + 1}: start lookup`, `${n + 1}: start write_file`, `${n + 1}: text after the calls`]).flat());
+    expect(startsAndText(events, scenario)).toEqual(Array.from({ length: scenario.turns - 1 }, (_, n) => [`${n + 1}: start lookup`, `${n + 1}: start write_file`, `${n + 1}: text after the calls`]).flat());
   });
 
   it("P20: the bench server's check refuses a history whose call lost its thought signature, as the API does", () => {
