@@ -12,6 +12,7 @@
 // waiting, is printed beside the heap with 10,000 waiting at once.
 const path = require('node:path');
 const S = require('./lib/script.js');
+const { fakeProviderOn } = require('./lib/rx-provider.js');
 
 const args = process.argv.slice(2);
 const dist = args.find((arg) => !arg.startsWith('--')) ?? path.join(__dirname, '..', 'dist', 'cjs');
@@ -20,22 +21,7 @@ if (typeof global.gc !== 'function') throw new Error('run it with node --expose-
 const lib = require(path.resolve(dist));
 const rxjs = require(require.resolve('rxjs', { paths: [path.resolve(dist)] }));
 
-const spec = { conversations: 200, turns: 10, deltas: 5, calls: 1 };
-
-function fakeModel(counters) {
-  let turn = 0;
-  return () =>
-    new rxjs.Observable((subscriber) => {
-      const t = ++turn;
-      S.modelCall(spec, counters, t);
-      subscriber.next({ type: 'message_start' });
-      for (let i = 0; i < spec.deltas; i++) subscriber.next({ type: 'text_delta', text: S.delta(i) });
-      const more = S.hasTools(spec, t);
-      if (more) for (let k = 0; k < spec.calls; k++) subscriber.next({ type: 'tool_call', call: { id: S.callId(t, k), name: 'echo', input: S.toolInput(t, k) } });
-      subscriber.next({ type: 'message_end', stopReason: more ? 'toolUse' : 'stop', usage: { inputTokens: 10, outputTokens: 5 } });
-      subscriber.complete();
-    });
-}
+const spec = { conversations: 200, turns: 10, deltas: 5, calls: 1, usage: { inputTokens: 10, outputTokens: 5 } };
 
 /** CPU µs per turn of W1's conversations, each through `wrap(provider)`. */
 function w1(wrap) {
@@ -44,7 +30,7 @@ function w1(wrap) {
   const registry = new lib.ToolRegistry().register({ name: 'echo', description: S.ECHO_DESCRIPTION, input: { text: 'the text', turn: 'the turn' }, handler: (input) => echo(input) });
   const start = process.cpuUsage();
   for (let c = 0; c < spec.conversations; c++) {
-    const loop = lib.runEventedToolLoop({ provider: wrap(fakeModel(counters)), registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns });
+    const loop = lib.runEventedToolLoop({ provider: wrap(fakeProviderOn(rxjs, spec, counters)), registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns });
     let ended = false;
     loop.subscribe({ next: S.counting(counters, () => (ended = true)) });
     if (!ended) throw new Error('the loop did not end synchronously');

@@ -13,6 +13,7 @@
 // without Node's start. Without valgrind it prints the time per turn (or per delta), for a sanity check.
 const path = require('node:path');
 const S = require('./lib/script.js');
+const { fakeProviderOn } = require('./lib/rx-provider.js');
 
 const [dist, workload, size] = process.argv.slice(2);
 if (dist === undefined || !['W1', 'W2', 'W4'].includes(workload) || !(Number(size) >= 0)) {
@@ -21,27 +22,12 @@ if (dist === undefined || !['W1', 'W2', 'W4'].includes(workload) || !(Number(siz
 const lib = require(path.resolve(dist));
 const rxjs = require(require.resolve('rxjs', { paths: [path.resolve(dist)] }));
 
-function provider(spec, counters) {
-  let turn = 0;
-  return () =>
-    new rxjs.Observable((subscriber) => {
-      const t = ++turn;
-      S.modelCall(spec, counters, t);
-      subscriber.next({ type: 'message_start' });
-      for (let i = 0; i < spec.deltas; i++) subscriber.next({ type: 'text_delta', text: S.delta(i) });
-      const more = S.hasTools(spec, t);
-      if (more) for (let k = 0; k < spec.calls; k++) subscriber.next({ type: 'tool_call', call: { id: S.callId(t, k), name: 'echo', input: S.toolInput(t, k) } });
-      subscriber.next({ type: 'message_end', stopReason: more ? 'toolUse' : 'stop' });
-      subscriber.complete();
-    });
-}
-
 function run(spec) {
   const counters = S.newCounters();
   const echo = S.makeEcho(spec, counters);
   const registry = new lib.ToolRegistry().register({ name: 'echo', description: S.ECHO_DESCRIPTION, input: { text: 'the text', turn: 'the turn' }, handler: (input) => echo(input) });
   for (let c = 0; c < spec.conversations; c++) {
-    const loop = lib.runEventedToolLoop({ provider: provider(spec, counters), registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns });
+    const loop = lib.runEventedToolLoop({ provider: fakeProviderOn(rxjs, spec, counters), registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns });
     let ended = false;
     loop.subscribe({ next: S.counting(counters, () => (ended = true)) });
     if (!ended) throw new Error('the loop did not end synchronously');

@@ -1,11 +1,18 @@
 'use strict';
 // The fake instant model as an rx-tool-loop `Provider`: a cold Observable that emits one model
 // reply synchronously on subscribe (fresh event objects each call, as a real provider makes them).
-const { rxjs } = require('./env.js');
 const S = require('./script.js');
 
-/** A provider for one conversation: its n-th subscription is turn n. */
+/** A provider for one conversation: its n-th subscription is turn n (on the rxjs the bench's build resolves). */
 function fakeProvider(spec, counters) {
+  return fakeProviderOn(require('./env.js').rxjs, spec, counters);
+}
+
+/**
+ * The same on a given rxjs (machinery.js and limits.js load a build of their choosing); `spec.usage`, when
+ * set, is each reply's `message_end.usage` (a limiter counting tokens, L2).
+ */
+function fakeProviderOn(rxjs, spec, counters) {
   let turn = 0;
   return (input) =>
     new rxjs.Observable((subscriber) => {
@@ -24,9 +31,10 @@ function fakeProvider(spec, counters) {
           subscriber.next({ type: 'tool_call', call: { id: S.callId(t, k), name: 'echo', input: S.toolInput(t, k) } });
         }
       }
-      subscriber.next({ type: 'message_end', stopReason: more ? 'toolUse' : 'stop' });
+      const stopReason = more ? 'toolUse' : 'stop';
+      subscriber.next(spec.usage === undefined ? { type: 'message_end', stopReason } : { type: 'message_end', stopReason, usage: spec.usage });
       subscriber.complete();
     });
 }
 
-module.exports = { fakeProvider };
+module.exports = { fakeProvider, fakeProviderOn };
