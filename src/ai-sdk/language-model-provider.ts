@@ -3,24 +3,14 @@ import type { Provider, ProviderEvent, ProviderInput } from '../types.js';
 import { inputSchema } from '../providers/json.js';
 import { drain } from '../providers/http/drain.js';
 import { type ProviderIdentity, named } from '../providers/named-provider.js';
-import type { ToolChoice } from '../providers/http/transport.js';
+import { type RequestOptions, type ToolChoice, checkedRequestOptions } from '../providers/http/settings.js';
 import { isPlainObject, shown } from '../util/values.js';
 import { type AnyCallOptions, type AnyLanguageModel, type AnyStreamPart, streamOf } from './language-model.js';
 import { aiSdkPrompt, jsonSchema7 } from './prompt.js';
 import { StreamTranslator } from './stream-translator.js';
 
 /** Options of {@link languageModelProvider}: P11's request options, in the AI SDK's names when sent. */
-export interface LanguageModelProviderOptions {
-  /** A system prompt, sent first (the history's system messages follow where they stand). */
-  system?: string;
-  /** At most this many output tokens (`maxOutputTokens`). */
-  maxTokens?: number;
-  /** The sampling temperature. */
-  temperature?: number;
-  /** `'auto'`, `'none'`, `'required'` or a tool's name (`toolChoice`; left out without tools). */
-  toolChoice?: ToolChoice;
-  /** Where the model stops (`stopSequences`). */
-  stop?: string | readonly string[];
+export interface LanguageModelProviderOptions extends RequestOptions {
   /** Request headers, added to the model's own. */
   headers?: Record<string, string>;
   /** The AI SDK's `providerOptions`, by provider name (`{ openai: { store: false } }`), passed as they are. */
@@ -154,30 +144,17 @@ function checkModel(model: unknown): AnyLanguageModel['specificationVersion'] {
 /** R20: the options checked and copied when the provider is made; a wrong one named, with its value. */
 function checkModelOptions(options: unknown): Settings {
   if (!isPlainObject(options)) throw new TypeError(`${WHO}: options must be an object (got ${shown(options)})`);
-  const { system, maxTokens, temperature, toolChoice, stop, headers, providerOptions } = options as LanguageModelProviderOptions;
+  const { toolChoice, headers, providerOptions } = options as LanguageModelProviderOptions;
+  // P11's options, checked as the HTTP providers check them; an absent one stays absent in the call options
+  const { system, maxTokens, temperature, stop } = checkedRequestOptions(options as LanguageModelProviderOptions, WHO);
   const settings: Settings = {};
-  if (system !== undefined) {
-    if (typeof system !== 'string') throw new TypeError(`${WHO}: system must be a string (got ${shown(system)})`);
-    settings.system = system;
-  }
-  if (maxTokens !== undefined) {
-    if (!(Number.isInteger(maxTokens) && maxTokens >= 1)) throw new RangeError(`${WHO}: maxTokens must be an integer >= 1 (got ${shown(maxTokens)})`);
-    settings.maxTokens = maxTokens;
-  }
-  if (temperature !== undefined) {
-    if (!(typeof temperature === 'number' && temperature >= 0 && Number.isFinite(temperature))) {
-      throw new RangeError(`${WHO}: temperature must be a number >= 0 (got ${shown(temperature)})`);
-    }
-    settings.temperature = temperature;
-  }
+  if (system !== undefined) settings.system = system;
+  if (maxTokens !== undefined) settings.maxTokens = maxTokens;
+  if (temperature !== undefined) settings.temperature = temperature;
+  if (stop !== undefined) settings.stop = stop;
   if (toolChoice !== undefined) {
     if (typeof toolChoice !== 'string' || toolChoice === '') throw new TypeError(`${WHO}: toolChoice must be a non-empty string (got ${shown(toolChoice)})`);
     settings.toolChoice = toolChoice;
-  }
-  if (stop !== undefined) {
-    const list: unknown[] = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? [...(stop as unknown[])] : [stop];
-    if (!list.every((entry) => typeof entry === 'string')) throw new TypeError(`${WHO}: stop must be a string or an array of strings (got ${shown(stop)})`);
-    settings.stop = list as string[];
   }
   if (headers !== undefined) {
     if (!isPlainObject(headers) || !Object.values(headers).every((value) => typeof value === 'string')) {

@@ -3,22 +3,10 @@ import { errorText, isCountOrInfinity, isPlainObject, kindOf, shown } from '../.
 /** What the providers call to send a request: the global `fetch`, or any function shaped like it. */
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
-/** The options both HTTP providers share. */
-export interface HttpProviderOptions {
-  /** The model name, as the API knows it. */
-  model: string;
-  /** The API's base URL; a trailing slash is ignored. */
-  baseURL?: string;
-  /** Defaults to the API's environment variable; never shown in an event or error message. */
-  apiKey?: string;
+/** P11: what a request asks of the model, in the library's names (each provider sends them in its API's). */
+export interface RequestOptions {
   /** A system prompt, sent before the conversation. */
   system?: string;
-  /** Extra request headers (they win over the provider's own). */
-  headers?: Record<string, string>;
-  /** How often a 408, 409, 429, 5xx or network failure is retried before anything was emitted (default 2). */
-  maxRetries?: number;
-  /** A custom transport (default: the global `fetch`). */
-  fetch?: FetchLike;
   /** P11: the sampling temperature. */
   temperature?: number;
   /** P11: at most this many output tokens (OpenAI `max_completion_tokens`, Anthropic `max_tokens`). */
@@ -27,6 +15,22 @@ export interface HttpProviderOptions {
   toolChoice?: ToolChoice;
   /** P11: where the model stops: a string or several. */
   stop?: string | readonly string[];
+}
+
+/** The options both HTTP providers share. */
+export interface HttpProviderOptions extends RequestOptions {
+  /** The model name, as the API knows it. */
+  model: string;
+  /** The API's base URL; a trailing slash is ignored. */
+  baseURL?: string;
+  /** Defaults to the API's environment variable; never shown in an event or error message. */
+  apiKey?: string;
+  /** Extra request headers (they win over the provider's own). */
+  headers?: Record<string, string>;
+  /** How often a 408, 409, 429, 5xx or network failure is retried before anything was emitted (default 2). */
+  maxRetries?: number;
+  /** A custom transport (default: the global `fetch`). */
+  fetch?: FetchLike;
   /** P11: merged last into the request body, shallowly (top-level keys replace): what the options do not cover. */
   extraBody?: Record<string, unknown>;
   /** P12: a request whose next byte does not arrive within this many ms fails (default 300,000). */
@@ -89,26 +93,15 @@ export interface HttpSettings {
 export function httpSettings(options: HttpProviderOptions, who: string, defaultBaseURL: string, keyVariable: string): HttpSettings {
   const wrong = (what: string, value: unknown) => problem(who, what, value);
   if (typeof options !== 'object' || options === null) throw new TypeError(wrong('options must be an object', options));
-  const { model, system, maxRetries = 2, temperature, maxTokens, toolChoice, stop, idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS } = options;
+  const { model, maxRetries = 2, toolChoice, idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS } = options;
   if (typeof model !== 'string' || model === '') throw new TypeError(wrong('model must be a non-empty string', model));
-  if (system !== undefined && typeof system !== 'string') throw new TypeError(wrong('system must be a string', system));
   if (!(Number.isInteger(maxRetries) && maxRetries >= 0)) throw new RangeError(wrong('maxRetries must be an integer >= 0', maxRetries));
   if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new TypeError(wrong('fetch must be a function', options.fetch));
   const fetch: FetchLike | undefined = options.fetch ?? globalThis.fetch?.bind(globalThis);
   if (typeof fetch !== 'function') throw new TypeError(`${who}: no fetch available; pass options.fetch`);
-  if (temperature !== undefined && !(typeof temperature === 'number' && Number.isFinite(temperature) && temperature >= 0)) {
-    throw new RangeError(wrong('temperature must be a number >= 0', temperature));
-  }
-  if (maxTokens !== undefined && !(Number.isInteger(maxTokens) && maxTokens >= 1)) {
-    throw new RangeError(wrong('maxTokens must be an integer >= 1', maxTokens));
-  }
+  const { system, temperature, maxTokens, stop } = checkedRequestOptions(options, who);
   if (toolChoice !== undefined && (typeof toolChoice !== 'string' || toolChoice === '')) {
     throw new TypeError(wrong("toolChoice must be 'auto', 'none', 'required' or a tool's name", toolChoice));
-  }
-  // Array.from: a hole in a sparse array is no string either
-  const stops = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? Array.from(stop as readonly unknown[]) : stop;
-  if (stops !== undefined && !(Array.isArray(stops) && stops.every((text) => typeof text === 'string'))) {
-    throw new TypeError(wrong('stop must be a string or an array of strings', stop));
   }
   // P12: a timer of any length waits for all of it (see idleTimeout), so every integer is taken as it says
   if (!isCountOrInfinity(idleTimeoutMs)) {
@@ -132,7 +125,7 @@ export function httpSettings(options: HttpProviderOptions, who: string, defaultB
     temperature,
     maxTokens,
     toolChoice,
-    stop: stops as string[] | undefined, // a copy
+    stop,
     idleTimeoutMs,
     request(path, ownHeaders, body) {
       const headers = new Headers({ 'content-type': 'application/json', accept: 'text/event-stream' });
@@ -142,6 +135,28 @@ export function httpSettings(options: HttpProviderOptions, who: string, defaultB
       return { url, headers, body: JSON.stringify({ ...body, ...extraBody }), maxRetries, fetch, secrets, idleTimeoutMs };
     },
   };
+}
+
+/**
+ * P11's `system`, `temperature`, `maxTokens` and `stop` checked (R20's way: a `TypeError`, a `RangeError` for a
+ * number, naming `who`, the option and the value) and copied, `stop` as a list: for every provider that takes them
+ * (the HTTP providers, `languageModelProvider`).
+ */
+export function checkedRequestOptions(options: RequestOptions, who: string): { system?: string; temperature?: number; maxTokens?: number; stop?: string[] } {
+  const { system, temperature, maxTokens, stop } = options;
+  if (system !== undefined && typeof system !== 'string') throw new TypeError(problem(who, 'system must be a string', system));
+  if (temperature !== undefined && !(typeof temperature === 'number' && Number.isFinite(temperature) && temperature >= 0)) {
+    throw new RangeError(problem(who, 'temperature must be a number >= 0', temperature));
+  }
+  if (maxTokens !== undefined && !(Number.isInteger(maxTokens) && maxTokens >= 1)) {
+    throw new RangeError(problem(who, 'maxTokens must be an integer >= 1', maxTokens));
+  }
+  // Array.from: a hole in a sparse array is no string either
+  const stops = typeof stop === 'string' ? [stop] : Array.isArray(stop) ? Array.from(stop as readonly unknown[]) : stop;
+  if (stops !== undefined && !(Array.isArray(stops) && stops.every((text) => typeof text === 'string'))) {
+    throw new TypeError(problem(who, 'stop must be a string or an array of strings', stop));
+  }
+  return { system, temperature, maxTokens, stop: stops as string[] | undefined };
 }
 
 /** `who: what (got VALUE, its kind)`: the one shape of a settings error. */
