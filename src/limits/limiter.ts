@@ -1,6 +1,7 @@
 import { Observable, SchedulerLike, Subject, Subscription, asyncScheduler, defer, startWith } from 'rxjs';
 import type { ProviderFailure, Usage } from '../types.js';
 import { HeadQueue } from '../util/head-queue.js';
+import { tokensOf } from './token-budget.js';
 import { isCountOrInfinity, shown } from '../util/values.js';
 
 /** The options of {@link createLimiter}; a limit not given is no limit. */
@@ -182,7 +183,7 @@ export class Limiter {
     this.running--;
     this.estimates -= call.estimate;
     if (this.countsTokens) {
-      const tokens = usage === undefined ? call.estimate : usage.inputTokens + usage.outputTokens;
+      const tokens = usage === undefined ? call.estimate : tokensOf(usage);
       this.counted.push({ at: this.scheduler.now(), tokens });
       this.countedTokens += tokens;
     }
