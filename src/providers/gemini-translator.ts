@@ -3,6 +3,7 @@ import { isPlainObject } from '../util/values.js';
 import { parseEventData } from './json.js';
 import type { SseEvent } from './http/sse.js';
 import { WireError, WireTranslator } from './http/transport.js';
+import { generatedCallId } from './call-id.js';
 
 type MessageEndEvent = Extract<ProviderEvent, { type: 'message_end' }>;
 
@@ -147,7 +148,7 @@ export class GeminiTranslator implements WireTranslator {
     const args = call.args === undefined ? {} : call.args;
     if (!isPlainObject(args)) throw new WireError(`the arguments of tool call ${name} are not a JSON object: ${JSON.stringify(args).slice(0, 200)}`);
     const index = this.calls++;
-    const id = typeof call.id === 'string' && call.id !== '' ? call.id : madeUpId(index);
+    const id = typeof call.id === 'string' && call.id !== '' ? call.id : generatedCallId(index);
     this.parts.push(part);
     this.push({ type: 'tool_call_delta', index, id, name, argumentsDelta: JSON.stringify(args) });
     this.push({ type: 'tool_call', call: { id, name, input: args } });
@@ -158,7 +159,7 @@ export class GeminiTranslator implements WireTranslator {
     const name = call.name;
     if (typeof name !== 'string' || name === '') throw new WireError(`a streamed functionCall part has no name: ${JSON.stringify(part).slice(0, 200)}`);
     const index = this.calls++;
-    const id = typeof call.id === 'string' && call.id !== '' ? call.id : madeUpId(index);
+    const id = typeof call.id === 'string' && call.id !== '' ? call.id : generatedCallId(index);
     const kept: GeminiPart = { ...part, functionCall: typeof call.id === 'string' && call.id !== '' ? { id: call.id, name } : { name } };
     const open = new StreamedCall(index, id, name, kept);
     this.streamed = open;
@@ -243,10 +244,6 @@ export class GeminiTranslator implements WireTranslator {
   }
 }
 
-/** A call the API gave no `id`: one of the library's, as the other providers make them. */
-function madeUpId(index: number): string {
-  return `call_${Date.now().toString(36)}_${index}`;
-}
 
 /** A part that is text and nothing else (perhaps a thought, perhaps signed). */
 function isTextOnly(part: GeminiPart): boolean {

@@ -3,6 +3,7 @@ import { parseArguments, parseEventData } from './json.js';
 import { openAIUsage } from './openai-usage.js';
 import type { SseEvent } from './http/sse.js';
 import { WireError, WireTranslator, failedEnd, streamFailure } from './http/transport.js';
+import { generatedCallId } from './call-id.js';
 
 type MessageEndEvent = Extract<ProviderEvent, { type: 'message_end' }>;
 type ToolCallDeltaEvent = Extract<ProviderEvent, { type: 'tool_call_delta' }>;
@@ -197,7 +198,7 @@ export class OpenAIResponsesTranslator implements WireTranslator {
   private emit(call: FunctionCall): void {
     call.done = true;
     if (call.name === '') throw new WireError(`tool call ${call.id} has no function name`);
-    if (call.id === '') call.id = `call_${Date.now().toString(36)}_${call.position}`; // a server that sent no call_id
+    if (call.id === '') call.id = generatedCallId(call.position); // a server that sent no call_id
     let input: Record<string, unknown>;
     try {
       input = parseArguments(call.arguments, call.name, call.id);

@@ -6,6 +6,7 @@ import { openAIUsage } from './openai-usage.js';
 import type { SseEvent } from './http/sse.js';
 import { HttpProviderOptions, ToolChoice, WireError, WireTranslator, failedEnd, httpSettings, messageOf, streamFailure, streamRequest } from './http/transport.js';
 import { type ProviderIdentity, named } from './named-provider.js';
+import { generatedCallId } from './call-id.js';
 
 /** P10: how much a reasoning model thinks before it answers (OpenAI `reasoning_effort`). */
 export type ReasoningEffort = 'low' | 'medium' | 'high';
@@ -428,7 +429,7 @@ export class OpenAIChatTranslator implements WireTranslator {
     if (call !== undefined && id !== undefined && call.idGiven && call.id !== id) call = undefined;
     if (call === undefined) {
       const position = this.calls.length;
-      call = new PendingCall(position, index, id ?? `call_${Date.now().toString(36)}_${position}`, id !== undefined, name ?? '');
+      call = new PendingCall(position, index, id ?? generatedCallId(position), id !== undefined, name ?? '');
       this.calls.push(call);
       this.emitWholeCalls(position); // P8: a later call has started
     } else if (call.done) {
