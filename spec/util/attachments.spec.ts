@@ -1,7 +1,7 @@
 /** F1: attachments are checked — a history's at call time (R21), a tool's when it returns — and F4's one line of each. */
 import { lastValueFrom, of, toArray } from 'rxjs';
 import { AgentMessage, Attachment, ToolRegistry, runEventedToolLoop, scriptedProvider } from '../../src/index.js';
-import { attachmentLine, attachmentsProblem, base64Bytes } from '../../src/util/attachments.js';
+import { attachmentLine, attachmentsProblem, base64Bytes, inlineData } from '../../src/util/attachments.js';
 import { answerTurn, call, loopEndOf, only, tool, toolTurn } from '../support/events.js';
 
 const png: Attachment = { type: 'image', mimeType: 'image/png', data: Buffer.alloc(1234, 1).toString('base64') };
@@ -89,5 +89,15 @@ describe('F1: attachments are checked', () => {
     expect(attachmentLine({ type: 'file', mimeType: 'application/pdf', url: 'https://example.com/a.pdf' })).toBe('[file application/pdf, https://example.com/a.pdf]');
     expect(attachmentLine({ type: 'image', mimeType: 'image/png', url: `data:image/png;base64,${png.data!}` })).toBe('[image image/png, 1234 bytes]');
     for (const size of [0, 1, 2, 3, 4, 5, 100]) expect(base64Bytes(Buffer.alloc(size).toString('base64'))).toBe(size);
+  });
+});
+
+describe('F2: an attachment’s bytes, for the APIs that take them inline', () => {
+  it('F2: inlineData is the data, a base64 data: URL’s payload, or a text data: URL encoded; none for a web URL or a malformed escape', () => {
+    expect(inlineData({ type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=' })).toBe('iVBORw0KGgo=');
+    expect(inlineData({ type: 'image', mimeType: 'image/png', url: 'data:image/png;base64,iVBORw0KGgo=' })).toBe('iVBORw0KGgo=');
+    expect(inlineData({ type: 'file', mimeType: 'text/plain', url: 'data:text/plain,h%c3%a9' })).toBe('aMOp');
+    expect(inlineData({ type: 'file', mimeType: 'text/plain', url: 'data:text/plain,100%' })).toBeUndefined();
+    expect(inlineData({ type: 'image', mimeType: 'image/png', url: 'https://example.com/a.png' })).toBeUndefined();
   });
 });

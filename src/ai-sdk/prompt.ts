@@ -10,6 +10,7 @@ import type {
 import type { AgentMessage, AssistantMessage, Attachment, ToolResultMessage, UserMessage } from '../types.js';
 import type { SpecificationVersion } from './language-model.js';
 import { isReplyPart } from './reply-parts.js';
+import { inlineData } from '../util/attachments.js';
 
 type Message = LanguageModelV3Message | LanguageModelV4Message;
 type AssistantPart = Extract<LanguageModelV4Message, { role: 'assistant' }>['content'][number];
@@ -137,10 +138,9 @@ export function filePart(attachment: Attachment, version: SpecificationVersion):
   return { type: 'file', data, mediaType: attachment.mimeType, ...named };
 }
 
-function source({ data, url }: Attachment): { base64?: string; url?: URL } {
-  if (data !== undefined) return { base64: data };
-  const inline = /^data:[^,]*;base64,(.*)$/is.exec(url ?? '');
-  return inline ? { base64: inline[1]! } : { url: new URL(url ?? '') };
+function source(attachment: Attachment): { base64?: string; url?: URL } {
+  const base64 = inlineData(attachment);
+  return base64 !== undefined ? { base64 } : { url: new URL(attachment.url ?? '') };
 }
 
 /** A tool's JSON Schema as the AI SDK types it (the same object: P2 sends it as it is). */

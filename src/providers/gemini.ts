@@ -1,4 +1,5 @@
 import type { AssistantMessage, Attachment, Provider, ProviderInput, ToolResultMessage } from '../types.js';
+import { inlineData } from '../util/attachments.js';
 import { isPlainObject, shown } from '../util/values.js';
 import { inputSchema } from './json.js';
 import { HttpProviderOptions, ToolChoice, httpSettings, streamRequest } from './http/transport.js';
@@ -196,21 +197,8 @@ function functionResponse(message: ToolResultMessage, apiIds: ReadonlySet<string
 }
 
 /** F2: base64 data (or a `data:` URL) as `inlineData`, an `http(s)` URL as `fileData`. */
-function attachmentPart({ mimeType, data, url }: Attachment): GeminiPart {
-  if (data !== undefined) return { inlineData: { mimeType, data } };
-  const inline = url === undefined ? undefined : dataUrlBase64(url);
-  if (inline !== undefined) return { inlineData: { mimeType, data: inline } };
-  return { fileData: { mimeType, fileUri: url } };
-}
-
-/** The base64 bytes of a `data:` URL (encoded here when it holds text); `undefined` for another URL. */
-function dataUrlBase64(url: string): string | undefined {
-  if (!url.startsWith('data:')) return undefined;
-  const comma = url.indexOf(',');
-  const head = url.slice(5, comma);
-  const payload = url.slice(comma + 1);
-  if (/;base64$/i.test(head)) return payload;
-  let binary = '';
-  for (const byte of new TextEncoder().encode(decodeURIComponent(payload))) binary += String.fromCharCode(byte);
-  return btoa(binary);
+function attachmentPart(attachment: Attachment): GeminiPart {
+  const { mimeType, url } = attachment;
+  const inline = inlineData(attachment);
+  return inline !== undefined ? { inlineData: { mimeType, data: inline } } : { fileData: { mimeType, fileUri: url } };
 }

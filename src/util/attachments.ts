@@ -60,10 +60,23 @@ export function dataUrlParts(url: string): { mimeType: string; data: string } | 
   return match === null ? undefined : { mimeType: match[1]!, data: url.slice(match[0].length) };
 }
 
-/** The attachment's bytes as base64 when it has them (its `data`, or a base64 `data:` URL); `undefined` for a web URL. */
+/**
+ * The attachment's bytes as base64 when it has them: its `data`, or a `data:` URL's — base64 as it is, text
+ * (percent-encoded, `data:text/plain,h%C3%A9`) encoded here; `undefined` for a web URL.
+ */
 export function inlineData(attachment: Attachment): string | undefined {
   if (attachment.data !== undefined) return attachment.data;
-  return attachment.url === undefined ? undefined : dataUrlParts(attachment.url)?.data;
+  const { url } = attachment;
+  if (url === undefined || !/^data:/i.test(url)) return undefined;
+  const base64 = dataUrlParts(url)?.data;
+  if (base64 !== undefined) return base64;
+  try {
+    let binary = '';
+    for (const byte of new TextEncoder().encode(decodeURIComponent(url.slice(url.indexOf(',') + 1)))) binary += String.fromCharCode(byte);
+    return btoa(binary);
+  } catch {
+    return undefined; // a malformed escape: no bytes to send, the URL goes as it is
+  }
 }
 
 /** The attachment as a URL: its own, or its data as `data:MIME;base64,…`. */
