@@ -62,7 +62,7 @@ export function dataUrlParts(url: string): { mimeType: string; data: string } | 
 
 /**
  * The attachment's bytes as base64 when it has them: its `data`, or a `data:` URL's — base64 as it is, text
- * (percent-encoded, `data:text/plain,h%C3%A9`) encoded here; `undefined` for a web URL.
+ * (percent-encoded, `data:text/plain,h%c3%a9`) encoded here; `undefined` for a web URL.
  */
 export function inlineData(attachment: Attachment): string | undefined {
   if (attachment.data !== undefined) return attachment.data;
