@@ -74,7 +74,7 @@ describe('layout', () => {
 
   it('src/ is in folders that name the parts; only the entry and the shared types sit at the top', () => {
     const top = readdirSync(join(root, 'src')).sort();
-    expect(top).toEqual(['ai-sdk', 'conversation', 'hooks', 'index.ts', 'limits', 'loop', 'mcp', 'otel', 'providers', 'restate', 'sessions', 'testing', 'tools', 'types.ts', 'util']);
+    expect(top).toEqual(['acp', 'ai-sdk', 'conversation', 'hooks', 'index.ts', 'limits', 'loop', 'mcp', 'otel', 'providers', 'restate', 'sessions', 'testing', 'tools', 'types.ts', 'ui', 'util']);
   });
 
   it('spec/ mirrors src/: a spec of a module sits in the same folder as the module', () => {
