@@ -1,6 +1,8 @@
 export type {
   AfterToolCall,
   AgentMessage,
+  ApprovalAnswer,
+  ApprovalDecision,
   Attachment,
   AssistantMessage,
   BeforeToolCall,
@@ -22,6 +24,7 @@ export type {
   SystemMessage,
   TokenLedger,
   Tool,
+  ToolApprovals,
   ToolCall,
   ToolContext,
   ToolDecision,

@@ -1,5 +1,5 @@
 import type { ToolLookup, ToolRegistry } from '../tools/tool-registry.js';
-import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider, StandardSchemaV1, TokenLedger } from '../types.js';
+import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider, StandardSchemaV1, TokenLedger, ToolApprovals } from '../types.js';
 import { isTokenBudget } from '../limits/token-budget.js';
 import { isAbortSignal } from '../util/abort-signal.js';
 import { isCountOrInfinity, shown } from '../util/values.js';
@@ -38,6 +38,8 @@ export interface LoopOptions<S extends StandardSchemaV1 = StandardSchemaV1> {
   beforeToolCall?: BeforeToolCall;
   /** H3: see, and maybe replace, each result before `tool_result`. */
   afterToolCall?: AfterToolCall;
+  /** H7: calls that wait for a person's decision, announced as `tool_approval` (AG-UI interrupts, the AI SDK's approvals, ACP permissions). */
+  approvals?: ToolApprovals;
   /** H6: what each provider call sees (compaction, summaries, dynamic tools); `turn_end.messages` stays whole. */
   prepareTurn?: PrepareTurn;
   /** J1–J4: a typed answer: the loop ends with `loop_end.output`, valid for `schema` (answer turns run as needed). */

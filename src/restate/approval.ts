@@ -1,4 +1,4 @@
-import type { BeforeToolCall, ToolCall, ToolDecision } from '../types.js';
+import type { ApprovalDecision, BeforeToolCall, ToolCall, ToolDecision } from '../types.js';
 import { isPlainObject, shown } from '../util/values.js';
 import type { Awakeables, Journal } from './journal.js';
 
@@ -9,8 +9,6 @@ export interface ApprovalWaiting {
   awakeableId: string;
 }
 
-/** D3: what an approver answers: `true` runs the call, `false` denies it, or any H2 decision (rewrite, deny, answer). */
-export type ApprovalDecision = boolean | ToolDecision;
 
 /** D3: which calls wait for approval, and how the waiting event reaches a person. */
 export interface ApprovalOptions {

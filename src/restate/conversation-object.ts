@@ -1,7 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
-import type { AgentMessage, UserMessage } from '../types.js';
+import type { AgentMessage, ApprovalDecision, UserMessage } from '../types.js';
 import { isPlainObject, shown } from '../util/values.js';
-import type { ApprovalDecision } from './approval.js';
 import { type AskResult, BadPrompt, type ConversationSetup, HISTORY, askConversation } from './ask.js';
 
 /** D3: what `approve` takes: the awakeable id from the waiting event, and the decision. */
