@@ -208,17 +208,17 @@ export type ToolDecision =
   /** Do not run it: `output` is the result (a cache, a canned reply). */
   | { action: 'answer'; output: string | ToolOutput };
 
-/** H7, D3: what a person answers for a call that waits: `true` runs it as asked, `false` denies it (`denied: not approved`), or any H2 decision. */
+/** H8, D3: what a person answers for a call that waits: `true` runs it as asked, `false` denies it (`denied: not approved`), or any H2 decision. */
 export type ApprovalDecision = boolean | ToolDecision;
 
-/** H7: one decision, for the call `toolCallId`. */
+/** H8: one decision, for the call `toolCallId`. */
 export interface ApprovalAnswer {
   toolCallId: string;
   decision: ApprovalDecision;
 }
 
 /**
- * H7: calls that wait for a person. A call `needsApproval` picks (after `beforeToolCall` let it run) takes the first
+ * H8: calls that wait for a person. A call `needsApproval` picks (after `beforeToolCall` let it run) takes the first
  * answer for its id from `decisions`; when none is there at once, the loop emits `tool_approval` and the call waits
  * (it alone, H1). `decisions` is subscribed per waiting call, so decisions known before the run (`of(...)`, a
  * `ReplaySubject`: the next run of a two-request protocol) answer without a `tool_approval`.
@@ -307,7 +307,7 @@ export type LoopEvent<Output = unknown> =
   | { type: 'turn_start'; turn: number; answer?: true }
   | ProviderEvent
   /**
-   * H7: the call waits for a person's decision (`LoopOptions.approvals`); `messages` is the history to save at this
+   * H8: the call waits for a person's decision (`LoopOptions.approvals`); `messages` is the history to save at this
    * moment (as R29's), so that a next run given it and the decision resumes the call (R22).
    */
   | { type: 'tool_approval'; call: ToolCall; messages: readonly AgentMessage[] }

@@ -38,7 +38,7 @@ export interface LoopOptions<S extends StandardSchemaV1 = StandardSchemaV1> {
   beforeToolCall?: BeforeToolCall;
   /** H3: see, and maybe replace, each result before `tool_result`. */
   afterToolCall?: AfterToolCall;
-  /** H7: calls that wait for a person's decision, announced as `tool_approval` (AG-UI interrupts, the AI SDK's approvals, ACP permissions). */
+  /** H8: calls that wait for a person's decision, announced as `tool_approval` (AG-UI interrupts, the AI SDK's approvals, ACP permissions). */
   approvals?: ToolApprovals;
   /** H6: what each provider call sees (compaction, summaries, dynamic tools); `turn_end.messages` stays whole. */
   prepareTurn?: PrepareTurn;
