@@ -2,4 +2,9 @@
  * `rx-tool-loop/ui` (U1–U7): a run's events on the wire in the protocols front-ends speak — AG-UI and the AI SDK's
  * UI message stream — over SSE with resume. Its types come from the optional peers `@ag-ui/core` and `ai`.
  */
-export {};
+export { toAgUi, APPROVAL_RESPONSE_SCHEMA } from './to-ag-ui.js';
+export type { AgUiEvent, ToAgUiOptions } from './to-ag-ui.js';
+export { fromAgUiInput } from './from-ag-ui-input.js';
+export type { AgUiRun } from './from-ag-ui-input.js';
+export { toAgUiMessages, fromAgUiMessages, AG_UI_METADATA_KEY } from './ag-ui-messages.js';
+export type { AgUiMessageNotes } from './ag-ui-messages.js';

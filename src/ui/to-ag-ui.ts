@@ -1,0 +1,461 @@
+import { Observable, type OperatorFunction, type Subscriber } from 'rxjs';
+import type { Event, EventType, Interrupt, TokenUsage } from '@ag-ui/core';
+import type { AgentMessage, ConversationEvent, LoopEvent, StopReason, ToolCall, Usage } from '../types.js';
+import { errorText, shown } from '../util/values.js';
+import { AG_UI_METADATA_KEY, agUiContent, resultNotes, type AgUiMessageNotes } from './ag-ui-messages.js';
+
+/** An AG-UI 1.0 event: the union of `@ag-ui/core`'s event types (a type only: the entry runs without the package). */
+export type AgUiEvent = Event;
+
+/** What {@link toAgUi} is told: the thread its runs belong to, and how to name each run (default: a random UUID). */
+export interface ToAgUiOptions {
+  threadId: string;
+  runId?: () => string;
+}
+
+/**
+ * The JSON Schema of the answer to a call's interrupt (`resume[].payload`): AG-UI's approve-with-edits pattern,
+ * plus a `reason` for a denial. `fromAgUiInput` reads it as an H8 decision.
+ */
+export const APPROVAL_RESPONSE_SCHEMA = {
+  type: 'object',
+  properties: {
+    approved: { type: 'boolean' },
+    editedArgs: { type: 'object', description: 'Full replacement of the call input. Not merged.' },
+    reason: { type: 'string', description: 'Why the call is denied (the model reads it).' },
+  },
+  required: ['approved'],
+};
+
+// @ag-ui/core's EventType is an enum, a value: the entry takes its types only, so each value is its string
+const RUN_STARTED = 'RUN_STARTED' as EventType.RUN_STARTED;
+const RUN_FINISHED = 'RUN_FINISHED' as EventType.RUN_FINISHED;
+const RUN_ERROR = 'RUN_ERROR' as EventType.RUN_ERROR;
+const STEP_STARTED = 'STEP_STARTED' as EventType.STEP_STARTED;
+const STEP_FINISHED = 'STEP_FINISHED' as EventType.STEP_FINISHED;
+const TEXT_MESSAGE_START = 'TEXT_MESSAGE_START' as EventType.TEXT_MESSAGE_START;
+const TEXT_MESSAGE_CONTENT = 'TEXT_MESSAGE_CONTENT' as EventType.TEXT_MESSAGE_CONTENT;
+const TEXT_MESSAGE_END = 'TEXT_MESSAGE_END' as EventType.TEXT_MESSAGE_END;
+const REASONING_START = 'REASONING_START' as EventType.REASONING_START;
+const REASONING_MESSAGE_START = 'REASONING_MESSAGE_START' as EventType.REASONING_MESSAGE_START;
+const REASONING_MESSAGE_CONTENT = 'REASONING_MESSAGE_CONTENT' as EventType.REASONING_MESSAGE_CONTENT;
+const REASONING_MESSAGE_END = 'REASONING_MESSAGE_END' as EventType.REASONING_MESSAGE_END;
+const REASONING_END = 'REASONING_END' as EventType.REASONING_END;
+const REASONING_ENCRYPTED_VALUE = 'REASONING_ENCRYPTED_VALUE' as EventType.REASONING_ENCRYPTED_VALUE;
+const TOOL_CALL_START = 'TOOL_CALL_START' as EventType.TOOL_CALL_START;
+const TOOL_CALL_ARGS = 'TOOL_CALL_ARGS' as EventType.TOOL_CALL_ARGS;
+const TOOL_CALL_END = 'TOOL_CALL_END' as EventType.TOOL_CALL_END;
+const TOOL_CALL_RESULT = 'TOOL_CALL_RESULT' as EventType.TOOL_CALL_RESULT;
+const SUBAGENT_STARTED = 'SUBAGENT_STARTED' as EventType.SUBAGENT_STARTED;
+const SUBAGENT_FINISHED = 'SUBAGENT_FINISHED' as EventType.SUBAGENT_FINISHED;
+const SUBAGENT_ERROR = 'SUBAGENT_ERROR' as EventType.SUBAGENT_ERROR;
+
+/** One call of a reply as it streams: its id and name once known, the arguments held until then. */
+interface StreamedCall {
+  id?: string;
+  name?: string;
+  started: boolean;
+  ended: boolean;
+  args: string;
+  /** Arguments that came before the id and the name, sent at TOOL_CALL_START. */
+  held: string;
+}
+
+/**
+ * One loop as AG-UI events: the run itself (`lane` undefined), or an agent tool's inner loop (A1), whose events
+ * carry its `subagentRunId`. It keeps what is open (a step, a text or reasoning message, calls, inner loops) so
+ * that everything opened is closed before the run or the subagent ends, as `verifyEvents` demands.
+ */
+class Lane {
+  private step: string | undefined;
+  private assistantId: string | undefined;
+  private textOpen = false;
+  /** The turn's assistant message got its stop reason (message_end). */
+  private finalized = false;
+  private reasoningId: string | undefined;
+  private calls: StreamedCall[] = [];
+  private readonly inner = new Map<string, Lane>();
+  // the two-request approval (H8): the turn's calls, the ones settled, the ones waiting for a person
+  private readonly turnCalls = new Set<string>();
+  private readonly settled = new Set<string>();
+  readonly waiting = new Map<string, ToolCall>();
+  replyOpen = false;
+
+  constructor(
+    private readonly out: (event: AgUiEvent) => void,
+    private readonly newId: () => string,
+    readonly subagentRunId?: string,
+  ) {}
+
+  private emit(event: AgUiEvent): void {
+    if (this.subagentRunId !== undefined) (event as { subagentRunId?: string }).subagentRunId = this.subagentRunId;
+    this.out(event);
+  }
+
+  /** Maps one loop event; gives the `loop_end` back when it ended the loop. */
+  next(event: LoopEvent): LoopEvent | undefined {
+    switch (event.type) {
+      case 'turn_start':
+        this.closeTurn();
+        this.step = event.answer ? `turn ${event.turn} (answer)` : `turn ${event.turn}`;
+        this.emit({ type: STEP_STARTED, stepName: this.step });
+        this.turnCalls.clear();
+        this.settled.clear();
+        this.waiting.clear();
+        this.assistantId = undefined;
+        this.finalized = false;
+        return undefined;
+      case 'message_start':
+        this.replyOpen = true;
+        this.assistantId = this.newId();
+        this.finalized = false;
+        return undefined;
+      case 'text_delta':
+        this.closeReasoning();
+        if (!this.textOpen) this.openText();
+        this.emit({ type: TEXT_MESSAGE_CONTENT, messageId: this.assistant(), delta: event.text });
+        return undefined;
+      case 'reasoning_delta':
+        if (this.reasoningId === undefined) {
+          this.reasoningId = this.newId();
+          this.emit({ type: REASONING_START, messageId: this.reasoningId });
+          this.emit({ type: REASONING_MESSAGE_START, messageId: this.reasoningId, role: 'reasoning' });
+        }
+        this.emit({ type: REASONING_MESSAGE_CONTENT, messageId: this.reasoningId, delta: event.text });
+        return undefined;
+      case 'tool_call_delta': {
+        this.closeReasoning();
+        const call = (this.calls[event.index] ??= { started: false, ended: false, args: '', held: '' });
+        if (call.ended) return undefined;
+        if (event.id !== undefined && call.id === undefined) call.id = event.id;
+        if (event.name !== undefined && call.name === undefined) call.name = event.name;
+        call.args += event.argumentsDelta;
+        if (!call.started) {
+          call.held += event.argumentsDelta;
+          if (call.id !== undefined && call.name !== undefined) this.startCall(call, call.id, call.name);
+        } else if (event.argumentsDelta !== '') {
+          this.emit({ type: TOOL_CALL_ARGS, toolCallId: call.id as string, delta: event.argumentsDelta });
+        }
+        return undefined;
+      }
+      case 'tool_call':
+        this.closeReasoning();
+        this.endCall(event.call);
+        return undefined;
+      case 'message_end':
+        this.closeReasoning();
+        this.closeCalls();
+        this.finish(event);
+        this.replyOpen = false;
+        return undefined;
+      case 'tool_approval':
+        this.waiting.set(event.call.id, event.call);
+        this.noteCalls(event.messages);
+        return undefined;
+      case 'tool_update':
+        if (event.event !== undefined) this.innerEvent(event.toolCallId, event.toolName, event.event);
+        return undefined;
+      case 'tool_result': {
+        const message = event.message;
+        this.closeInner(message.toolCallId, message.isError ? message.content : undefined);
+        this.settled.add(message.toolCallId);
+        this.waiting.delete(message.toolCallId);
+        this.noteCalls(event.messages);
+        this.emit({
+          type: TOOL_CALL_RESULT,
+          messageId: this.newId(),
+          toolCallId: message.toolCallId,
+          role: 'tool',
+          content: agUiContent(message.content, message.attachments),
+          metadata: { [AG_UI_METADATA_KEY]: resultNotes(message) },
+        });
+        return undefined;
+      }
+      case 'turn_end':
+        this.closeTurn();
+        return undefined;
+      case 'loop_end':
+        if (!this.finalized && this.assistantId !== undefined) this.finish(event.assistant);
+        this.closeTurn();
+        return event;
+      default:
+        return undefined;
+    }
+  }
+
+  /**
+   * H8's two requests: the turn waits for a person, and nothing else of it runs — its reply is over, and each of
+   * its calls has a result or waits. Then the run ends with the calls that wait, and the next run answers them.
+   */
+  suspended(): boolean {
+    if (this.waiting.size === 0 || this.replyOpen) return false;
+    for (const id of this.turnCalls) if (!this.settled.has(id) && !this.waiting.has(id)) return false;
+    return true;
+  }
+
+  /** Closes all that is open: inner loops, the message and its calls, the step. */
+  closeTurn(): void {
+    for (const id of [...this.inner.keys()]) this.closeInner(id, 'aborted');
+    this.closeReasoning();
+    this.closeCalls();
+    if (this.textOpen) {
+      this.textOpen = false;
+      this.emit({ type: TEXT_MESSAGE_END, messageId: this.assistant() });
+    }
+    if (this.step !== undefined) {
+      this.emit({ type: STEP_FINISHED, stepName: this.step });
+      this.step = undefined;
+    }
+  }
+
+  private assistant(): string {
+    return (this.assistantId ??= this.newId());
+  }
+
+  private openText(): void {
+    this.textOpen = true;
+    this.emit({ type: TEXT_MESSAGE_START, messageId: this.assistant(), role: 'assistant' });
+  }
+
+  // the calls of the turn as the history shows them: a resumed turn (turn 0) streams none of its calls
+  private noteCalls(messages: readonly AgentMessage[]): void {
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const message = messages[i];
+      if (message.role === 'toolResult') this.settled.add(message.toolCallId);
+      else {
+        if (message.role === 'assistant') for (const call of message.toolCalls ?? []) this.turnCalls.add(call.id);
+        return;
+      }
+    }
+  }
+
+  private startCall(call: StreamedCall, id: string, name: string): void {
+    call.started = true;
+    this.turnCalls.add(id);
+    this.emit({ type: TOOL_CALL_START, toolCallId: id, toolCallName: name, parentMessageId: this.assistant() });
+    if (call.held !== '') this.emit({ type: TOOL_CALL_ARGS, toolCallId: id, delta: call.held });
+    call.held = '';
+  }
+
+  private endCall(done: ToolCall): void {
+    // the call's streamed pieces: by its id, else the first without one (P9: a provider may send ids late)
+    let call = this.calls.find((c) => c.id === done.id && !c.ended) ?? this.calls.find((c) => c !== undefined && c.id === undefined && !c.ended);
+    if (call === undefined) {
+      call = { started: false, ended: false, args: '', held: '' };
+      this.calls.push(call);
+    }
+    call.id = done.id;
+    if (!call.started) {
+      if (call.args === '') call.held = call.args = JSON.stringify(done.input);
+      this.startCall(call, done.id, done.name);
+    }
+    call.ended = true;
+    this.turnCalls.add(done.id);
+    const notes = argumentsSay(call.args, done.input) ? undefined : { [AG_UI_METADATA_KEY]: { input: done.input } satisfies AgUiMessageNotes };
+    this.emit(notes === undefined ? { type: TOOL_CALL_END, toolCallId: done.id } : { type: TOOL_CALL_END, toolCallId: done.id, metadata: notes });
+  }
+
+  // a call cut before its tool_call is closed as the protocol needs, and marked: it is not in the history
+  private closeCalls(): void {
+    for (const call of this.calls) {
+      if (call === undefined || call.ended || !call.started) continue;
+      call.ended = true;
+      this.emit({ type: TOOL_CALL_END, toolCallId: call.id as string, metadata: { [AG_UI_METADATA_KEY]: { incomplete: true } } });
+    }
+    this.calls = [];
+  }
+
+  private closeReasoning(): void {
+    if (this.reasoningId === undefined) return;
+    this.emit({ type: REASONING_MESSAGE_END, messageId: this.reasoningId });
+    this.emit({ type: REASONING_END, messageId: this.reasoningId });
+    this.reasoningId = undefined;
+  }
+
+  /** The reply's end: its assistant message gets its stop reason (and P10's reasoning blocks), opened if it had no text. */
+  private finish(assistant: { stopReason: StopReason; errorMessage?: string; reasoning?: unknown[] }): void {
+    this.finalized = true;
+    if (!this.textOpen) this.openText();
+    const id = this.assistant();
+    if (assistant.reasoning !== undefined) {
+      this.emit({ type: REASONING_ENCRYPTED_VALUE, subtype: 'message', entityId: id, encryptedValue: JSON.stringify(assistant.reasoning) });
+    }
+    const notes: AgUiMessageNotes = { stopReason: assistant.stopReason };
+    if (assistant.errorMessage !== undefined) notes.errorMessage = assistant.errorMessage;
+    this.textOpen = false;
+    this.emit({ type: TEXT_MESSAGE_END, messageId: id, metadata: { [AG_UI_METADATA_KEY]: notes } });
+  }
+
+  // A1: an agent tool's inner loop is a subagent of this lane, started at its first event
+  private innerEvent(toolCallId: string, toolName: string, event: LoopEvent): void {
+    let lane = this.inner.get(toolCallId);
+    if (lane === undefined) {
+      if (event.type === 'loop_end') return;
+      lane = new Lane(this.out, this.newId, this.newId());
+      this.inner.set(toolCallId, lane);
+      const started: AgUiEvent = { type: SUBAGENT_STARTED, subagentRunId: lane.subagentRunId as string, name: toolName, parentToolCallId: toolCallId };
+      if (this.subagentRunId !== undefined) started.parentSubagentRunId = this.subagentRunId;
+      this.out(started);
+    }
+    const end = lane.next(event);
+    if (end?.type === 'loop_end') {
+      this.inner.delete(toolCallId);
+      this.endInner(lane, end.reason === 'error' || end.reason === 'aborted' ? (end.assistant.errorMessage ?? end.reason) : undefined);
+    }
+  }
+
+  private closeInner(toolCallId: string, error: string | undefined): void {
+    const lane = this.inner.get(toolCallId);
+    if (lane === undefined) return;
+    this.inner.delete(toolCallId);
+    lane.closeTurn();
+    this.endInner(lane, error ?? 'aborted');
+  }
+
+  private endInner(lane: Lane, error: string | undefined): void {
+    const subagentRunId = lane.subagentRunId as string;
+    this.out(
+      error === undefined
+        ? { type: SUBAGENT_FINISHED, subagentRunId, outcome: { type: 'success' } }
+        : { type: SUBAGENT_ERROR, subagentRunId, message: error },
+    );
+  }
+}
+
+// the streamed arguments say the input unless they parse to something else (a provider's repair, P9's empty arguments)
+function argumentsSay(args: string, input: Record<string, unknown>): boolean {
+  const expected = JSON.stringify(input);
+  if (args === expected) return true;
+  try {
+    return JSON.stringify(JSON.parse(args)) === expected;
+  } catch {
+    return false;
+  }
+}
+
+function tokenUsage(usage: Usage): TokenUsage[] {
+  const counts: TokenUsage = {
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    totalTokens: usage.inputTokens + usage.outputTokens,
+  };
+  if (usage.cacheReadTokens !== undefined) counts.cachedInputTokens = usage.cacheReadTokens;
+  if (usage.cacheWriteTokens !== undefined) counts.cacheWriteInputTokens = usage.cacheWriteTokens;
+  return [counts];
+}
+
+/** The interrupt of a call that waits for a person (H8): AG-UI's `tool_call` reason, its id the call's. */
+function interruptOf(call: ToolCall): Interrupt {
+  return {
+    id: call.id,
+    reason: 'tool_call',
+    toolCallId: call.id,
+    message: `${call.name} ${JSON.stringify(call.input)}`,
+    responseSchema: APPROVAL_RESPONSE_SCHEMA,
+  };
+}
+
+function randomRunId(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+/**
+ * A loop's or a conversation's events as AG-UI 1.0 events (U1): each loop one run, `RUN_STARTED` … `RUN_FINISHED`
+ * (`outcome` `success`, `cancelled` for an aborted loop, `interrupt` for calls that wait for a person) or
+ * `RUN_ERROR` (reason `error`, or the source's error); a turn a step (`turn N`); the reply's text a text message and
+ * its reasoning a reasoning message (start, content, end); calls as `TOOL_CALL_START` / `TOOL_CALL_ARGS` (from
+ * `tool_call_delta`, or the whole input at `tool_call`) / `TOOL_CALL_END` / `TOOL_CALL_RESULT`; the loop's usage,
+ * cache counts included, on the run's last event; an agent tool's inner loop as a subagent (`SUBAGENT_STARTED`, its
+ * events with its `subagentRunId`, `SUBAGENT_FINISHED` or `SUBAGENT_ERROR`). A `user_message` opens the next run
+ * (it is that run's prompt) as a user text message; `prompt_dropped` and plain tool progress have no AG-UI event.
+ *
+ * H8 in two requests: when every call of a turn has a result or waits for a person (`tool_approval`), the run ends
+ * with an `interrupt` per waiting call (id: the call's id, reason `tool_call`) and the output completes, which
+ * unsubscribes the loop; the client's messages then hold the history to resume, and `fromAgUiInput` turns the next
+ * request's `resume` into the loop's `decisions`.
+ *
+ * ```text
+ * loop:   1s-t--a-u-A-E2s-t-e-L|
+ * toAgUi: (RS)-(TC)-(ABC)-(DE)-R-F(SG)-(TC)-(DE)(FZ)|
+ * ```
+ * (R RUN_STARTED, S STEP_STARTED, T TEXT_MESSAGE_START, C content, A B C a call's start, args, end, D
+ * TEXT_MESSAGE_END, E/F STEP_FINISHED, R the result, Z RUN_FINISHED; groups drawn loosely)
+ *
+ * ```ts
+ * runEventedToolLoop({ provider, registry, messages })
+ *   .pipe(toAgUi({ threadId: input.threadId, runId: () => input.runId }))
+ *   .subscribe((event) => res.write(`data: ${JSON.stringify(event)}\n\n`));
+ * ```
+ */
+export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEvent, AgUiEvent> {
+  if (options === null || typeof options !== 'object') throw new TypeError(`toAgUi: options must be an object, got ${shown(options)}`);
+  const { threadId, runId = randomRunId } = options;
+  if (typeof threadId !== 'string' || threadId === '') throw new TypeError(`toAgUi: threadId must be a non-empty string, got ${shown(threadId)}`);
+  if (typeof runId !== 'function') throw new TypeError(`toAgUi: runId must be a function that returns a string, got ${shown(runId)}`);
+
+  return (source) =>
+    new Observable<AgUiEvent>((subscriber: Subscriber<AgUiEvent>) => {
+      const out = (event: AgUiEvent) => subscriber.next(event);
+      let run: string | undefined;
+      let count = 0;
+      let lane: Lane | undefined;
+      const newId = () => `${run}-${++count}`;
+      const start = (): Lane => {
+        if (lane !== undefined) return lane;
+        run = runId();
+        if (typeof run !== 'string' || run === '') throw new TypeError(`toAgUi: runId() must return a non-empty string, got ${shown(run)}`);
+        count = 0;
+        out({ type: RUN_STARTED, threadId, runId: run });
+        return (lane = new Lane(out, newId));
+      };
+      const end = (last: AgUiEvent) => {
+        lane?.closeTurn();
+        lane = undefined;
+        out(last);
+      };
+      return source.subscribe({
+        next(event) {
+          if (subscriber.closed) return;
+          try {
+            if (event.type === 'prompt_dropped') return;
+            const current = start();
+            if (event.type === 'user_message') {
+              const messageId = newId();
+              out({ type: TEXT_MESSAGE_START, messageId, role: 'user' });
+              if (event.message.content !== '') out({ type: TEXT_MESSAGE_CONTENT, messageId, delta: event.message.content });
+              out({ type: TEXT_MESSAGE_END, messageId });
+              return;
+            }
+            const ended = current.next(event);
+            if (ended?.type === 'loop_end') {
+              const usage = tokenUsage(ended.usage);
+              if (ended.reason === 'error') {
+                end({ type: RUN_ERROR, message: ended.assistant.errorMessage ?? 'error', usage });
+              } else {
+                const finished: AgUiEvent = { type: RUN_FINISHED, threadId, runId: run as string, usage };
+                finished.outcome = ended.reason === 'aborted' ? { type: 'cancelled' } : { type: 'success' };
+                if (ended.output !== undefined && ended.reason !== 'aborted') finished.result = ended.output;
+                end(finished);
+              }
+            } else if (current.suspended()) {
+              const interrupts = [...current.waiting.values()].map(interruptOf);
+              end({ type: RUN_FINISHED, threadId, runId: run as string, outcome: { type: 'interrupt', interrupts } });
+              subscriber.complete();
+            }
+          } catch (error) {
+            subscriber.error(error);
+          }
+        },
+        error(error: unknown) {
+          if (lane === undefined) start();
+          end({ type: RUN_ERROR, message: errorText(error) });
+          subscriber.complete();
+        },
+        complete() {
+          // the source ended without a loop_end (taken until something): whoever ran it stopped it
+          if (lane !== undefined) end({ type: RUN_FINISHED, threadId, runId: run as string, outcome: { type: 'cancelled' } });
+          subscriber.complete();
+        },
+      });
+    });
+}
