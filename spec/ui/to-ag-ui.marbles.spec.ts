@@ -7,6 +7,7 @@ import { toAgUi, APPROVAL_RESPONSE_SCHEMA, type AgUiEvent } from '../../src/ui/i
 
 const user: AgentMessage = { role: 'user', content: 'go' };
 const echo: ToolCall = { id: 'c1', name: 'echo', input: { text: 'x' } };
+const slow: ToolCall = { id: 'c2', name: 'slow', input: {} };
 const asked: AgentMessage = { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [echo] };
 const usage = { inputTokens: 10, outputTokens: 4, cacheReadTokens: 6 };
 
@@ -20,6 +21,9 @@ const loop: Record<string, ConversationEvent> = {
   u: { type: 'message_end', stopReason: 'toolUse' },
   e: { type: 'message_end', stopReason: 'stop', usage },
   W: { type: 'tool_approval', call: echo, messages: [user, asked] },
+  d: { type: 'tool_call', call: slow },
+  g: { type: 'tool_start', call: slow },
+  B: { type: 'tool_result', message: { role: 'toolResult', toolCallId: 'c2', toolName: 'slow', content: 'S', isError: false }, messages: [] },
   E: { type: 'turn_end', turn: 1, assistant: { role: 'assistant', content: 'Hi', stopReason: 'stop' }, toolResults: [], messages: [], usage },
   L: { type: 'loop_end', reason: 'stop', assistant: { role: 'assistant', content: 'Hi', stopReason: 'stop' }, messages: [], usage },
   X: { type: 'loop_end', reason: 'aborted', assistant: { role: 'assistant', content: 'H', stopReason: 'aborted', errorMessage: 'aborted' }, messages: [], usage },
@@ -110,6 +114,22 @@ describe('toAgUi as marbles (U1)', () => {
         P: { type: 'TOOL_CALL_ARGS', toolCallId: 'c1', delta: '{"text":"x"}' } as AgUiEvent,
       });
       expectSubscriptions(source.subscriptions).toBe('^-------------------!');
+    });
+  });
+
+  it('U1, H8: while another call of the turn runs, the run goes on; it ends with the interrupt once that call has its result', () => {
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('1---s---d---g---c---W---u---B---', loop);
+      const started = (id: string, name: string, args: string): AgUiEvent[] => [
+        { type: 'TOOL_CALL_START', toolCallId: id, toolCallName: name, parentMessageId: 'r1-1' } as AgUiEvent,
+        { type: 'TOOL_CALL_ARGS', toolCallId: id, delta: args } as AgUiEvent,
+        { type: 'TOOL_CALL_END', toolCallId: id } as AgUiEvent,
+      ];
+      const [O, P, N] = started('c2', 'slow', '{}');
+      const [o, p, n] = started('c1', 'echo', '{"text":"x"}');
+      const X = { type: 'TOOL_CALL_RESULT', messageId: 'r1-2', toolCallId: 'c2', role: 'tool', content: 'S', metadata: { 'rx-tool-loop': { toolName: 'slow', isError: false } } } as AgUiEvent;
+      expectObservable(source.pipe(toAgUi({ threadId: 'th', runId: runIds() }))).toBe('(RS)----(OPN)---(opn)---(TU)(XFI|)', { ...agUi, O, P, N, o, p, n, X });
+      expectSubscriptions(source.subscriptions).toBe('^---------------------------!');
     });
   });
 

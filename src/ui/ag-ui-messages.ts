@@ -227,7 +227,7 @@ export function fromAgUiMessages(messages: readonly Message[]): AgentMessage[] {
       case 'activity':
         return;
       default:
-        throw new TypeError(`fromAgUiMessages: ${where} has role ${shown((message as { role: unknown }).role)}, which the loop does not take`);
+        throw new TypeError(`fromAgUiMessages: ${where} has role ${JSON.stringify((message as { role: unknown }).role)}, which the loop does not take`);
     }
   });
   sortResults();

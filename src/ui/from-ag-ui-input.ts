@@ -57,7 +57,7 @@ export function fromAgUiInput(input: RunAgentInput): AgUiRun {
     const where = `resume[${i}]`;
     if (!isPlainObject(entry)) throw new TypeError(`fromAgUiInput: ${where} must be an object, got ${shown(entry)}`);
     if (!waiting.has(entry.interruptId)) {
-      throw new TypeError(`fromAgUiInput: ${where}.interruptId ${shown(entry.interruptId)} names no call that waits in messages`);
+      throw new TypeError(`fromAgUiInput: ${where}.interruptId ${JSON.stringify(entry.interruptId)} names no call that waits in messages`);
     }
     return { toolCallId: entry.interruptId, decision: decisionOf(entry, where) };
   });

@@ -1,6 +1,6 @@
 import { Observable, type OperatorFunction, type Subscriber } from 'rxjs';
 import type { Event, EventType, Interrupt, TokenUsage } from '@ag-ui/core';
-import type { AgentMessage, ConversationEvent, LoopEvent, StopReason, ToolCall, Usage } from '../types.js';
+import type { ConversationEvent, LoopEvent, StopReason, ToolCall, Usage } from '../types.js';
 import { errorText, shown } from '../util/values.js';
 import { AG_UI_METADATA_KEY, agUiContent, resultNotes, type AgUiMessageNotes } from './ag-ui-messages.js';
 
@@ -75,9 +75,8 @@ class Lane {
   private reasoningId: string | undefined;
   private calls: StreamedCall[] = [];
   private readonly inner = new Map<string, Lane>();
-  // the two-request approval (H8): the turn's calls, the ones settled, the ones waiting for a person
-  private readonly turnCalls = new Set<string>();
-  private readonly settled = new Set<string>();
+  // the two-request approval (H8): the calls that run (tool_start, no result yet), the ones waiting for a person
+  private readonly running = new Set<string>();
   readonly waiting = new Map<string, ToolCall>();
   replyOpen = false;
 
@@ -99,8 +98,7 @@ class Lane {
         this.closeTurn();
         this.step = event.answer ? `turn ${event.turn} (answer)` : `turn ${event.turn}`;
         this.emit({ type: STEP_STARTED, stepName: this.step });
-        this.turnCalls.clear();
-        this.settled.clear();
+        this.running.clear();
         this.waiting.clear();
         this.assistantId = undefined;
         this.finalized = false;
@@ -150,7 +148,9 @@ class Lane {
         return undefined;
       case 'tool_approval':
         this.waiting.set(event.call.id, event.call);
-        this.noteCalls(event.messages);
+        return undefined;
+      case 'tool_start':
+        this.running.add(event.call.id);
         return undefined;
       case 'tool_update':
         if (event.event !== undefined) this.innerEvent(event.toolCallId, event.toolName, event.event);
@@ -158,9 +158,8 @@ class Lane {
       case 'tool_result': {
         const message = event.message;
         this.closeInner(message.toolCallId, message.isError ? message.content : undefined);
-        this.settled.add(message.toolCallId);
+        this.running.delete(message.toolCallId);
         this.waiting.delete(message.toolCallId);
-        this.noteCalls(event.messages);
         this.emit({
           type: TOOL_CALL_RESULT,
           messageId: this.newId(),
@@ -184,13 +183,12 @@ class Lane {
   }
 
   /**
-   * H8's two requests: the turn waits for a person, and nothing else of it runs — its reply is over, and each of
-   * its calls has a result or waits. Then the run ends with the calls that wait, and the next run answers them.
+   * H8's two requests: the turn waits for a person and nothing of it runs — its reply is over, no call is between
+   * its tool_start and its result. Then the run ends with the calls that wait; the next run answers them, and its
+   * turn 0 (R22) resumes every call of the turn that has no result (those behind `maxConcurrency` or a hook too).
    */
   suspended(): boolean {
-    if (this.waiting.size === 0 || this.replyOpen) return false;
-    for (const id of this.turnCalls) if (!this.settled.has(id) && !this.waiting.has(id)) return false;
-    return true;
+    return this.waiting.size > 0 && !this.replyOpen && this.running.size === 0;
   }
 
   /** Closes all that is open: inner loops, the message and its calls, the step. */
@@ -217,21 +215,8 @@ class Lane {
     this.emit({ type: TEXT_MESSAGE_START, messageId: this.assistant(), role: 'assistant' });
   }
 
-  // the calls of the turn as the history shows them: a resumed turn (turn 0) streams none of its calls
-  private noteCalls(messages: readonly AgentMessage[]): void {
-    for (let i = messages.length - 1; i >= 0; i--) {
-      const message = messages[i];
-      if (message.role === 'toolResult') this.settled.add(message.toolCallId);
-      else {
-        if (message.role === 'assistant') for (const call of message.toolCalls ?? []) this.turnCalls.add(call.id);
-        return;
-      }
-    }
-  }
-
   private startCall(call: StreamedCall, id: string, name: string): void {
     call.started = true;
-    this.turnCalls.add(id);
     this.emit({ type: TOOL_CALL_START, toolCallId: id, toolCallName: name, parentMessageId: this.assistant() });
     if (call.held !== '') this.emit({ type: TOOL_CALL_ARGS, toolCallId: id, delta: call.held });
     call.held = '';
@@ -250,7 +235,6 @@ class Lane {
       this.startCall(call, done.id, done.name);
     }
     call.ended = true;
-    this.turnCalls.add(done.id);
     const notes = argumentsSay(call.args, done.input) ? undefined : { [AG_UI_METADATA_KEY]: { input: done.input } satisfies AgUiMessageNotes };
     this.emit(notes === undefined ? { type: TOOL_CALL_END, toolCallId: done.id } : { type: TOOL_CALL_END, toolCallId: done.id, metadata: notes });
   }
