@@ -24,6 +24,8 @@ export interface AgUiMessageNotes {
   toolName?: string;
   isError?: boolean;
   details?: unknown;
+  /** On an assistant message: its calls' ids in the history's order, when the client holds them in another. */
+  callOrder?: string[];
   /** On a call: its input as the loop parsed it, when the streamed arguments do not parse to it. */
   input?: Record<string, unknown>;
   /** On a call: it never completed (the reply was cut): it is not part of the history. */
@@ -197,6 +199,10 @@ export function fromAgUiMessages(messages: readonly Message[]): AgentMessage[] {
             name: call.function.name,
             input: callInput(call, notesOf(call.metadata), `fromAgUiMessages: ${where}.toolCalls[${i}]`),
           }));
+        if (notes.callOrder !== undefined) {
+          const order = notes.callOrder;
+          calls = [...calls].sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
+        }
         const assistant: AssistantMessage = {
           role: 'assistant',
           content: message.content ?? '',

@@ -1,6 +1,7 @@
 import { Observable, type OperatorFunction, type Subscriber } from 'rxjs';
 import type { Event, EventType, Interrupt, TokenUsage } from '@ag-ui/core';
 import type { ConversationEvent, LoopEvent, StopReason, ToolCall, Usage } from '../types.js';
+import { HeldSubscriber } from '../util/held-subscriber.js';
 import { errorText, shown } from '../util/values.js';
 import { AG_UI_METADATA_KEY, agUiContent, resultNotes, type AgUiMessageNotes } from './ag-ui-messages.js';
 
@@ -68,12 +69,20 @@ interface StreamedCall {
  */
 class Lane {
   private step: string | undefined;
+  private turn = 0;
   private assistantId: string | undefined;
   private textOpen = false;
   /** The turn's assistant message got its stop reason (message_end). */
   private finalized = false;
+  /** What the turn's assistant message was told at its end. */
+  private sent: AgUiMessageNotes | undefined;
   private reasoningId: string | undefined;
+  /** The reply's calls, in the order they began, and those that streamed by their P9 index. */
   private calls: StreamedCall[] = [];
+  private readonly byIndex = new Map<number, StreamedCall>();
+  /** The order the calls started in (the client's order) and the order they came whole (the history's, R4). */
+  private startOrder: string[] = [];
+  private callOrder: string[] = [];
   private readonly inner = new Map<string, Lane>();
   // the two-request approval (H8): the calls that run (tool_start, no result yet), the ones waiting for a person
   private readonly running = new Set<string>();
@@ -97,16 +106,20 @@ class Lane {
       case 'turn_start':
         this.closeTurn();
         this.step = event.answer ? `turn ${event.turn} (answer)` : `turn ${event.turn}`;
+        this.turn = event.turn;
         this.emit({ type: STEP_STARTED, stepName: this.step });
         this.running.clear();
         this.waiting.clear();
         this.assistantId = undefined;
         this.finalized = false;
+        this.sent = undefined;
         return undefined;
       case 'message_start':
         this.replyOpen = true;
         this.assistantId = this.newId();
         this.finalized = false;
+        this.startOrder = [];
+        this.callOrder = [];
         return undefined;
       case 'text_delta':
         this.closeReasoning();
@@ -123,7 +136,12 @@ class Lane {
         return undefined;
       case 'tool_call_delta': {
         this.closeReasoning();
-        const call = (this.calls[event.index] ??= { started: false, ended: false, args: '', held: '' });
+        let call = this.byIndex.get(event.index);
+        if (call === undefined) {
+          call = { started: false, ended: false, args: '', held: '' };
+          this.byIndex.set(event.index, call);
+          this.calls.push(call);
+        }
         if (call.ended) return undefined;
         if (event.id !== undefined && call.id === undefined) call.id = event.id;
         if (event.name !== undefined && call.name === undefined) call.name = event.name;
@@ -132,7 +150,7 @@ class Lane {
           call.held += event.argumentsDelta;
           if (call.id !== undefined && call.name !== undefined) this.startCall(call, call.id, call.name);
         } else if (event.argumentsDelta !== '') {
-          this.emit({ type: TOOL_CALL_ARGS, toolCallId: call.id as string, delta: event.argumentsDelta });
+          this.emit({ type: TOOL_CALL_ARGS, toolCallId: this.callId(call.id as string), delta: event.argumentsDelta });
         }
         return undefined;
       }
@@ -163,7 +181,7 @@ class Lane {
         this.emit({
           type: TOOL_CALL_RESULT,
           messageId: this.newId(),
-          toolCallId: message.toolCallId,
+          toolCallId: this.callId(message.toolCallId),
           role: 'tool',
           content: agUiContent(message.content, message.attachments),
           metadata: { [AG_UI_METADATA_KEY]: resultNotes(message) },
@@ -171,12 +189,18 @@ class Lane {
         return undefined;
       }
       case 'turn_end':
-        this.closeTurn();
-        return undefined;
       case 'loop_end':
-        if (!this.finalized && this.assistantId !== undefined) this.finish(event.assistant);
+        // the turn's assistant message as the history holds it (turn 0 has none): a reply cut before its end gets it
+        // now, and one the loop judged otherwise than its message_end (an abort at that moment) is told again
+        if (this.step !== undefined && this.turn !== 0) {
+          if (!this.finalized) this.finish(event.assistant);
+          else if (this.sent?.stopReason !== event.assistant.stopReason || this.sent.errorMessage !== event.assistant.errorMessage) {
+            this.openText();
+            this.finish({ stopReason: event.assistant.stopReason, errorMessage: event.assistant.errorMessage });
+          }
+        }
         this.closeTurn();
-        return event;
+        return event.type === 'loop_end' ? event : undefined;
       default:
         return undefined;
     }
@@ -206,6 +230,12 @@ class Lane {
     }
   }
 
+  // an inner loop's call ids are its own: two inner loops (or an inner and the outer one) may use the same, and the
+  // protocol's are one space per run, so a subagent's carry its subagentRunId
+  private callId(id: string): string {
+    return this.subagentRunId === undefined ? id : `${this.subagentRunId}/${id}`;
+  }
+
   private assistant(): string {
     return (this.assistantId ??= this.newId());
   }
@@ -217,14 +247,15 @@ class Lane {
 
   private startCall(call: StreamedCall, id: string, name: string): void {
     call.started = true;
-    this.emit({ type: TOOL_CALL_START, toolCallId: id, toolCallName: name, parentMessageId: this.assistant() });
-    if (call.held !== '') this.emit({ type: TOOL_CALL_ARGS, toolCallId: id, delta: call.held });
+    this.startOrder.push(id);
+    this.emit({ type: TOOL_CALL_START, toolCallId: this.callId(id), toolCallName: name, parentMessageId: this.assistant() });
+    if (call.held !== '') this.emit({ type: TOOL_CALL_ARGS, toolCallId: this.callId(id), delta: call.held });
     call.held = '';
   }
 
   private endCall(done: ToolCall): void {
     // the call's streamed pieces: by its id, else the first without one (P9: a provider may send ids late)
-    let call = this.calls.find((c) => c.id === done.id && !c.ended) ?? this.calls.find((c) => c !== undefined && c.id === undefined && !c.ended);
+    let call = this.calls.find((c) => c.id === done.id && !c.ended) ?? this.calls.find((c) => c.id === undefined && !c.ended);
     if (call === undefined) {
       call = { started: false, ended: false, args: '', held: '' };
       this.calls.push(call);
@@ -235,18 +266,21 @@ class Lane {
       this.startCall(call, done.id, done.name);
     }
     call.ended = true;
+    this.callOrder.push(done.id);
     const notes = argumentsSay(call.args, done.input) ? undefined : { [AG_UI_METADATA_KEY]: { input: done.input } satisfies AgUiMessageNotes };
-    this.emit(notes === undefined ? { type: TOOL_CALL_END, toolCallId: done.id } : { type: TOOL_CALL_END, toolCallId: done.id, metadata: notes });
+    const toolCallId = this.callId(done.id);
+    this.emit(notes === undefined ? { type: TOOL_CALL_END, toolCallId } : { type: TOOL_CALL_END, toolCallId, metadata: notes });
   }
 
   // a call cut before its tool_call is closed as the protocol needs, and marked: it is not in the history
   private closeCalls(): void {
     for (const call of this.calls) {
-      if (call === undefined || call.ended || !call.started) continue;
+      if (call.ended || !call.started) continue;
       call.ended = true;
-      this.emit({ type: TOOL_CALL_END, toolCallId: call.id as string, metadata: { [AG_UI_METADATA_KEY]: { incomplete: true } } });
+      this.emit({ type: TOOL_CALL_END, toolCallId: this.callId(call.id as string), metadata: { [AG_UI_METADATA_KEY]: { incomplete: true } } });
     }
     this.calls = [];
+    this.byIndex.clear();
   }
 
   private closeReasoning(): void {
@@ -266,6 +300,10 @@ class Lane {
     }
     const notes: AgUiMessageNotes = { stopReason: assistant.stopReason };
     if (assistant.errorMessage !== undefined) notes.errorMessage = assistant.errorMessage;
+    // a call that streamed before an earlier one came whole: the client holds them as they started
+    const started = this.startOrder.filter((id) => this.callOrder.includes(id));
+    if (started.some((id, i) => id !== this.callOrder[i])) notes.callOrder = this.callOrder;
+    this.sent = notes;
     this.textOpen = false;
     this.emit({ type: TEXT_MESSAGE_END, messageId: id, metadata: { [AG_UI_METADATA_KEY]: notes } });
   }
@@ -277,7 +315,7 @@ class Lane {
       if (event.type === 'loop_end') return;
       lane = new Lane(this.out, this.newId, this.newId());
       this.inner.set(toolCallId, lane);
-      const started: AgUiEvent = { type: SUBAGENT_STARTED, subagentRunId: lane.subagentRunId as string, name: toolName, parentToolCallId: toolCallId };
+      const started: AgUiEvent = { type: SUBAGENT_STARTED, subagentRunId: lane.subagentRunId as string, name: toolName, parentToolCallId: this.callId(toolCallId) };
       if (this.subagentRunId !== undefined) started.parentSubagentRunId = this.subagentRunId;
       this.out(started);
     }
@@ -397,9 +435,9 @@ export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEve
         lane = undefined;
         out(last);
       };
-      return source.subscribe({
+      // held before it subscribes: an interrupt closes the loop at once, also within its synchronous start (C3)
+      const upstream = new HeldSubscriber<ConversationEvent>({
         next(event) {
-          if (subscriber.closed) return;
           try {
             if (event.type === 'prompt_dropped') return;
             const current = start();
@@ -423,10 +461,12 @@ export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEve
               }
             } else if (current.suspended()) {
               const interrupts = [...current.waiting.values()].map(interruptOf);
+              upstream.unsubscribe();
               end({ type: RUN_FINISHED, threadId, runId: run as string, outcome: { type: 'interrupt', interrupts } });
               subscriber.complete();
             }
           } catch (error) {
+            upstream.unsubscribe();
             subscriber.error(error);
           }
         },
@@ -441,5 +481,7 @@ export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEve
           subscriber.complete();
         },
       });
+      subscriber.add(upstream);
+      source.subscribe(upstream);
     });
 }
