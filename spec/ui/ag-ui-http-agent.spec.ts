@@ -18,7 +18,7 @@ import { verified } from './ag-ui-check.js';
 // U6, the AG-UI half: a node:http server serves the loop as AG-UI over SSE (POST RunAgentInput -> fromAgUiInput ->
 // the loop -> toAgUi -> SSE), and @ag-ui/client's own HttpAgent runs against it on 127.0.0.1.
 
-/** A spec-local SSE writer (U3's writeSse is another piece): a `data:` line per event; the client's disconnect unsubscribes. */
+/** A spec-local SSE writer (the library's writeSse is another piece): a `data:` line per event; the client's disconnect unsubscribes. */
 function writeEvents(response: ServerResponse, events$: Observable<AgUiEvent>): Subscription {
   response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const subscription = events$.subscribe({

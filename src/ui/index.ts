@@ -1,5 +1,5 @@
 /**
- * `rx-tool-loop/ui` (U1–U7): a run's events on the wire in the protocols front-ends speak — AG-UI and the AI SDK's
+ * `rx-tool-loop/ui`: a run's events on the wire in the protocols front-ends speak — AG-UI and the AI SDK's
  * UI message stream — over SSE with resume. Its types come from the optional peers `@ag-ui/core` and `ai`.
  */
 export { toAgUi, APPROVAL_RESPONSE_SCHEMA } from './to-ag-ui.js';
