@@ -106,6 +106,17 @@ describe('toAgUi as marbles (U1)', () => {
     });
   });
 
+  it('U1, H8: the diagram of toAgUi’s doc comment: a whole call, the reply’s end, the call waits: the interrupt, and the loop unsubscribed', () => {
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('1---s---c-------u---W---', loop);
+      expectObservable(source.pipe(toAgUi({ threadId: 'th', runId: runIds() }))).toBe('(RS)----(OPN)---(TU)(FI|)', {
+        ...agUi,
+        P: { type: 'TOOL_CALL_ARGS', toolCallId: 'c1', delta: '{"text":"x"}' } as AgUiEvent,
+      });
+      expectSubscriptions(source.subscriptions).toBe('^-------------------!');
+    });
+  });
+
   it('U1, H8: a call that waits while the reply still streams ends the run only at message_end', () => {
     scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
       const source = cold('1---s---c---W---t---u---', loop);

@@ -33,7 +33,7 @@ export interface AgUiMessageNotes {
 }
 
 /** An attachment as an AG-UI content part (F4): an image, audio, or a document part, its bytes inline or by URL. */
-export function attachmentPart(attachment: Attachment): ContentPart {
+export function agUiPart(attachment: Attachment): ContentPart {
   const source =
     attachment.data !== undefined
       ? { type: 'data' as const, value: attachment.data, mimeType: attachment.mimeType }
@@ -45,7 +45,7 @@ export function attachmentPart(attachment: Attachment): ContentPart {
 /** A message's text and its attachments as AG-UI content: the text alone, or a text part and one part each. */
 export function agUiContent(content: string, attachments: readonly Attachment[] | undefined): string | ContentPart[] {
   if (attachments === undefined || attachments.length === 0) return content;
-  return [{ type: 'text', text: content }, ...attachments.map(attachmentPart)];
+  return [{ type: 'text', text: content }, ...attachments.map(agUiPart)];
 }
 
 function notesOf(metadata: unknown): AgUiMessageNotes {

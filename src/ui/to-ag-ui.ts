@@ -390,23 +390,26 @@ function randomRunId(): string {
  * cache counts included, on the run's last event; an agent tool's inner loop as a subagent (`SUBAGENT_STARTED`, its
  * events with its `subagentRunId`, `SUBAGENT_FINISHED` or `SUBAGENT_ERROR`). A `user_message` opens the next run
  * (it is that run's prompt) as a user text message; `prompt_dropped` and plain tool progress have no AG-UI event.
+ * What AG-UI has no field for rides `metadata['rx-tool-loop']`, so that a client's messages, read by
+ * `fromAgUiMessages`, are the loop's history.
  *
- * H8 in two requests: when every call of a turn has a result or waits for a person (`tool_approval`), the run ends
- * with an `interrupt` per waiting call (id: the call's id, reason `tool_call`) and the output completes, which
- * unsubscribes the loop; the client's messages then hold the history to resume, and `fromAgUiInput` turns the next
- * request's `resume` into the loop's `decisions`.
+ * H8 in two requests: once a call waits for a person (`tool_approval`), the reply is over and no call runs, the run
+ * ends with an `interrupt` per waiting call (id: the call's id, reason `tool_call`) and the output completes, which
+ * unsubscribes the loop at once; `fromAgUiInput` turns the next request's `resume` into the loop's `decisions`.
  *
  * ```text
- * loop:   1s-t--a-u-A-E2s-t-e-L|
- * toAgUi: (RS)-(TC)-(ABC)-(DE)-R-F(SG)-(TC)-(DE)(FZ)|
+ * loop:    1---s---t---e---E---L|      turn_start 1, message_start, text_delta, message_end, turn_end, loop_end
+ * toAgUi:  (RS)----(TC)D---F---Z|      RUN_STARTED, STEP_STARTED; TEXT_MESSAGE_START, _CONTENT; _END; STEP_FINISHED; RUN_FINISHED
+ *
+ * loop:    1---s---c-------u---W---    ... a call (c), message_end toolUse (u), the call waits (W)
+ * toAgUi:  (RS)----(OPN)---(TU)(FI|)   TOOL_CALL_START, _ARGS, _END; the message ends; STEP_FINISHED, RUN_FINISHED interrupt
+ * loop:    ^-------------------!       unsubscribed at the interrupt
  * ```
- * (R RUN_STARTED, S STEP_STARTED, T TEXT_MESSAGE_START, C content, A B C a call's start, args, end, D
- * TEXT_MESSAGE_END, E/F STEP_FINISHED, R the result, Z RUN_FINISHED; groups drawn loosely)
  *
  * ```ts
  * runEventedToolLoop({ provider, registry, messages })
  *   .pipe(toAgUi({ threadId: input.threadId, runId: () => input.runId }))
- *   .subscribe((event) => res.write(`data: ${JSON.stringify(event)}\n\n`));
+ *   .subscribe((event) => response.write(`data: ${JSON.stringify(event)}\n\n`));
  * ```
  */
 export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEvent, AgUiEvent> {
