@@ -76,8 +76,8 @@ describe('CONTRACT.md and the rule numbers cited in the repository agree', () =>
 
   const rule = /\b([RPTHCVSMOAFJLU])(\d+)\b/g;
   const range = /\b([RPTHCVSMOAFJLU])(\d+)\s*[–-]\s*([RPTHCVSMOAFJLU])(\d+)\b/g;
-  /** Words that look like rule numbers and are not: V8 is the JavaScript engine, S04 the playground's name for scenario 01-s04. */
-  const notRules = new Set(['V8', 'S04']);
+  /** Words that look like rule numbers and are not: V8 is the JavaScript engine, S04 the playground's name for scenario 01-s04, (U1) two events of a marble diagram (a user message, a turn). */
+  const notRules = new Set(['V8', 'S04', 'U1']);
   const isSource = (file: string) => /\.(ts|md|js|mjs|cjs)$/.test(file);
   const citing = files.filter(
     (file) => isSource(file) && (file === 'README.md' || /^(src|spec|marbles|examples|docs)\//.test(file)) && file !== self,
@@ -165,7 +165,7 @@ function testNames(text: string): string[] {
 const namedInTests = new Set(
   testFiles.flatMap((file) =>
     testNames(read(file)).flatMap((name) =>
-      [...name.replace(/\b([A-Z])\d+\s*[–-]\s*\1?\d+\b/g, ' ').matchAll(/\b([RPTHCVSMOAFJLUD])(\d+)\b/g)]
+      [...name.replace(/\b([A-Z])\d+\s*[–-]\s*\1?\d+\b/g, ' ').matchAll(/\b([RPTHCVSMOAFJLDU])(\d+)\b/g)]
         .map((match) => `${match[1]}${match[2]}`)
         .filter((id) => !id.startsWith('D') || file.startsWith('spec/restate/')),
     ),
