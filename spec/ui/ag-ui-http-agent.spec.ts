@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { HttpAgent } from '@ag-ui/client';
 import type { RunAgentInput } from '@ag-ui/core';
-import { defer, finalize, interval, map, NEVER, Observable, type Subscription } from 'rxjs';
+import { defer, finalize, interval, map, NEVER, Observable } from 'rxjs';
 import {
   runEventedToolLoop,
   ToolRegistry,
@@ -11,24 +11,12 @@ import {
   type LoopEvent,
   type Provider,
   type ProviderEvent,
-} from '../../src/index.js';
-import { fromAgUiInput, fromAgUiMessages, toAgUi, type AgUiEvent } from '../../src/ui/index.js';
+} from 'rx-tool-loop';
+import { fromAgUiInput, fromAgUiMessages, toAgUi, writeSse, type AgUiEvent } from 'rx-tool-loop/ui';
 import { verified } from './ag-ui-check.js';
 
 // U6, the AG-UI half: a node:http server serves the loop as AG-UI over SSE (POST RunAgentInput -> fromAgUiInput ->
-// the loop -> toAgUi -> SSE), and @ag-ui/client's own HttpAgent runs against it on 127.0.0.1.
-
-/** A spec-local SSE writer (the library's writeSse is another piece): a `data:` line per event; the client's disconnect unsubscribes. */
-function writeEvents(response: ServerResponse, events$: Observable<AgUiEvent>): Subscription {
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const subscription = events$.subscribe({
-    next: (event) => response.write(`data: ${JSON.stringify(event)}\n\n`),
-    error: () => response.end(),
-    complete: () => response.end(),
-  });
-  response.on('close', () => subscription.unsubscribe());
-  return subscription;
-}
+// the loop -> toAgUi -> writeSse), and @ag-ui/client's own HttpAgent runs against it on 127.0.0.1.
 
 /** The model: asks for `send` (or `wait`) on the user's prompt, answers once it has the result. */
 const provider: Provider = ({ messages }) => {
@@ -106,7 +94,7 @@ async function handle(request: IncomingMessage, response: ServerResponse): Promi
     toAgUi({ threadId: input.threadId, runId: () => input.runId }),
     map((event) => (agUi.push(event), event)),
   );
-  writeEvents(response, events$);
+  writeSse(response, events$);
 }
 
 let server: Server;

@@ -407,9 +407,9 @@ function randomRunId(): string {
  * ```
  *
  * ```ts
- * runEventedToolLoop({ provider, registry, messages })
- *   .pipe(toAgUi({ threadId: input.threadId, runId: () => input.runId }))
- *   .subscribe((event) => response.write(`data: ${JSON.stringify(event)}\n\n`));
+ * const run = fromAgUiInput(input); // the request's RunAgentInput
+ * const events$ = runEventedToolLoop({ provider, registry, messages: run.messages });
+ * writeSse(response, events$.pipe(toAgUi({ threadId: run.threadId, runId: () => run.runId })));
  * ```
  */
 export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEvent, AgUiEvent> {
