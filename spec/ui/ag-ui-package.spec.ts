@@ -50,4 +50,47 @@ describe('rx-tool-loop/ui, with @ag-ui/core an optional peer of types only', () 
     writeFileSync(join(project, file), script(load));
     expect(execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8' })).toBe(expected);
   });
+
+  it('U1: with @ag-ui/core beside it, a TypeScript consumer of rx-tool-loop/ui type-checks (nodenext, skipLibCheck false)', () => {
+    const withPeer = join(project, 'with-ag-ui');
+    mkdirSync(join(withPeer, 'node_modules/@ag-ui'), { recursive: true });
+    mkdirSync(join(withPeer, 'node_modules/@types'), { recursive: true });
+    writeFileSync(join(withPeer, 'package.json'), JSON.stringify({ name: 'with-ag-ui', version: '1.0.0', private: true }));
+    // a copy, not a link: the package's declarations find @ag-ui/core beside it, as in an install
+    cpSync(join(project, 'node_modules/rx-tool-loop'), join(withPeer, 'node_modules/rx-tool-loop'), { recursive: true });
+    symlinkSync(join(root, 'node_modules/rxjs'), join(withPeer, 'node_modules/rxjs'), 'dir');
+    symlinkSync(join(root, 'node_modules/@ag-ui/core'), join(withPeer, 'node_modules/@ag-ui/core'), 'dir');
+    // writeSse takes node:http's ServerResponse
+    symlinkSync(join(root, 'node_modules/@types/node'), join(withPeer, 'node_modules/@types/node'), 'dir');
+    writeFileSync(join(withPeer, 'consumer.ts'), consumerTs);
+    const config = {
+      compilerOptions: { strict: true, noEmit: true, skipLibCheck: false, module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2022', lib: ['ES2022', 'DOM'], types: ['node'] },
+      files: ['consumer.ts'],
+    };
+    writeFileSync(join(withPeer, 'tsconfig.json'), JSON.stringify(config));
+    const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
+    const checked = (() => {
+      try {
+        return execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: withPeer, encoding: 'utf8', stdio: 'pipe' });
+      } catch (error) {
+        return String((error as { stdout?: string }).stdout ?? error);
+      }
+    })();
+    expect(checked).toBe('');
+  }, 60_000);
 });
+
+const consumerTs = `import type { Message, RunAgentInput } from '@ag-ui/core';
+import type { Observable } from 'rxjs';
+import type { ConversationEvent } from 'rx-tool-loop';
+import { fromAgUiInput, fromAgUiMessages, toAgUi, toAgUiMessages, type AgUiEvent, type AgUiRun } from 'rx-tool-loop/ui';
+
+declare const input: RunAgentInput;
+declare const events$: Observable<ConversationEvent>;
+const run: AgUiRun = fromAgUiInput(input);
+const out: Observable<AgUiEvent> = events$.pipe(toAgUi({ threadId: run.threadId, runId: () => run.runId }));
+const messages: Message[] = toAgUiMessages(fromAgUiMessages(input.messages));
+out.subscribe((event) => {
+  if (event.type === 'RUN_FINISHED' && event.outcome?.type === 'interrupt') console.log(event.outcome.interrupts[0]?.toolCallId, messages.length);
+});
+`;
