@@ -6,6 +6,7 @@ import {
   reduceViewModel,
   runEventedToolLoop,
   scriptedProvider,
+  toolProgress,
   ToolRegistry,
   type AgentMessage,
   type ApprovalAnswer,
@@ -17,14 +18,14 @@ import { clientMessages, verified } from './ag-ui-check.js';
 
 /**
  * U1 over generated runs: scripted replies (reasoning, text, calls streamed or whole, in parallel), tools that
- * answer, fail, hang or are agents, a hook that denies, calls that wait for a person (answered at once, or not:
+ * answer, fail, hang, report progress or are agents, a hook that denies, calls that wait for a person (answered at once, or not:
  * the run ends in an interrupt), provider errors, aborts at any event. Every stream toAgUi emits passes
  * verifyEvents and @ag-ui/core's schemas, and the client's messages give the loop's history back.
  * `PROPERTY_RUNS=N` sets the runs (default 150; 1,000 pass).
  */
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
 
-const NAMES = ['echo', 'fails', 'hangs', 'agent', 'send', 'missing'] as const;
+const NAMES = ['echo', 'fails', 'hangs', 'agent', 'send', 'ticks', 'missing'] as const;
 interface Call {
   name: (typeof NAMES)[number];
   streamed: boolean;
@@ -89,7 +90,8 @@ function registry(): ToolRegistry {
     .register({ name: 'echo', description: 'echoes', input: { text: 'what' }, handler: (input) => String(input.text) })
     .register({ name: 'send', description: 'sends', input: { text: 'what' }, handler: (input) => `sent ${String(input.text)}` })
     .register({ name: 'fails', description: 'fails', input: { text: 'what' }, handler: () => Promise.reject(new Error('disk full')) })
-    .register({ name: 'hangs', description: 'hangs', input: { text: 'what' }, handler: () => NEVER });
+    .register({ name: 'hangs', description: 'hangs', input: { text: 'what' }, handler: () => NEVER })
+    .register({ name: 'ticks', description: 'reports progress', input: { text: 'what' }, handler: () => of(toolProgress('1/2'), toolProgress('2/2'), 'ticked') });
   return tools.register(
     agentTool({
       name: 'agent',

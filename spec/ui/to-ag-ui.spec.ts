@@ -1,9 +1,10 @@
-import { lastValueFrom, map, NEVER, Subject, toArray, type Observable } from 'rxjs';
+import { lastValueFrom, map, NEVER, of, Subject, toArray, type Observable } from 'rxjs';
 import {
   agentTool,
   conversation,
   runEventedToolLoop,
   scriptedProvider,
+  toolProgress,
   ToolRegistry,
   type AgentMessage,
   type ConversationEvent,
@@ -170,6 +171,22 @@ describe('toAgUi on real loops (U1): every stream passes verifyEvents and the ev
     const client = await clientMessages(agUi, [{ id: 'u1', role: 'user', content: 'go' }]);
     const parents = client.filter((m) => (m as { subagentRunId?: string }).subagentRunId === undefined);
     expect(fromAgUiMessages(parents)).toEqual((loop.at(-1) as Extract<LoopEvent, { type: 'loop_end' }>).messages);
+  });
+
+  it('U1: a tool’s progress is an activity message of type tool_progress, one per call, replaced at each update', async () => {
+    const tools = registry().register({ name: 'ticks', description: 'counts', input: {}, handler: () => of(toolProgress('1/2'), toolProgress('2/2'), 'done') });
+    const provider = scriptedProvider([[{ type: 'message_start' }, { type: 'tool_call', call: { id: 't', name: 'ticks', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }], answer]);
+    const { loop, agUi } = await both(runEventedToolLoop({ provider, registry: tools, messages: [user] }));
+    await verified(agUi);
+    const activities = agUi.filter((e) => e.type === 'ACTIVITY_SNAPSHOT');
+    expect(activities.map((e) => (e as { content: unknown }).content)).toEqual([
+      { toolCallId: 't', toolName: 'ticks', content: '1/2' },
+      { toolCallId: 't', toolName: 'ticks', content: '2/2' },
+    ]);
+    expect(new Set(activities.map((e) => (e as { messageId: string }).messageId)).size).toBe(1);
+    const client = await clientMessages(agUi, [{ id: 'u1', role: 'user', content: 'go' }]);
+    expect(client.filter((m) => m.role === 'activity')).toHaveLength(1);
+    expect(fromAgUiMessages(client)).toEqual((loop.at(-1) as Extract<LoopEvent, { type: 'loop_end' }>).messages);
   });
 
   it('U1: a conversation is a run per loop; each prompt opens the next run as a user text message', async () => {

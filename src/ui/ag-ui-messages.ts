@@ -181,7 +181,8 @@ export function fromAgUiMessages(messages: readonly Message[]): AgentMessage[] {
   messages.forEach((message, index) => {
     const where = `messages[${index}]`;
     if (message === null || typeof message !== 'object') throw new TypeError(`fromAgUiMessages: ${where} must be an object, got ${shown(message)}`);
-    if (message.role !== 'tool') sortResults();
+    // a client keeps its activity and reasoning messages where they came: they do not end a turn's results
+    if (message.role !== 'tool' && message.role !== 'activity' && message.role !== 'reasoning') sortResults();
     switch (message.role) {
       case 'developer':
       case 'system':

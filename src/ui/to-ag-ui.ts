@@ -47,6 +47,7 @@ const TOOL_CALL_START = 'TOOL_CALL_START' as EventType.TOOL_CALL_START;
 const TOOL_CALL_ARGS = 'TOOL_CALL_ARGS' as EventType.TOOL_CALL_ARGS;
 const TOOL_CALL_END = 'TOOL_CALL_END' as EventType.TOOL_CALL_END;
 const TOOL_CALL_RESULT = 'TOOL_CALL_RESULT' as EventType.TOOL_CALL_RESULT;
+const ACTIVITY_SNAPSHOT = 'ACTIVITY_SNAPSHOT' as EventType.ACTIVITY_SNAPSHOT;
 const SUBAGENT_STARTED = 'SUBAGENT_STARTED' as EventType.SUBAGENT_STARTED;
 const SUBAGENT_FINISHED = 'SUBAGENT_FINISHED' as EventType.SUBAGENT_FINISHED;
 const SUBAGENT_ERROR = 'SUBAGENT_ERROR' as EventType.SUBAGENT_ERROR;
@@ -84,6 +85,8 @@ class Lane {
   private startOrder: string[] = [];
   private callOrder: string[] = [];
   private readonly inner = new Map<string, Lane>();
+  /** A call's progress, one activity message per call (each update replaces it). */
+  private readonly activities = new Map<string, string>();
   // the two-request approval (H8): the calls that run (tool_start, no result yet), the ones waiting for a person
   private readonly running = new Set<string>();
   readonly waiting = new Map<string, ToolCall>();
@@ -172,6 +175,7 @@ class Lane {
         return undefined;
       case 'tool_update':
         if (event.event !== undefined) this.innerEvent(event.toolCallId, event.toolName, event.event);
+        else this.progress(event.toolCallId, event.toolName, event.content);
         return undefined;
       case 'tool_result': {
         const message = event.message;
@@ -308,6 +312,13 @@ class Lane {
     this.emit({ type: TEXT_MESSAGE_END, messageId: id, metadata: { [AG_UI_METADATA_KEY]: notes } });
   }
 
+  // R14: a tool's progress is an activity message of type `tool_progress`, its content replaced at each update
+  private progress(toolCallId: string, toolName: string, content: string): void {
+    let messageId = this.activities.get(toolCallId);
+    if (messageId === undefined) this.activities.set(toolCallId, (messageId = this.newId()));
+    this.emit({ type: ACTIVITY_SNAPSHOT, messageId, activityType: 'tool_progress', content: { toolCallId: this.callId(toolCallId), toolName, content } });
+  }
+
   // A1: an agent tool's inner loop is a subagent of this lane, started at its first event
   private innerEvent(toolCallId: string, toolName: string, event: LoopEvent): void {
     let lane = this.inner.get(toolCallId);
@@ -389,7 +400,8 @@ function randomRunId(): string {
  * `tool_call_delta`, or the whole input at `tool_call`) / `TOOL_CALL_END` / `TOOL_CALL_RESULT`; the loop's usage,
  * cache counts included, on the run's last event; an agent tool's inner loop as a subagent (`SUBAGENT_STARTED`, its
  * events with its `subagentRunId`, `SUBAGENT_FINISHED` or `SUBAGENT_ERROR`). A `user_message` opens the next run
- * (it is that run's prompt) as a user text message; `prompt_dropped` and plain tool progress have no AG-UI event.
+ * (it is that run's prompt) as a user text message; a tool's progress (R14) is an activity message of type
+ * `tool_progress` (`{ toolCallId, toolName, content }`, replaced at each update); `prompt_dropped` has no AG-UI event.
  * What AG-UI has no field for rides `metadata['rx-tool-loop']`, so that a client's messages, read by
  * `fromAgUiMessages`, are the loop's history.
  *
