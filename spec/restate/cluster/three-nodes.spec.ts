@@ -48,7 +48,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop();
-  console.log(`D7 figures:\n${JSON.stringify(figures, null, 2)}`);
+  console.log(`D7 figures:\n${Object.entries(figures).map(([name, value]) => `${name}: ${JSON.stringify(value)}`).join('\n')}`);
 });
 
 describe('D7: a three-node Restate cluster on 127.0.0.1', () => {
@@ -132,6 +132,7 @@ describe('D7: a three-node Restate cluster on 127.0.0.1', () => {
       msToFirstProgress: firstProgress,
       msToLastAnswer: finishedAt - killedAt,
       slowStartsAfterKill: keys.map((key) => slowStarts(key).filter((run) => run.at > killedAt).map((run) => run.at - killedAt)).filter((starts) => starts.length > 0),
+      leadershipsAfterKill: after.map((lead) => `P${lead.partition} ${lead.node} +${lead.at - killedAt} ms`),
       clientRetries: done.reduce((sum, asked) => sum + asked.failures.length, 0),
       retryReasons: [...new Set(done.flatMap((asked) => asked.failures.map((why) => why.replace(/^n\d: https?:\/\/[^:]+:\d+\S*: /, '').slice(0, 60))))],
     };
@@ -148,7 +149,7 @@ describe('D7: a three-node Restate cluster on 127.0.0.1', () => {
   it('D7: every process the cluster started is stopped by its pid, and none is left', async () => {
     const pids = cluster.pids;
     expect(pids).toHaveLength(4); // three nodes, one endpoint
-    await cluster.stop();
+      await cluster.stop();
     expect(pids.filter(running)).toEqual([]);
   });
 

@@ -86,6 +86,7 @@ const perDelta = restate.object({
       ctx.set('messages', end.messages);
       return { reason: end.reason, assistant: end.assistant };
     },
+    history: restate.handlers.object.shared(async (ctx: restate.ObjectSharedContext) => (await ctx.get<AgentMessage[]>('messages')) ?? []),
   },
 });
 
