@@ -2,8 +2,9 @@
 // configuration; not part of `npm test`. It says up front how long it usually takes and at the end how long it took.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 
-const jest = createRequire(import.meta.url).resolve('jest/bin/jest.js');
+const jest = join(dirname(createRequire(import.meta.url).resolve('jest/package.json')), 'bin', 'jest.js');
 console.log('D7: three restate-server nodes, an endpoint, 20 conversations, one node killed; usually about 1 minute on 2 cores (up to 3 when they are busy)');
 const started = Date.now();
 const run = spawnSync(process.execPath, [jest, '-c', 'jest.cluster.config.js', ...process.argv.slice(2)], { stdio: 'inherit' });
