@@ -110,6 +110,9 @@ export class Cluster {
   get toolLog(): string {
     return join(this.dir, 'tools.jsonl');
   }
+  get approvals(): string {
+    return join(this.dir, 'approvals.jsonl');
+  }
   ingress(node: ClusterNode, path: string): string {
     return `http://127.0.0.1:${node.ports.ingress}${path}`;
   }
@@ -144,6 +147,29 @@ export class Cluster {
     const nodes = this.alive;
     const node = nodes[this.turn++ % nodes.length]!;
     return (await post(this.ingress(node, `/${object}/${key}/${handler}`), body)) as T;
+  }
+
+  /**
+   * When each journaled step of `object`'s `key` was journaled, by its name (`model call 1`, `tool fast x-0`, …):
+   * the time Restate appended the step's completion (`sys_journal`, through a live node's admin API; a `Command:
+   * Run` and its `Notification: Run` share a completion id).
+   */
+  async journaled(key: string, object = 'chat'): Promise<Map<string, number>> {
+    const query =
+      'SELECT j.entry_type, j.name, j.appended_at, j.entry_lite_json FROM sys_journal j JOIN sys_invocation_status s ON j.id = s.id ' +
+      `WHERE s.target_service_name = '${object}' AND s.target_service_key = '${key}' ORDER BY j.index`;
+    const { rows } = (await post(`http://127.0.0.1:${this.alive[0]!.ports.admin}/query`, { query }, { accept: 'application/json' })) as {
+      rows: { entry_type: string; name: string | null; appended_at: string; entry_lite_json: string }[];
+    };
+    const names = new Map<number, string>();
+    const steps = new Map<string, number>();
+    for (const row of rows) {
+      const entry = JSON.parse(row.entry_lite_json) as { Command?: { Run?: { completion_id: number } }; Notification?: { id?: { CompletionId?: number } } };
+      if (row.entry_type === 'Command: Run') names.set(entry.Command!.Run!.completion_id, row.name ?? '');
+      const completed = row.entry_type === 'Notification: Run' ? names.get(entry.Notification!.id!.CompletionId!) : undefined;
+      if (completed !== undefined) steps.set(completed, Date.parse(row.appended_at));
+    }
+    return steps;
   }
 
   /** Every "became Leader" a node's log announces, in time order. */
