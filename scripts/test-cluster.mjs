@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
 const jest = join(dirname(createRequire(import.meta.url).resolve('jest/package.json')), 'bin', 'jest.js');
-console.log('D7: three restate-server nodes, an endpoint, 20 conversations, one node killed; usually about 1 minute on 2 cores (up to 3 when they are busy)');
+console.log('D7: three restate-server nodes, an endpoint, 20 conversations, one node killed; usually about a minute (59–71 s on 2 cores shared with other jobs)');
 const started = Date.now();
 const run = spawnSync(process.execPath, [jest, '-c', 'jest.cluster.config.js', ...process.argv.slice(2)], { stdio: 'inherit' });
 console.log(`D7: took ${((Date.now() - started) / 1000).toFixed(0)} s`);

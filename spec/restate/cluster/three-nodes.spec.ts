@@ -2,7 +2,7 @@
  * D7 on a real cluster: three `restate-server` 1.7.12 nodes on 127.0.0.1 (replication 2, a data folder each),
  * the endpoint of the D4 specs (`conversationObject('chat', …)`), conversations whose tool takes seconds, and
  * one node SIGKILLed while they run — one that leads partitions, so the failover is real. Not in `npm test`
- * (minutes on two cores): `npm run test:cluster` runs it (jest.cluster.config.js). It prints its figures;
+ * (about a minute on two cores): `npm run test:cluster` runs it (jest.cluster.config.js). It prints its figures;
  * docs/scale-out.md quotes them.
  */
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
