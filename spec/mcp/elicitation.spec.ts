@@ -6,7 +6,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ElicitRequestSchema, type ElicitResult, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { NEVER, type Observable, Subject, type Subscription, firstValueFrom, lastValueFrom, of, toArray } from 'rxjs';
+import { NEVER, type Observable, Subject, type Subscription, firstValueFrom, lastValueFrom, of, tap, toArray } from 'rxjs';
 import { z } from 'zod';
 import { type LoopEvent, type Tool, ToolRegistry, runEventedToolLoop, scriptedProvider } from 'rx-tool-loop';
 import { type McpElicitContext, type McpElicitRequest, type McpToolsOptions, mcpTools } from 'rx-tool-loop/mcp';
@@ -33,6 +33,14 @@ function askingServer(): McpServer {
     const result = await extra.sendRequest({ method: 'elicitation/create', params: { message: `About ${topic}?`, requestedSchema: PROFILE } }, ElicitResultSchema);
     answers.push({ tool: 'ask', input: topic, result });
     return { content: [{ type: 'text', text: JSON.stringify(result) }] };
+  });
+  // gives up on its question after 100 ms: the SDK sends notifications/cancelled for it
+  server.registerTool('ask_briefly', { description: 'Asks, briefly' }, async (extra) => {
+    const outcome = await extra.sendRequest({ method: 'elicitation/create', params: { message: 'Quick?', requestedSchema: PROFILE } }, ElicitResultSchema, { timeout: 100 }).then(
+      (result) => result.action,
+      () => 'gave up',
+    );
+    return { content: [{ type: 'text', text: outcome }] };
   });
   // unrelated: the SDK's elicitInput sends it on the standalone stream
   server.registerTool('ask_aside', { description: 'Asks aside' }, async () => {
@@ -68,15 +76,18 @@ describe('M7: elicitation', () => {
 
   it('M7: two calls at once each show their own elicitation as a tool_update before onElicit is asked, with that call as its context; the answer gets the schema defaults', async () => {
     const client = await http.connect(elicitingClient());
-    const asked: { request: McpElicitRequest; call: McpElicitContext['call'] }[] = [];
+    const asked: { request: McpElicitRequest; call: McpElicitContext['call']; shown: boolean }[] = [];
+    const seen: LoopEvent[] = [];
     const onElicit = (request: McpElicitRequest, context: McpElicitContext) => {
-      asked.push({ request, call: context.call });
+      // the call's tool_update is out before onElicit is asked
+      const shown = seen.some((event) => event.type === 'tool_update' && event.toolCallId === context.call?.id && event.content === request.message);
+      asked.push({ request, call: context.call, shown });
       // the answer waits a little, so that both calls ask before either is answered
       return new Promise<ElicitResult>((resolve) => setTimeout(() => resolve({ action: 'accept', content: { name: String(context.call?.input.topic) } }), 20));
     };
     const { tools, subscription } = await subscribed(client, { onElicit });
     const provider = scriptedProvider([toolTurn(call('ask', { topic: 'tea' }, 'c1'), call('ask', { topic: 'jazz' }, 'c2')), answerTurn('done')]);
-    const events = await lastValueFrom(runEventedToolLoop({ provider, registry: tools, messages: [{ role: 'user', content: 'ask' }] }).pipe(toArray()));
+    const events = await lastValueFrom(runEventedToolLoop({ provider, registry: tools, messages: [{ role: 'user', content: 'ask' }] }).pipe(tap((event) => seen.push(event)), toArray()));
     subscription.unsubscribe();
 
     const updates = only(events, 'tool_update');
@@ -86,12 +97,13 @@ describe('M7: elicitation', () => {
         { toolCallId: 'c2', content: 'About jazz?', details: { elicitation: { message: 'About jazz?', requestedSchema: PROFILE } } },
       ]),
     );
-    expect(asked.map(({ request, call }) => [request.message, call])).toEqual(
+    expect(asked.map(({ request, call, shown }) => [request.message, call, shown])).toEqual(
       expect.arrayContaining([
-        ['About tea?', { id: 'c1', name: 'ask', input: { topic: 'tea' } }],
-        ['About jazz?', { id: 'c2', name: 'ask', input: { topic: 'jazz' } }],
+        ['About tea?', { id: 'c1', name: 'ask', input: { topic: 'tea' } }, true],
+        ['About jazz?', { id: 'c2', name: 'ask', input: { topic: 'jazz' } }, true],
       ]),
     );
+    expect(asked).toHaveLength(2);
     // SEP-1034: the fields the answer left out that have a default are filled in; `name` is the answer's own
     expect(answers.map(({ input, result }) => [input, result]).sort()).toEqual([
       ['jazz', { action: 'accept', content: { name: 'jazz', city: 'Lisbon', age: 30 } }],
@@ -148,6 +160,21 @@ describe('M7: elicitation', () => {
     expect(signal?.aborted).toBe(true);
     expect(answers[0]!.result).toEqual({ action: 'cancel' });
     expect(seen).toHaveLength(1);
+  });
+
+  it('M7: the server cancelling its question aborts onElicit\'s signal; the call goes on', async () => {
+    const client = await http.connect(elicitingClient());
+    let signal: AbortSignal | undefined;
+    const { tools, subscription } = await subscribed(client, {
+      onElicit: (_request, context) => {
+        signal = context.signal;
+        return NEVER;
+      },
+    });
+    const output = await lastValueFrom(tools.get('ask_briefly')!.handler({}, { call: callOf('c1', 'ask_briefly'), signal: new AbortController().signal }) as Observable<unknown>);
+    await until(() => signal?.aborted === true);
+    subscription.unsubscribe();
+    expect(output).toMatchObject({ content: 'gave up', isError: false });
   });
 
   it('M7: an elicitation that relates to no call (the standalone stream) goes to onElicit with no call, and shows on none', async () => {
