@@ -134,6 +134,18 @@ describe('M7: elicitation', () => {
     expect(answers.map((answer) => answer.result)).toEqual([{ action: 'decline' }, { action: 'accept', content: { name: 'app' } }]);
   });
 
+  it('M7: the handler is chained: while subscribed onElicit answers in place of the application\'s handler, which is back once unsubscribed', async () => {
+    const client = await http.connect(elicitingClient());
+    client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { name: 'app' } }));
+    const ask = (tools: ToolRegistry, topic: string) =>
+      lastValueFrom(tools.get('ask')!.handler({ topic }, { call: callOf(topic, 'ask', { topic }), signal: new AbortController().signal }) as Observable<unknown>);
+    const ours = await subscribed(client, { onElicit: () => ({ action: 'accept', content: { name: 'ours' } }) });
+    await ask(ours.tools, 'a');
+    ours.subscription.unsubscribe();
+    await ask(ours.tools, 'b');
+    expect(answers.map((answer) => answer.result.content?.name)).toEqual(['ours', 'app']);
+  });
+
   it('M7: unsubscribing the call while onElicit waits aborts its signal and answers the server cancel', async () => {
     const client = await http.connect(elicitingClient());
     let signal: AbortSignal | undefined;

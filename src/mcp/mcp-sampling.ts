@@ -30,7 +30,7 @@ export function samplingInput(request: McpSamplingRequest): ProviderInput {
       const { type, text, data, mimeType } = isPlainObject(block) ? block : {};
       if (type === 'text' && typeof text === 'string') texts.push(text);
       else if ((type === 'image' || type === 'audio') && message.role === 'user' && typeof data === 'string' && typeof mimeType === 'string') attachments.push({ type, mimeType, data });
-      else throw new Error(`rx-tool-loop: cannot sample a ${message.role} message with ${String(type)} content`);
+      else throw new Error(`rx-tool-loop: cannot sample ${String(type)} content in a message of the ${message.role}`);
     }
     const content = texts.join('\n');
     if (message.role === 'user') messages.push(attachments.length === 0 ? { role: 'user', content } : { role: 'user', content, attachments });
