@@ -95,7 +95,12 @@ export function chainRequestHandler(
   const method = schema === ElicitRequestSchema ? 'elicitation/create' : 'sampling/createMessage';
   const table = handlerTable(client, '_requestHandlers');
   const link: Link = { previous: live(table?.get(method)), live: true };
-  client.setRequestHandler?.(schema, (request: unknown, extra: McpRequestExtra) => answer(request, extra, live(link.previous) as RequestHandler | undefined));
+  client.setRequestHandler?.(schema, (request: unknown, extra: McpRequestExtra) => {
+    const previous = live(link.previous) as RequestHandler | undefined;
+    if (link.live) return answer(request, extra, previous);
+    // a client of another make keeps the handler after the subscription: it passes on, as a hook that ended does
+    return previous === undefined ? Promise.reject(new Error(`rx-tool-loop: no handler of ${method} is listening`)) : previous(request, extra);
+  });
   const installed = table?.get(method);
   if (installed !== undefined) installed[LINK] = link;
   return () => {

@@ -38,7 +38,9 @@ const LIST_CHANGED_DEBOUNCE_MS = 20;
  * ends), lists the tools (every page), emits them, and lists and emits again after each
  * `notifications/tools/list_changed` (a burst is one listing; the old list stands until the new one is in);
  * it completes when the client closes and errors only when a listing fails. Each tool's call is an Observable (M2): progress is `tool_update` at once, cancelling
- * sends `notifications/cancelled` (M3), and failures are results (M4).
+ * sends `notifications/cancelled` (M3), and failures are results (M4). While subscribed, `onElicit` answers the
+ * server's questions to the user (M7: a question asked during a call is first a `tool_update` of it) and
+ * `sampling` its requests for a completion (M8), each ended with the call it came with.
  *
  * ```text
  * server:    ^-----c-----c-c--|     c = list_changed, | = the connection closes
