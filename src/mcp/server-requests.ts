@@ -83,11 +83,8 @@ export function answerServerRequests(client: McpClient, options: ServerRequestOp
     onElicit !== undefined,
   );
   if (sampling !== undefined) {
-    chain('sampling', 'sampling', () =>
-      chainRequestHandler(client, CreateMessageRequestSchema, (request, extra) =>
-        sample(sampling, (request as { params: McpSamplingRequest }).params, extra, options.whenEnds),
-      ),
-    true);
+    const answerSampling = (request: unknown, extra: McpRequestExtra) => sample(sampling, (request as { params: McpSamplingRequest }).params, extra, options.whenEnds);
+    chain('sampling', 'sampling', () => chainRequestHandler(client, CreateMessageRequestSchema, answerSampling), true);
   }
   return () => {
     for (const off of offs.splice(0)) off();
