@@ -2,7 +2,7 @@
  * E1 in process: serveAcp on web streams, driven by the SDK's client side (which parses every message it gets
  * with the protocol's own schemas). The same agent over real pipes is E2's (acp-agent.spec.ts).
  */
-import { type ClientConnection, PROTOCOL_VERSION, type SessionNotification, client, ndJsonStream } from '@agentclientprotocol/sdk';
+import { type ClientConnection, PROTOCOL_VERSION, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification, client, ndJsonStream } from '@agentclientprotocol/sdk';
 import { NEVER, Observable, type Subscription } from 'rxjs';
 import { type ProviderEvent, type ProviderInput, ToolRegistry, TokenBudget, scriptedProvider, toolProgress } from 'rx-tool-loop';
 import { memoryStore } from 'rx-tool-loop/sessions';
@@ -11,6 +11,9 @@ import { type AcpSession, type ServeAcpOptions, serveAcp } from 'rx-tool-loop/ac
 interface Editor {
   connection: ClientConnection;
   updates: SessionNotification[];
+  /** The permission requests, in order, and how the editor answers them (default: allow once). */
+  permissions: RequestPermissionRequest[];
+  answer: (request: RequestPermissionRequest, signal: AbortSignal) => Promise<RequestPermissionResponse>;
   served: Subscription;
   /** Whether serveAcp's Observable completed. */
   completed(): boolean;
@@ -28,13 +31,16 @@ function connect(options: Omit<ServeAcpOptions, 'input' | 'output'>): Editor {
   let completed = false;
   const served = serveAcp({ ...options, input: toAgent.readable, output: toEditor.writable }).subscribe({ complete: () => (completed = true) });
   const updates: SessionNotification[] = [];
+  const permissions: RequestPermissionRequest[] = [];
   const connection = client({ name: 'spec' })
     .onNotification('session/update', ({ params }) => void updates.push(params))
-    .onRequest('session/request_permission', () => ({ outcome: { outcome: 'selected', optionId: 'allow_once' } }))
+    .onRequest('session/request_permission', ({ params, signal }) => (permissions.push(params), editor.answer(params, signal)))
     .connect(ndJsonStream(toAgent.writable, toEditor.readable));
   const editor: Editor = {
     connection,
     updates,
+    permissions,
+    answer: async () => ({ outcome: { outcome: 'selected', optionId: 'allow_once' } }),
     served,
     completed: () => completed,
     hangUp,
@@ -222,6 +228,55 @@ describe('serveAcp', () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     editor.served.unsubscribe();
     expect(aborted).toEqual(['wait', 'wait']);
+  });
+
+  it('E1: "reject always" denies the tool\'s later calls in that session without asking; another session asks again', async () => {
+    const deploy = (id: string): ProviderEvent[] => [start, { type: 'tool_call', call: { id, name: 'deploy', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }];
+    const tools = registry().register({ name: 'deploy', description: 'deploys', input: {}, handler: () => 'deployed' });
+    const editor = connect({
+      agent: () => ({ provider: scriptedProvider([deploy('c1'), stop('no'), deploy('c2'), stop('no')]), registry: tools }),
+      needsApproval: (call) => call.name === 'deploy',
+    });
+    editor.answer = async () => ({ outcome: { outcome: 'selected', optionId: 'reject_always' } });
+    const sessionId = await newSession(editor);
+    await prompt(editor, sessionId, 'deploy');
+    await prompt(editor, sessionId, 'deploy again');
+    expect(editor.permissions.map((request) => request.toolCall.toolCallId)).toEqual(['c1']);
+    const failed = editor.updates.filter(({ update }) => update.sessionUpdate === 'tool_call_update' && update.status === 'failed').map(({ update }) => update);
+    expect(failed).toMatchObject([
+      { toolCallId: 'c1', rawOutput: { content: 'denied: not approved' } },
+      { toolCallId: 'c2', rawOutput: { content: 'denied: not approved' } },
+    ]);
+    const other = (await editor.connection.agent.request('session/new', { cwd: '/work', mcpServers: [] })).sessionId;
+    await prompt(editor, other, 'deploy');
+    expect(editor.permissions.map((request) => request.sessionId)).toEqual([sessionId, other]);
+  });
+
+  it('E1: session/cancel while the editor asks for permission cancels the request and the prompt answers cancelled', async () => {
+    const tools = registry().register({ name: 'deploy', description: 'deploys', input: {}, handler: () => 'deployed' });
+    const provider = scriptedProvider([[start, { type: 'tool_call', call: { id: 'c1', name: 'deploy', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }]]);
+    const editor = connect({ agent: { provider, registry: tools }, needsApproval: () => true });
+    let cancelled = false;
+    // an editor that waits for the user until the agent cancels its request, then answers as ACP says: cancelled
+    editor.answer = (_request, signal) =>
+      new Promise((resolve) =>
+        signal.addEventListener('abort', () => {
+          cancelled = true;
+          resolve({ outcome: { outcome: 'cancelled' } });
+        }),
+      );
+    const sessionId = await newSession(editor);
+    const answer = prompt(editor, sessionId, 'deploy');
+    while (editor.permissions.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    await editor.connection.agent.notify('session/cancel', { sessionId });
+    await expect(answer).resolves.toEqual({ stopReason: 'cancelled' });
+    for (let i = 0; i < 100 && !cancelled; i++) await new Promise((resolve) => setTimeout(resolve, 2));
+    expect(cancelled).toBe(true);
+    // the call never ran: its result is R11's
+    expect(editor.updates.map(({ update }) => update)).toMatchObject([
+      { sessionUpdate: 'tool_call', toolCallId: 'c1', status: 'pending' },
+      { sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'failed', rawOutput: { content: 'error: aborted' } },
+    ]);
   });
 
   it('E1: completes when the editor closes its end of the connection', async () => {
