@@ -76,6 +76,7 @@ const storeAt = process.argv.indexOf('--store');
 const folder = storeAt >= 0 ? process.argv[storeAt + 1] : undefined;
 if (storeAt >= 0 && folder === undefined) throw new Error('acp-agent: --store needs a folder');
 
+process.stderr.write(`acp-agent: serving ACP on stdio (pid ${process.pid})\n`);
 serveAcp({
   agent: { provider, registry },
   store: folder === undefined ? undefined : (sessionId) => jsonlStore(join(folder, `${sessionId}.jsonl`)),

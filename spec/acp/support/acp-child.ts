@@ -27,8 +27,15 @@ export interface AcpChild {
   exited: Promise<number | NodeJS.Signals>;
 }
 
-export function startAgent(...args: string[]): AcpChild {
-  const child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), 'examples/acp-agent.ts', ...args], { cwd: root });
+/**
+ * The agent as `ts-node examples/acp-agent.ts ARGS`, or as the README's editor configuration starts it: `npm run
+ * --silent acp -- ARGS` (then in a process group of its own, so that the spec can end npm and the agent together).
+ */
+export function startAgent(args: readonly string[], how: 'ts-node' | 'npm' = 'ts-node'): AcpChild {
+  const child =
+    how === 'npm'
+      ? spawn(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '--silent', 'acp', '--', ...args], { cwd: root, detached: true })
+      : spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), 'examples/acp-agent.ts', ...args], { cwd: root });
   let stdout = '';
   let stderr = '';
   const waiters = new Set<() => void>();
@@ -79,6 +86,12 @@ export function startAgent(...args: string[]): AcpChild {
       return agent.answer(params);
     });
   return Object.assign(agent, { connection: app.connect(ndJsonStream(writable, readable)) });
+}
+
+/** The pid of the agent itself, as it wrote it to stderr (under npm, not the child's own). */
+export async function agentPid(agent: AcpChild): Promise<number> {
+  await agent.printed('(pid ');
+  return Number(/\(pid (\d+)\)/.exec(agent.stderr())![1]);
 }
 
 /** Whether a process with this pid is still there. */
