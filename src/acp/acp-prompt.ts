@@ -5,7 +5,7 @@ import type { Attachment, UserMessage } from '../types.js';
  * E1: an ACP prompt's content blocks as the user message of one turn. Text blocks are the message's text, one
  * after another on lines of their own; an image or an audio block is an attachment (F1) with its bytes; an
  * embedded resource (`embeddedContext`) is its text in a fenced block under its URI, or, as bytes, a `file`
- * attachment named by its URI; a resource link is a line `[name](uri)` — the agent is not given its content (it
+ * attachment named by its URI; a resource link is a line with its name and URI as a Markdown link — the agent is not given its content (it
  * may read it with a tool). An image given only by `uri` is a line too: attachments take `http(s):`/`data:` URLs
  * and a bare `file:` URI means nothing to a model API.
  *

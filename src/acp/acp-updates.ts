@@ -35,8 +35,8 @@ export function guessToolKind(call: ToolCall): ToolKind {
   return best?.kind ?? 'other';
 }
 
-const text = (value: string): ContentBlock => ({ type: 'text', text: value });
-const asContent = (value: string): ToolCallContent[] => (value === '' ? [] : [{ type: 'content', content: text(value) }]);
+const acpText = (value: string): ContentBlock => ({ type: 'text', text: value });
+const asContent = (value: string): ToolCallContent[] => (value === '' ? [] : [{ type: 'content', content: acpText(value) }]);
 
 /** A result's content for the editor: its text, then each attachment it carries as an image (with bytes) or a link. */
 function resultContent(result: ToolResultMessage): ToolCallContent[] {
@@ -94,9 +94,9 @@ function resultUpdate(result: ToolResultMessage): SessionUpdate {
 export function acpUpdates(event: ConversationEvent, kindOf: ToolKindOf = guessToolKind): SessionUpdate[] {
   switch (event.type) {
     case 'text_delta':
-      return event.text === '' ? [] : [{ sessionUpdate: 'agent_message_chunk', content: text(event.text) }];
+      return event.text === '' ? [] : [{ sessionUpdate: 'agent_message_chunk', content: acpText(event.text) }];
     case 'reasoning_delta':
-      return event.text === '' ? [] : [{ sessionUpdate: 'agent_thought_chunk', content: text(event.text) }];
+      return event.text === '' ? [] : [{ sessionUpdate: 'agent_thought_chunk', content: acpText(event.text) }];
     case 'tool_call':
       return [toolCallUpdate(event.call, kindOf)];
     case 'tool_start':
@@ -121,11 +121,11 @@ export function historyUpdates(messages: readonly AgentMessage[], kindOf: ToolKi
   for (const message of messages) {
     switch (message.role) {
       case 'user':
-        if (message.content !== '') updates.push({ sessionUpdate: 'user_message_chunk', content: text(message.content) });
+        if (message.content !== '') updates.push({ sessionUpdate: 'user_message_chunk', content: acpText(message.content) });
         for (const content of attachmentBlocks(message.attachments)) updates.push({ sessionUpdate: 'user_message_chunk', content });
         break;
       case 'assistant':
-        if (message.content !== '') updates.push({ sessionUpdate: 'agent_message_chunk', content: text(message.content) });
+        if (message.content !== '') updates.push({ sessionUpdate: 'agent_message_chunk', content: acpText(message.content) });
         for (const call of message.toolCalls ?? []) updates.push(toolCallUpdate(call, kindOf));
         break;
       case 'toolResult':

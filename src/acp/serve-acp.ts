@@ -8,6 +8,7 @@ import { persist } from '../sessions/persist.js';
 import type { SessionStore } from '../sessions/session-entry.js';
 import { SessionTree } from '../sessions/session-tree.js';
 import type { AgentMessage, ApprovalAnswer, ApprovalDecision, ConversationEvent, LoopEventOf, ProviderFailure, ToolCall, UserMessage } from '../types.js';
+import { onAbort } from '../util/abort-signal.js';
 import { errorText, isPlainObject, shown } from '../util/values.js';
 import { acpPrompt } from './acp-prompt.js';
 import { type ToolKindOf, acpUpdates, guessToolKind, historyUpdates } from './acp-updates.js';
@@ -248,10 +249,14 @@ class AcpSessionRun {
   async prompt(message: UserMessage, signal: AbortSignal): Promise<StopReason> {
     if (this.failed !== undefined) throw RequestError.internalError(undefined, `the session cannot go on: ${errorText(this.failed.error)}`);
     const stopReason = await new Promise<StopReason>((resolve, reject) => {
-      const pending: PendingPrompt = { resolve, reject, cancelled: false };
-      this.waiting.push(pending);
+      let stopListening = () => {};
+      const settle = (end: () => void) => {
+        stopListening();
+        end();
+      };
+      this.waiting.push({ resolve: (stop) => settle(() => resolve(stop)), reject: (error) => settle(() => reject(error)), cancelled: false });
       // $/cancel_request for the prompt itself is a cancel too
-      signal.addEventListener('abort', () => this.cancel(), { once: true });
+      stopListening = onAbort(signal, () => this.cancel());
       this.prompts.next(message);
     });
     await this.sent;
