@@ -188,6 +188,12 @@ describe('serveAcp', () => {
     await expect(prompt(editor, 'nobody', 'hi')).rejects.toMatchObject({ code: -32002 });
   });
 
+  it('E1: a session whose agent function gives a bad configuration fails session/new, naming the option', async () => {
+    const editor = connect({ agent: () => ({ provider: scriptedProvider([]), registry: registry(), maxTurns: 0 }) });
+    await editor.connection.agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+    await expect(editor.connection.agent.request('session/new', { cwd: '/work', mcpServers: [] })).rejects.toMatchObject({ data: { details: expect.stringMatching(/maxTurns must be/) } });
+  });
+
   it('E1: with a store, a session is saved as it goes and session/load replays it on another connection, which goes on from it', async () => {
     const stores = new Map<string, ReturnType<typeof memoryStore>>();
     const store = (id: string) => stores.get(id) ?? stores.set(id, memoryStore()).get(id)!;
@@ -205,6 +211,10 @@ describe('serveAcp', () => {
     ]);
     await prompt(two, sessionId, 'second');
     expect(seen[1]!.messages.map((message) => message.content)).toEqual(['first', 'answer 1', 'second']);
+    // loaded again where it is live, it replays what it holds now
+    const before = two.updates.length;
+    await two.connection.agent.request('session/load', { sessionId, cwd: '/work', mcpServers: [] });
+    expect(two.updates.slice(before).map(({ update }) => update.sessionUpdate)).toEqual(['user_message_chunk', 'agent_message_chunk', 'user_message_chunk', 'agent_message_chunk']);
   });
 
   it('E1: session/cancel aborts the running tool (its signal aborts) and the prompt answers cancelled; unsubscribing closes everything', async () => {

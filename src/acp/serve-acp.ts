@@ -113,8 +113,8 @@ export function serveAcp(options: ServeAcpOptions): Observable<never> {
     /** Starts a session's conversation from `messages`, saved into `saved` when there is a store. */
     const open = (client: AgentContext, session: AcpSession, messages: readonly AgentMessage[], saved?: { tree: SessionTree; store: SessionStore }) => {
       const run = new AcpSessionRun(session.sessionId, client, settings);
+      run.start(agentFor(session), messages, saved); // a bad configuration fails session/new, and no session is left
       sessions.set(session.sessionId, run);
-      run.start(agentFor(session), messages, saved);
       return run;
     };
     const app = acpAgent({ name: agentInfo.name })
@@ -151,18 +151,16 @@ export function serveAcp(options: ServeAcpOptions): Observable<never> {
         if (!SESSION_ID.test(sessionId)) throw RequestError.invalidParams({ sessionId }, `not a session id of this agent: ${JSON.stringify(sessionId)}`);
         const live = sessions.get(sessionId);
         if (live !== undefined) {
-          await live.replay(live.history);
+          await replay(client, sessionId, live.history, toolKind);
           return {};
         }
         const sessionStore = store(sessionId);
         const tree = await firstValueFrom(SessionTree.load(sessionStore));
         if (tree.leaf === null) throw RequestError.sessionNotFound(sessionId);
         const messages = tree.context();
-        const run = new AcpSessionRun(sessionId, client, settings);
-        sessions.set(sessionId, run);
         // the history first, then what a resumed history runs (R22) after it
-        await run.replay(messages);
-        run.start(agentFor({ sessionId, cwd: params.cwd, mcpServers: params.mcpServers }), messages, { tree, store: sessionStore });
+        await replay(client, sessionId, messages, toolKind);
+        open(client, { sessionId, cwd: params.cwd, mcpServers: params.mcpServers }, messages, { tree, store: sessionStore });
         return {};
       });
     }
@@ -177,6 +175,13 @@ export function serveAcp(options: ServeAcpOptions): Observable<never> {
       connection.close();
     };
   });
+}
+
+/** E1: `messages` as the updates `session/load` replays; resolves once the last is handed to the connection. */
+function replay(client: AgentContext, sessionId: string, messages: readonly AgentMessage[], toolKind: ToolKindOf): Promise<unknown> {
+  let sent: Promise<unknown> = Promise.resolve();
+  for (const update of historyUpdates(messages, toolKind)) sent = client.notify('session/update', { sessionId, update });
+  return sent;
 }
 
 const stdin = () => Readable.toWeb(process.stdin) as unknown as ReadableStream<Uint8Array>;
@@ -239,12 +244,6 @@ class AcpSessionRun {
     });
   }
 
-  /** Sends `messages` as the updates `session/load` replays; resolves once they are handed to the connection. */
-  replay(messages: readonly AgentMessage[]): Promise<unknown> {
-    for (const update of historyUpdates(messages, this.settings.toolKind)) this.send(update);
-    return this.sent;
-  }
-
   /** One prompt: resolves with its stop reason once its loop has ended (or it was dropped), after its updates. */
   async prompt(message: UserMessage, signal: AbortSignal): Promise<StopReason> {
     if (this.failed !== undefined) throw RequestError.internalError(undefined, `the session cannot go on: ${errorText(this.failed.error)}`);
@@ -283,6 +282,7 @@ class AcpSessionRun {
     switch (event.type) {
       case 'user_message':
         this.current = this.waiting.shift();
+        this.asking = new AbortController(); // a cancel of the prompts before it aborted the last one
         return;
       case 'message_end':
         if (this.current !== undefined) this.current.failure = event.failure;
