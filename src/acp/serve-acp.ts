@@ -1,5 +1,6 @@
 /// <reference types="node" />
-// Node's types for the default stdio streams only: the declarations name web streams
+// Node's types for the default stdio streams and the session ids only: the declarations name web streams
+import { randomUUID } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { type AgentContext, type McpServer, PROTOCOL_VERSION, type RequestPermissionRequest, RequestError, type SessionUpdate, type StopReason, agent as acpAgent, ndJsonStream } from '@agentclientprotocol/sdk';
 import { Observable, Subject, type Subscription, firstValueFrom } from 'rxjs';
@@ -128,7 +129,7 @@ export function serveAcp(options: ServeAcpOptions): Observable<never> {
         authMethods: [],
       }))
       .onRequest('session/new', async ({ params, client }) => {
-        const sessionId = crypto.randomUUID();
+        const sessionId = randomUUID();
         const session: AcpSession = { sessionId, cwd: params.cwd, mcpServers: params.mcpServers };
         if (store === undefined) {
           open(client, session, []);
