@@ -5,6 +5,7 @@ import { Readable, Writable } from 'node:stream';
 import { type AgentContext, type McpServer, PROTOCOL_VERSION, type RequestPermissionRequest, RequestError, type SessionUpdate, type StopReason, agent as acpAgent, ndJsonStream } from '@agentclientprotocol/sdk';
 import { Observable, Subject, type Subscription, firstValueFrom } from 'rxjs';
 import { type ConversationOptions, conversation } from '../conversation/conversation.js';
+import { checkOptions } from '../loop/loop-options.js';
 import { persist } from '../sessions/persist.js';
 import type { SessionStore } from '../sessions/session-entry.js';
 import { SessionTree } from '../sessions/session-tree.js';
@@ -92,7 +93,7 @@ export function serveAcp(options: ServeAcpOptions): Observable<never> {
   if (typeof agent === 'function') {
     // made per session: checked by conversation() when a session starts
   } else if (isPlainObject(agent)) {
-    conversation({ ...agent }); // R20: a bad loop option fails now, naming it
+    checkOptions({ ...agent, messages: [] }, 'serveAcp: agent'); // R20: a bad loop option fails now, naming it
   } else {
     throw new TypeError(`serveAcp: agent must be a loop configuration ({ provider, registry, … }) or a function of the session that gives one (got ${shown(agent)})`);
   }
