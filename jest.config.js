@@ -25,6 +25,7 @@ module.exports = {
     '^rx-tool-loop/otel$': '<rootDir>/src/otel/index.ts',
     '^rx-tool-loop/restate$': '<rootDir>/src/restate/index.ts',
     '^rx-tool-loop/ai-sdk$': '<rootDir>/src/ai-sdk/index.ts',
+    '^rx-tool-loop/ui$': '<rootDir>/src/ui/index.ts',
     '^rx-tool-loop/acp$': '<rootDir>/src/acp/index.ts',
   },
 };
