@@ -64,7 +64,7 @@ interface StreamedCall {
 }
 
 /**
- * One loop as AG-UI events: the run itself (`lane` undefined), or an agent tool's inner loop (A1), whose events
+ * One loop as AG-UI events: the run itself (no `subagentRunId`), or an agent tool's inner loop (A1), whose events
  * carry its `subagentRunId`. It keeps what is open (a step, a text or reasoning message, calls, inner loops) so
  * that everything opened is closed before the run or the subagent ends, as `verifyEvents` demands.
  */
