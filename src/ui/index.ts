@@ -2,4 +2,7 @@
  * `rx-tool-loop/ui` (U1–U7): a run's events on the wire in the protocols front-ends speak — AG-UI and the AI SDK's
  * UI message stream — over SSE with resume. Its types come from the optional peers `@ag-ui/core` and `ai`.
  */
-export {};
+export { toUiMessageStream } from './to-ui-message-stream.js';
+export type { UiMessageMetadata, UiMessageStreamOptions } from './to-ui-message-stream.js';
+export { fromUiMessages } from './from-ui-messages.js';
+export type { FromUiMessages } from './from-ui-messages.js';
