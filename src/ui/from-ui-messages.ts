@@ -99,7 +99,7 @@ function assistantSteps(parts: readonly Record<string, unknown>[], last: boolean
   }
   const lastStep = steps.length - 1;
   steps.forEach((step, at) => {
-    if (step.length === 0) return;
+    if (at === 0 && step.length === 0) return; // the parts before the first step-start: none
     const resumes = last && at === lastStep; // only the run's last step can wait for its calls (R22)
     const calls: ToolCall[] = [];
     const results: ToolResultMessage[] = [];

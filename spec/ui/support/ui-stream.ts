@@ -59,7 +59,8 @@ export function stepsOfMessage(message: UIMessage): Step[] {
     const type = String(part['type']);
     if (type === 'text') step.text += String(part['text']);
     else if (type === 'reasoning') step.reasoning += String(part['text']);
-    else if (type.startsWith('tool-')) {
+    else if (type.startsWith('tool-') && part['state'] !== 'input-streaming') {
+      // a part still streaming its input never became a call (the run stopped while its arguments came)
       const state = part['state'];
       const tool: Step['tools'][number] = { id: String(part['toolCallId']), name: type.slice(5), input: part['input'] };
       if (state === 'output-available' && part['preliminary'] !== true) tool.result = { content: String(part['output']), isError: false };
