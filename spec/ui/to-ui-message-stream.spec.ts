@@ -1,9 +1,9 @@
 /** U2: `toUiMessageStream` — a loop's events as the AI SDK's UI message stream, checked by `ai`'s own schema and reader. */
-import { lastValueFrom, map, Observable, timer, toArray } from 'rxjs';
+import { EMPTY, lastValueFrom, map, Observable, of, tap, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import type { UIMessageChunk } from 'ai';
 import { agentTool, runEventedToolLoop, scriptedProvider, ToolRegistry, toolProgress } from '../../src/index.js';
-import type { AgentMessage, LoopEvent, ProviderEvent } from '../../src/index.js';
+import type { AgentMessage, ApprovalAnswer, LoopEvent, ProviderEvent } from '../../src/index.js';
 import { call, end, marbleProvider, marbleTools, start, text } from '../../src/testing/index.js';
 import { fromUiMessages, toUiMessageStream } from '../../src/ui/index.js';
 import { invalidChunks, rebuild, stepsOfHistory, stepsOfMessage } from './support/ui-stream.js';
@@ -68,6 +68,68 @@ describe('toUiMessageStream (U2)', () => {
         f: 'finish stop {"usage":{"inputTokens":14,"outputTokens":5}}',
       });
     });
+  });
+
+  it('U2, H8: a call that waits for approval is a tool-approval-request; the message ends there and the loop is left; the next request\'s decision runs it in the same step', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const provided = { s: start, a: call('guarded', { door: 'front' }), u: end('toolUse'), t: text('Opened.'), e: end('stop') };
+      const guarded = cold('--(R|)', { R: 'opened' });
+      const decisions = cold<ApprovalAnswer>('-');
+      const first = runEventedToolLoop({
+        provider: marbleProvider(cold('-s----a----u|', provided)),
+        registry: marbleTools({ guarded }),
+        messages: ask,
+        approvals: { needsApproval: (c) => c.name === 'guarded', decisions },
+      }).pipe(toUiMessageStream(), map(line));
+      expectObservable(first).toBe('(SP)--(AW)-(Ff|)', {
+        S: 'start',
+        P: 'start-step',
+        A: 'tool-input-available guarded',
+        W: 'tool-approval-request guarded',
+        F: 'finish-step',
+        f: 'finish tool-calls {"usage":{"inputTokens":0,"outputTokens":0}}',
+      });
+      // the call waited from its tool_approval until the message ended: then the loop was left, and its wait with it
+      expectSubscriptions(decisions.subscriptions).toBe('------^----!');
+      // the next request: the saved history and the person's answer; turn 0 runs the call, its output joins the step that asked
+      const saved: AgentMessage[] = [...ask, { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [{ id: 'guarded', name: 'guarded', input: { door: 'front' } }] }];
+      const second = runEventedToolLoop({
+        provider: marbleProvider(cold('-s----t----e|', provided)),
+        registry: marbleTools({ guarded: 'opened' }),
+        messages: saved,
+        approvals: { needsApproval: (c) => c.name === 'guarded', decisions: of<ApprovalAnswer>({ toolCallId: 'guarded', decision: true }) },
+      }).pipe(toUiMessageStream(), map(line));
+      expectObservable(second).toBe('(SOP)-(Tt)-D(Ff|)', {
+        S: 'start',
+        O: 'tool-output-available guarded => opened',
+        P: 'start-step',
+        T: 'text-start text-1',
+        t: 'text-delta text-1 Opened.',
+        D: 'text-end text-1',
+        F: 'finish-step',
+        f: 'finish stop {"usage":{"inputTokens":0,"outputTokens":0}}',
+      });
+    });
+  });
+
+  it('U2, H8: a synchronous loop that waits for approval is closed at once when its message ends (nothing runs after)', () => {
+    const seen: string[] = [];
+    const provider = scriptedProvider([[start, call('guarded', {}, 'g1'), call('later', {}, 'l1'), end('toolUse')]]);
+    const registry = new ToolRegistry()
+      .register({ name: 'guarded', description: 'g', input: {}, handler: () => 'opened' })
+      .register({ name: 'later', description: 'l', input: {}, handler: () => (seen.push('later ran'), 'done') });
+    const chunks: string[] = [];
+    // an abort at the reply's end would make the loop go on (results, turn_end, loop_end) if it were still subscribed
+    const controller = new AbortController();
+    runEventedToolLoop({ provider, registry, messages: ask, signal: controller.signal, approvals: { needsApproval: (c) => c.name === 'guarded', decisions: EMPTY } })
+      .pipe(
+        tap({ next: (event) => (seen.push(event.type), event.type === 'message_end' && controller.abort()), unsubscribe: () => seen.push('left') }),
+        toUiMessageStream(),
+        map(line),
+      )
+      .subscribe((chunk) => chunks.push(chunk));
+    expect(chunks.slice(-2)).toEqual(['finish-step', 'finish tool-calls {"usage":{"inputTokens":0,"outputTokens":0}}']);
+    expect(seen.slice(seen.indexOf('message_end'))).toEqual(['message_end', 'left']);
   });
 
   it('U2: an aborted loop ends its message with its usage as metadata, then abort', () => {
@@ -147,8 +209,9 @@ describe('toUiMessageStream (U2)', () => {
     // and back: the rebuilt message, as useChat sends it, is the loop's history
     const message = await rebuild(chunks);
     const { messages } = fromUiMessages([{ id: 'u', role: 'user', parts: [{ type: 'text', text: 'go' }] }, message]);
-    // what the UI does not carry: a result's details (for the application only)
+    // what the UI does not carry: a result's details (for the application only), the reply's stop reason as the API said it
     const carried = last.messages.map((m) => {
+      if (m.role === 'assistant') return { ...m, stopReason: m.toolCalls === undefined ? 'stop' : 'toolUse' };
       if (m.role !== 'toolResult') return m;
       const { details: _details, ...rest } = m;
       return rest;

@@ -80,6 +80,13 @@ function answered(message: UIMessage, answers: Answer[]): UIMessage {
 }
 
 describe('toUiMessageStream over generated runs (U2)', () => {
+  /** What the runs covered: a property that never resumed an approval would prove little. */
+  const covered = { resumed: 0, aborted: 0, failed: 0 };
+
+  afterAll(() => {
+    if (RUNS >= 30) expect(Math.min(covered.resumed, covered.aborted, covered.failed)).toBeGreaterThan(0);
+  });
+
   it('U2: every chunk passes uiMessageChunkSchema and readUIMessageStream rebuilds the loop\'s history, request after request (H8)', async () => {
     await fc.assert(
       fc.asyncProperty(runGen, async (run) => {
@@ -118,9 +125,12 @@ describe('toUiMessageStream over generated runs (U2)', () => {
             expect(chunks[chunks.length - 1]).toMatchObject({ type: 'finish', finishReason: 'tool-calls' });
             expect(message.parts.some((p) => (p as { state?: string }).state === 'approval-requested')).toBe(true);
             message = answered(message, answers);
+            covered.resumed++;
           }
         }
         expect(ended).toBeDefined();
+        if (ended!.reason === 'aborted') covered.aborted++;
+        if (ended!.reason === 'error') covered.failed++;
         const shown = stepsOfMessage(message!);
         // an aborted reply's reasoning streamed to the page, but the history keeps the API's blocks, which come at its end (P10)
         const held = stepsOfHistory(ended!.messages, 1);
@@ -132,7 +142,10 @@ describe('toUiMessageStream over generated runs (U2)', () => {
             const { details: _details, ...rest } = m;
             return rest;
           }
-          if (m.role === 'assistant') return { role: 'assistant', content: m.content, stopReason: m.toolCalls === undefined ? 'stop' : 'toolUse', ...(m.toolCalls === undefined ? {} : { toolCalls: m.toolCalls }) };
+          if (m.role === 'assistant') {
+            const { content, toolCalls, reasoning } = m;
+            return { role: 'assistant', content, stopReason: toolCalls === undefined ? 'stop' : 'toolUse', ...(toolCalls === undefined ? {} : { toolCalls }), ...(reasoning === undefined ? {} : { reasoning }) };
+          }
           return m;
         });
         const back = fromUiMessages([user, message!]);

@@ -3,6 +3,7 @@ import type { Observable } from 'rxjs';
 import type { UIMessage } from 'ai';
 import type { AgentMessage, ApprovalAnswer, AssistantMessage, Attachment, ToolCall, ToolResultMessage } from '../types.js';
 import { isPlainObject, shown } from '../util/values.js';
+import { REASONING_KEY } from './to-ui-message-stream.js';
 
 /** U2: what a `useChat` request becomes: the history to run on, and the person's answers to the calls that wait. */
 export interface FromUiMessages {
@@ -33,7 +34,8 @@ const ABORTED = 'error: aborted';
  * parts with a `url` its attachments, F1); each step of an assistant message (the parts after a `step-start`) is one
  * assistant message — its text, its calls (tool parts with an input) — followed by its results: `output-available`
  * (the output, text as it is, anything else as JSON), `output-error` (`isError`, the error text), `output-denied`
- * (`denied: not approved`). Reasoning parts are shown, never sent back (the API's own blocks do not survive the UI).
+ * (`denied: not approved`). A step's reasoning is the API's blocks its reasoning parts carry (`providerMetadata.rxToolLoop.reasoning`, P10: sent
+ * back as they came); the reasoning text alone is shown, never sent.
  *
  * The client's approvals come back as `decisions`: in the last message, a call in state `approval-responded` is left
  * without a result — turn 0 of the run on these `messages` (R22) takes the decision, `true` runs it, `false` (or a
@@ -85,6 +87,13 @@ function userMessage(parts: readonly Record<string, unknown>[]): AgentMessage {
   return attachments.length === 0 ? { role: 'user', content } : { role: 'user', content, attachments };
 }
 
+/** P10: the API's reasoning blocks a reasoning part carries (`toUiMessageStream` puts them there). */
+function reasoningBlocks(part: Record<string, unknown>): unknown[] {
+  if (part['type'] !== 'reasoning' || !isPlainObject(part['providerMetadata'])) return [];
+  const ours = part['providerMetadata'][REASONING_KEY];
+  return isPlainObject(ours) && Array.isArray(ours['reasoning']) ? ours['reasoning'] : [];
+}
+
 function isToolPart(part: Record<string, unknown>): boolean {
   const type = part['type'];
   return typeof type === 'string' && (type === 'dynamic-tool' || type.startsWith('tool-')) && typeof part['toolCallId'] === 'string';
@@ -120,6 +129,8 @@ function assistantSteps(parts: readonly Record<string, unknown>[], last: boolean
     }
     const assistant: AssistantMessage = { role: 'assistant', content: textOf(step), stopReason: calls.length > 0 ? 'toolUse' : 'stop' };
     if (calls.length > 0) assistant.toolCalls = calls;
+    const reasoning = step.flatMap(reasoningBlocks);
+    if (reasoning.length > 0) assistant.reasoning = reasoning;
     history.push(assistant, ...results);
   });
 }

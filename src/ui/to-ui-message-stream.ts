@@ -1,8 +1,9 @@
 import { Observable } from 'rxjs';
 import type { OperatorFunction, Subscriber } from 'rxjs';
-import type { UIMessageChunk } from 'ai';
+import type { JSONValue, UIMessageChunk } from 'ai';
 import { addUsage, copyUsage, NO_USAGE } from '../loop/usage.js';
 import type { AgentMessage, ConversationEvent, LoopEndReason, Usage } from '../types.js';
+import { HeldSubscriber } from '../util/held-subscriber.js';
 import { errorText } from '../util/values.js';
 
 /** U2: what `toUiMessageStream` puts in a message's metadata: the loop's token counts so far (R27). */
@@ -15,6 +16,9 @@ export interface UiMessageStreamOptions {
   /** The id of each message the stream starts (the `start` chunk's `messageId`); without it, the client picks one. */
   messageId?: () => string;
 }
+
+/** P10: where a reasoning part keeps the API's reasoning blocks (its `providerMetadata` key); `fromUiMessages` reads it. */
+export const REASONING_KEY = 'rxToolLoop';
 
 /** The AI SDK's finish reason for each way a loop ends (`aborted` is an `abort` chunk, not a finish). */
 const FINISH_REASON: Record<Exclude<LoopEndReason, 'aborted'>, 'stop' | 'tool-calls' | 'length' | 'error' | 'other'> = {
@@ -31,7 +35,8 @@ const FINISH_REASON: Record<Exclude<LoopEndReason, 'aborted'>, 'stop' | 'tool-ca
  * U2: a loop's or a conversation's events as the AI SDK's UI message stream (v1), the chunks `useChat` reads
  * (`ai`'s `UIMessageChunk`; `writeSse` puts them on the wire). One loop is one assistant message: `start` at its
  * first `turn_start`, `start-step` / `finish-step` around each turn (but turn 0, whose results belong to the saved step, R22), one text part and
- * one reasoning part a turn (`text-start` / `-delta` / `-end`, `reasoning-*`, closed at the reply's `message_end`),
+ * one reasoning part a turn (`text-start` / `-delta` / `-end`, `reasoning-*`, closed at the reply's `message_end`; the
+ * API's reasoning blocks, P10, ride on the reasoning part's `providerMetadata.rxToolLoop`),
  * each call as `tool-input-start` / `-delta` (from `tool_call_delta`) and `tool-input-available` (its `tool_call`),
  * its result as `tool-output-available` (the result's text) or `tool-output-error` (an `isError` result: a failure,
  * a denial), and its `tool_update`s — an agent tool's inner events among them, as their one line — as preliminary
@@ -75,13 +80,14 @@ export function toUiMessageStream(options?: UiMessageStreamOptions): OperatorFun
   return (source) =>
     new Observable<UIMessageChunk>((subscriber) => {
       const chunks = new UiChunks(subscriber, messageId);
-      subscriber.add(
-        source.subscribe({
-          next: (event) => chunks.next(event),
-          error: (error: unknown) => chunks.fail(error),
-          complete: () => subscriber.complete(),
-        }),
-      );
+      // held before it subscribes: a message that ends at an approval closes a synchronous loop at once (C3)
+      const events = new HeldSubscriber<ConversationEvent>({
+        next: (event) => chunks.next(event),
+        error: (error: unknown) => chunks.fail(error),
+        complete: () => subscriber.complete(),
+      });
+      subscriber.add(events);
+      source.subscribe(events);
     });
 }
 
@@ -150,7 +156,7 @@ class UiChunks {
         out.next({ type: 'tool-input-available', toolCallId: event.call.id, toolName: event.call.name, input: event.call.input });
         return;
       case 'message_end':
-        this.closeParts();
+        this.closeParts(event.reasoning);
         this.turnUsage = event.usage;
         this.replyEnded = true;
         this.endIfOnlyWaiting();
@@ -201,9 +207,16 @@ class UiChunks {
     this.out.next(id === undefined ? { type: 'start' } : { type: 'start', messageId: id });
   }
 
-  private closeParts(): void {
+  /**
+   * Ends the turn's open parts. P10: the API's reasoning blocks (opaque, sent back as they came) ride on the reasoning
+   * part's `providerMetadata`, so that `fromUiMessages` gives them back to the next request's history.
+   */
+  private closeParts(blocks?: unknown[]): void {
     if (this.text !== undefined) this.out.next({ type: 'text-end', id: this.text });
-    if (this.reasoning !== undefined) this.out.next({ type: 'reasoning-end', id: this.reasoning });
+    if (blocks !== undefined && blocks.length > 0) {
+      if (this.reasoning === undefined) this.out.next({ type: 'reasoning-start', id: (this.reasoning = `reasoning-${++this.parts}`) });
+      this.out.next({ type: 'reasoning-end', id: this.reasoning, providerMetadata: { [REASONING_KEY]: { reasoning: blocks as JSONValue[] } } });
+    } else if (this.reasoning !== undefined) this.out.next({ type: 'reasoning-end', id: this.reasoning });
     this.text = this.reasoning = undefined;
   }
 
