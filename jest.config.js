@@ -25,5 +25,6 @@ module.exports = {
     '^rx-tool-loop/otel$': '<rootDir>/src/otel/index.ts',
     '^rx-tool-loop/restate$': '<rootDir>/src/restate/index.ts',
     '^rx-tool-loop/ai-sdk$': '<rootDir>/src/ai-sdk/index.ts',
+    '^rx-tool-loop/ui$': '<rootDir>/src/ui/index.ts',
   },
 };

@@ -60,7 +60,7 @@ export function fromUiMessages(messages: readonly UIMessage[]): FromUiMessages {
     const parts = message['parts'] as Record<string, unknown>[];
     const role = message['role'];
     if (role === 'system') history.push({ role: 'system', content: textOf(parts) });
-    else if (role === 'user') history.push(userMessage(parts));
+    else if (role === 'user') history.push(userFromParts(parts));
     else if (role === 'assistant') assistantSteps(parts, index === messages.length - 1, history, decisions);
     else throw new TypeError(`fromUiMessages: messages[${index}].role must be 'system', 'user' or 'assistant' (got ${shown(role)})`);
   });
@@ -73,7 +73,7 @@ function textOf(parts: readonly Record<string, unknown>[]): string {
   return text;
 }
 
-function userMessage(parts: readonly Record<string, unknown>[]): AgentMessage {
+function userFromParts(parts: readonly Record<string, unknown>[]): AgentMessage {
   const attachments: Attachment[] = [];
   for (const part of parts) {
     if (part['type'] !== 'file' || typeof part['url'] !== 'string' || typeof part['mediaType'] !== 'string') continue;
