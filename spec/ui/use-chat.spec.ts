@@ -1,7 +1,7 @@
 /**
  * U6, the useChat half: the real `@ai-sdk/react` `useChat` (React 19, `DefaultChatTransport`), bundled here by esbuild,
  * in Chromium (Debian's, driven by playwright-core), against a node:http server on 127.0.0.1 that serves the loop through
- * `toUiMessageStream` over SSE. The page types a prompt, sees the text stream and a tool part, approves a call
+ * `toUiMessageStream` and `writeSse` (U3). The page types a prompt, sees the text stream and a tool part, approves a call
  * (H8: `tool-approval-request`, the page's button, `addToolApprovalResponse`, the next request, `fromUiMessages`, turn 0
  * runs it), presses Stop during a slow reply and a slow tool — and the server's provider and tool see their teardown.
  */
@@ -14,11 +14,10 @@ import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { Observable } from 'rxjs';
-import type { Subscription } from 'rxjs';
-import type { UIMessage, UIMessageChunk } from 'ai';
+import type { UIMessage } from 'ai';
 import { runEventedToolLoop, ToolRegistry } from '../../src/index.js';
 import type { AgentMessage, ApprovalAnswer, Provider, ProviderEvent } from '../../src/index.js';
-import { fromUiMessages, toUiMessageStream } from '../../src/ui/index.js';
+import { fromUiMessages, toUiMessageStream, writeSse } from '../../src/ui/index.js';
 
 const root = join(__dirname, '..', '..');
 
@@ -91,18 +90,6 @@ const registry = new ToolRegistry()
       }),
   });
 
-/** A spec-local SSE writer: each chunk one `data:` event, `[DONE]` at the end; the client's disconnect unsubscribes. */
-function writeChunks(response: ServerResponse, chunks$: Observable<UIMessageChunk>): Subscription {
-  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-vercel-ai-ui-message-stream': 'v1' });
-  const subscription = chunks$.subscribe({
-    next: (chunk) => response.write(`data: ${JSON.stringify(chunk)}\n\n`),
-    error: () => response.end(),
-    complete: () => response.end('data: [DONE]\n\n'),
-  });
-  response.on('close', () => subscription.unsubscribe());
-  return subscription;
-}
-
 async function body(request: IncomingMessage): Promise<unknown> {
   let text = '';
   for await (const chunk of request) text += String(chunk);
@@ -117,7 +104,7 @@ async function chat(request: IncomingMessage, response: ServerResponse): Promise
   decisions.subscribe((answer) => answers.push(answer));
   log.push(`request: ${roles(messages)}${answers.length === 0 ? '' : `; decisions ${answers.map((a) => `${a.toolCallId}=${String(a.decision)}`).join(',')}`}`);
   const events$ = runEventedToolLoop({ provider, registry, messages, approvals: { needsApproval: (call) => call.name === 'weather', decisions } });
-  writeChunks(response, events$.pipe(toUiMessageStream()));
+  writeSse(response, events$.pipe(toUiMessageStream()), { protocol: 'ui-message-stream' });
 }
 
 function roles(messages: readonly AgentMessage[]): string {

@@ -66,7 +66,7 @@ const FINISH_REASON: Record<Exclude<LoopEndReason, 'aborted'>, 'stop' | 'tool-ca
  * // node:http: one request, one run, one SSE response that useChat reads
  * const { messages, decisions } = fromUiMessages(body.messages);
  * const events$ = runEventedToolLoop({ provider, registry, messages, approvals: { needsApproval, decisions } });
- * writeSse(response, events$.pipe(toUiMessageStream()), { aiSdk: true });
+ * writeSse(response, events$.pipe(toUiMessageStream()), { protocol: 'ui-message-stream' });
  * ```
  */
 export function toUiMessageStream(options?: UiMessageStreamOptions): OperatorFunction<ConversationEvent, UIMessageChunk> {
