@@ -1,9 +1,9 @@
 /** U2: `toUiMessageStream` — a loop's events as the AI SDK's UI message stream, checked by `ai`'s own schema and reader. */
-import { EMPTY, lastValueFrom, map, Observable, of, tap, timer, toArray } from 'rxjs';
+import { concat, EMPTY, lastValueFrom, map, Observable, of, tap, timer, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import type { UIMessageChunk } from 'ai';
 import { agentTool, runEventedToolLoop, scriptedProvider, ToolRegistry, toolProgress } from '../../src/index.js';
-import type { AgentMessage, ApprovalAnswer, LoopEvent, ProviderEvent } from '../../src/index.js';
+import type { AgentMessage, ApprovalAnswer, ConversationEvent, LoopEvent, ProviderEvent } from '../../src/index.js';
 import { call, end, marbleProvider, marbleTools, start, text } from '../../src/testing/index.js';
 import { fromUiMessages, toUiMessageStream } from '../../src/ui/index.js';
 import { invalidChunks, rebuild, stepsOfHistory, stepsOfMessage } from './support/ui-stream.js';
@@ -217,6 +217,24 @@ describe('toUiMessageStream (U2)', () => {
       return rest;
     });
     expect(messages).toEqual(carried);
+  });
+
+  it('U2: a conversation\'s loops are messages of their own — `start` again, with the next messageId; prompts send nothing', async () => {
+    const ids = ['m1', 'm2'];
+    const loop = (answer: string, history: AgentMessage[]) => runEventedToolLoop({ provider: scriptedProvider([[start, text(answer), end('stop')]]), registry: new ToolRegistry(), messages: history });
+    const second: AgentMessage[] = [...ask, { role: 'assistant', content: 'one', stopReason: 'stop' }, { role: 'user', content: 'again' }];
+    const events$ = concat(
+      of<ConversationEvent>({ type: 'user_message', message: { role: 'user', content: 'go' }, messages: ask }),
+      loop('one', ask),
+      of<ConversationEvent>({ type: 'user_message', message: { role: 'user', content: 'again' }, messages: second }),
+      loop('two', second),
+    );
+    const chunks = await lastValueFrom(events$.pipe(toUiMessageStream({ messageId: () => ids.shift()! }), toArray()));
+    expect(chunks.filter((c) => c.type === 'start')).toEqual([{ type: 'start', messageId: 'm1' }, { type: 'start', messageId: 'm2' }]);
+    expect(await invalidChunks(chunks)).toEqual([]);
+    // readUIMessageStream starts a new message when the id changes
+    const built = await rebuild(chunks);
+    expect({ id: built.id, steps: stepsOfMessage(built) }).toEqual({ id: 'm2', steps: [{ text: 'two', reasoning: '', tools: [] }] });
   });
 
   it('U2: a provider error is an error chunk, then finish with reason error; the client sees the API\'s message', async () => {

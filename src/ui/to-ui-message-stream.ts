@@ -43,7 +43,8 @@ const FINISH_REASON: Record<Exclude<LoopEndReason, 'aborted'>, 'stop' | 'tool-ca
  * outputs (`preliminary: true`), so the rebuilt message holds what the history holds and nothing else. The end:
  * `finish` with the loop's finish reason, `abort` for an aborted loop, `error` then `finish` for a provider's
  * error; the loop's usage goes with it as message metadata (`{ usage }`, {@link UiMessageMetadata}). `user_message`
- * and `prompt_dropped` send nothing: the client has its prompt.
+ * and `prompt_dropped` send nothing: the client has its prompt. A conversation's next loop is a message of its own
+ * (`start` again, with the next `messageId()`); `useChat` itself makes one request a run.
  *
  * H8, the two-request model of `useChat`: a `tool_approval` is a `tool-approval-request` (its `approvalId` is the
  * call's id). Once every call of the turn has its result or waits for a person, the message ends there (`finish`,
