@@ -7,6 +7,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/spec', '<rootDir>/marbles', '<rootDir>/examples'],
   testMatch: ['**/*.spec.ts', '**/*.marble.ts'],
+  // D7's three-node cluster takes minutes: `npm run test:cluster` runs it (jest.cluster.config.js)
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/spec/restate/cluster/'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
     // P18: the AI SDK's packages are ES modules only; jest on Node 20 needs them as CommonJS

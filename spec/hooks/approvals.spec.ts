@@ -243,6 +243,28 @@ describe('approvals (H8)', () => {
     subscription.unsubscribe();
   });
 
+  it('H8, R29: past 256 messages tool_approval.messages is made when first read, as tool_result\'s, and is the history of that moment', () => {
+    const { registry } = bank();
+    const long: AgentMessage[] = Array.from({ length: 300 }, (_, i) => ({ role: 'user' as const, content: `m${i}` }));
+    const decisions = new Subject<ApprovalAnswer>();
+    const seen: LoopEvent[] = [];
+    runEventedToolLoop({
+      provider: scriptedProvider([toolTurn(call('lookup', {}, 'c1'), call('transfer', {}, 'c2')), answerTurn('done')]),
+      registry,
+      messages: long,
+      approvals: { needsApproval: names('transfer'), decisions },
+    }).subscribe((event) => seen.push(event));
+    decisions.next(answer('c2', true)); // the run goes on: what was handed out before must not change
+    const [waiting] = only(seen, 'tool_approval');
+    expect(Object.getOwnPropertyDescriptor(waiting!, 'messages')?.get).toBeDefined();
+    expect(waiting!.messages.slice(300)).toEqual([
+      { role: 'assistant', content: '', stopReason: 'toolUse', toolCalls: [{ id: 'c1', name: 'lookup', input: {} }, { id: 'c2', name: 'transfer', input: {} }] },
+      expect.objectContaining({ toolCallId: 'c1' }),
+    ]);
+    expect(waiting!.messages).toHaveLength(302);
+    expect({ ...waiting! }.messages).toBe(waiting!.messages); // enumerable, and the same array once made
+  });
+
   it('H8, R16: the tool\'s timeout starts at tool_start, never while it waits for a decision', () => {
     testScheduler().run((helpers) => {
       const { cold, hot } = helpers;
