@@ -59,7 +59,7 @@ describe('fromUiMessages (U2, H8)', () => {
     expect(await decided(request)).toEqual([]);
   });
 
-  it('H8: in the last message, answered approvals are decisions (true, false, a reason to deny) and their calls wait for turn 0; an unanswered one waits again', async () => {
+  it('H8: in the last message, answered approvals are decisions (true, false, a reason to deny) and their calls wait for turn 0, as a call that had not started does; an unanswered one waits again', async () => {
     const request = fromUiMessages([
       user('open the doors'),
       assistant([
@@ -68,10 +68,11 @@ describe('fromUiMessages (U2, H8)', () => {
         tool('d3', 'approval-responded', { approval: { id: 'd3', approved: false, reason: 'it is cold' } }),
         tool('d4', 'approval-requested', { approval: { id: 'd4' } }),
         tool('d5', 'output-available', { output: 'opened' }),
+        tool('d6', 'input-available'), // had not started when the message ended: turn 0 runs it
       ]),
     ]);
     expect(request.messages.slice(1)).toEqual([
-      { role: 'assistant', content: 'On it.', stopReason: 'toolUse', toolCalls: ['d1', 'd2', 'd3', 'd4', 'd5'].map((id) => ({ id, name: 'door', input: { which: id } })) },
+      { role: 'assistant', content: 'On it.', stopReason: 'toolUse', toolCalls: ['d1', 'd2', 'd3', 'd4', 'd5', 'd6'].map((id) => ({ id, name: 'door', input: { which: id } })) },
       { role: 'toolResult', toolCallId: 'd5', toolName: 'door', content: 'opened', isError: false },
     ]);
     expect(await decided(request)).toEqual([

@@ -132,6 +132,29 @@ describe('toUiMessageStream (U2)', () => {
     expect(seen.slice(seen.indexOf('message_end'))).toEqual(['message_end', 'left']);
   });
 
+  it('U2, H8: a call queued behind the waiting one\'s slot is left to the next request, whose turn 0 runs it with the decided one', async () => {
+    const ran: string[] = [];
+    const registry = new ToolRegistry()
+      .register({ name: 'guarded', description: 'g', input: {}, handler: () => (ran.push('guarded'), 'opened') })
+      .register({ name: 'later', description: 'l', input: {}, handler: () => (ran.push('later'), 'done') });
+    const provider = () => scriptedProvider([[start, call('guarded', {}, 'g1'), call('later', {}, 'l1'), end('toolUse')], [start, text('Both done.'), end('stop')]]);
+    const approvals = (decisions: Observable<ApprovalAnswer>) => ({ needsApproval: (c: { name: string }) => c.name === 'guarded', decisions });
+    const first = await lastValueFrom(runEventedToolLoop({ provider: provider(), registry, messages: ask, maxConcurrency: 1, approvals: approvals(EMPTY) }).pipe(toUiMessageStream(), toArray()));
+    expect(first.map(line).slice(-4)).toEqual(['tool-approval-request g1', 'tool-input-available l1', 'finish-step', 'finish tool-calls {"usage":{"inputTokens":0,"outputTokens":0}}']);
+    expect(ran).toEqual([]);
+    // the page approves g1; useChat sends the message back
+    const shown = await rebuild(first);
+    const answered = { ...shown, parts: shown.parts.map((p) => ((p as { state?: string }).state === 'approval-requested' ? ({ ...p, state: 'approval-responded', approval: { id: 'g1', approved: true } } as typeof p) : p)) };
+    const { messages, decisions } = fromUiMessages([{ id: 'u', role: 'user', parts: [{ type: 'text', text: 'go' }] }, answered]);
+    const second = await lastValueFrom(runEventedToolLoop({ provider: scriptedProvider([[start, text('Both done.'), end('stop')]]), registry, messages, maxConcurrency: 1, approvals: approvals(decisions) }).pipe(toUiMessageStream(), toArray()));
+    expect(ran).toEqual(['guarded', 'later']);
+    const whole = await rebuild(second, answered);
+    expect(stepsOfMessage(whole)).toEqual([
+      { text: '', reasoning: '', tools: [{ id: 'g1', name: 'guarded', input: {}, result: { content: 'opened', isError: false } }, { id: 'l1', name: 'later', input: {}, result: { content: 'done', isError: false } }] },
+      { text: 'Both done.', reasoning: '', tools: [] },
+    ]);
+  });
+
   it('U2: an aborted loop ends its message with its usage as metadata, then abort', () => {
     testScheduler().run(({ cold, expectObservable }) => {
       const controller = new AbortController();

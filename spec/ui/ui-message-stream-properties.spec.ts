@@ -1,7 +1,8 @@
 /**
  * U2 over generated runs (fast-check; `PROPERTY_RUNS=N` sets the runs, default 60): text, reasoning, streamed and
  * parallel calls, tools that fail, unknown tools, calls a hook denies, agent tools, provider errors, aborts at any event,
- * and calls that wait for approval (H8), answered over as many requests as useChat makes. Every chunk passes `ai`'s
+ * calls that wait for approval (H8), with the calls behind them in a full set of slots, answered over as many
+ * requests as useChat makes. Every chunk passes `ai`'s
  * `uiMessageChunkSchema`; `readUIMessageStream`, continuing the message from request to request as useChat does,
  * rebuilds a message whose steps are the loop's turns: the text, the reasoning, each call with its input and result.
  */
@@ -19,7 +20,7 @@ type Kind = 'ok' | 'fails' | 'unknown' | 'blocked' | 'agent' | 'guarded';
 interface CallGen { kind: Kind; city: string; streamed: boolean }
 interface TurnGen { reasoning: string; texts: string[]; calls: CallGen[]; error: boolean }
 type Answer = true | false | { action: 'deny'; reason: string };
-interface RunGen { turns: TurnGen[]; abortAt: number | undefined; answers: Answer[] }
+interface RunGen { turns: TurnGen[]; abortAt: number | undefined; answers: Answer[]; maxConcurrency: number | undefined }
 
 const word = fc.stringMatching(/^[a-zé ]{1,8}$/);
 const callGen: fc.Arbitrary<CallGen> = fc.record({ kind: fc.constantFrom<Kind>('ok', 'fails', 'unknown', 'blocked', 'agent', 'guarded'), city: word, streamed: fc.boolean() });
@@ -32,6 +33,8 @@ const turnGen: fc.Arbitrary<TurnGen> = fc.record({
 const runGen: fc.Arbitrary<RunGen> = fc.record({
   turns: fc.array(turnGen, { minLength: 1, maxLength: 4 }),
   abortAt: fc.option(fc.nat(30), { nil: undefined, freq: 4 }),
+  // a call that waits holds its slot: with one or two slots, the calls after it wait to start (H8)
+  maxConcurrency: fc.constantFrom(undefined, 1, 2),
   answers: fc.array(fc.oneof(fc.constant<Answer>(true), fc.constant<Answer>(false), word.map((reason): Answer => ({ action: 'deny', reason }))), { minLength: 12, maxLength: 12 }),
 });
 
@@ -105,6 +108,7 @@ describe('toUiMessageStream over generated runs (U2)', () => {
               registry,
               messages,
               signal: controller.signal,
+              ...(run.maxConcurrency === undefined ? {} : { maxConcurrency: run.maxConcurrency }),
               beforeToolCall: (call) => (call.name === 'blocked' ? { action: 'deny', reason: 'not allowed' } : undefined),
               approvals: { needsApproval: (call) => call.name === 'guarded', decisions: request === 0 ? EMPTY : decisions },
             }).pipe(

@@ -39,9 +39,10 @@ const ABORTED = 'error: aborted';
  *
  * The client's approvals come back as `decisions`: in the last message, a call in state `approval-responded` is left
  * without a result — turn 0 of the run on these `messages` (R22) takes the decision, `true` runs it, `false` (or a
- * reason) denies it — and a call still `approval-requested` waits again. Any other call without an output (the
- * client stopped the run while it ran, or answered no approval before writing again) gets R11's `error: aborted`,
- * so the history stays valid. A part still `input-streaming` never became a call and is left out.
+ * reason) denies it — a call still `approval-requested` waits again, and a call there with its input but no output
+ * (one that had not started when the message ended at an approval) runs. A call without an output in an earlier
+ * message (the client stopped the run while it ran, or wrote again instead of answering) gets R11's
+ * `error: aborted`, so the history stays valid. A part still `input-streaming` never became a call and is left out.
  *
  * ```ts
  * // a POST handler of useChat's DefaultChatTransport (body: { messages })
@@ -125,7 +126,7 @@ function assistantSteps(parts: readonly Record<string, unknown>[], last: boolean
       else if (resumes && part.state === 'approval-responded' && part.approval !== undefined) {
         const { approved, reason } = part.approval;
         decisions.push({ toolCallId: part.toolCallId, decision: approved === true ? true : reason === undefined ? false : { action: 'deny', reason } });
-      } else if (!(resumes && part.state === 'approval-requested')) results.push(result(ABORTED, true));
+      } else if (!(resumes && (part.state === 'approval-requested' || part.state === 'input-available'))) results.push(result(ABORTED, true));
     }
     const assistant: AssistantMessage = { role: 'assistant', content: textOf(step), stopReason: calls.length > 0 ? 'toolUse' : 'stop' };
     if (calls.length > 0) assistant.toolCalls = calls;

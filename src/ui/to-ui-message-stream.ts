@@ -2,7 +2,7 @@ import { Observable } from 'rxjs';
 import type { OperatorFunction, Subscriber } from 'rxjs';
 import type { JSONValue, UIMessageChunk } from 'ai';
 import { addUsage, copyUsage, NO_USAGE } from '../loop/usage.js';
-import type { AgentMessage, ConversationEvent, LoopEndReason, Usage } from '../types.js';
+import type { ConversationEvent, LoopEndReason, Usage } from '../types.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
 import { errorText } from '../util/values.js';
 
@@ -47,8 +47,8 @@ const FINISH_REASON: Record<Exclude<LoopEndReason, 'aborted'>, 'stop' | 'tool-ca
  * (`start` again, with the next `messageId()`); `useChat` itself makes one request a run.
  *
  * H8, the two-request model of `useChat`: a `tool_approval` is a `tool-approval-request` (its `approvalId` is the
- * call's id). Once every call of the turn has its result or waits for a person, the message ends there (`finish`,
- * `tool-calls`) and the stream completes, which unsubscribes the loop: the client's answer comes with its next
+ * call's id). Once a call waits for a person and no tool of the turn runs (the others have their results, or have not
+ * started: the next request's turn 0 runs them), the message ends there (`finish`, `tool-calls`) and the stream completes, which unsubscribes the loop: the client's answer comes with its next
  * request, which {@link fromUiMessages} turns into the history and the decisions of the run that resumes the calls.
  * An error of the source is an `error` chunk, and the stream completes.
  *
@@ -102,10 +102,9 @@ class UiChunks {
   private streamed = new Map<number, { id?: string; name?: string; pending: string; started: boolean }>();
   private usage: Usage = NO_USAGE; // the loop's totals at its last turn_end
   private turnUsage: Usage | undefined; // this turn's reply's usage, until its turn_end
-  /** H8: the turn's calls, those with a result, and those that wait for a person. */
-  private calls = new Set<string>();
-  private settled = new Set<string>();
+  /** H8: the turn's calls that wait for a person, and those whose tool runs (tool_start, no result yet). */
   private waiting = new Set<string>();
+  private running = new Set<string>();
   private replyEnded = false;
   private turn = -1;
 
@@ -119,9 +118,8 @@ class UiChunks {
     switch (event.type) {
       case 'turn_start':
         this.start();
-        this.calls.clear();
-        this.settled.clear();
         this.waiting.clear();
+        this.running.clear();
         this.streamed.clear();
         this.turnUsage = undefined;
         this.turn = event.turn;
@@ -153,7 +151,6 @@ class UiChunks {
         this.inputDelta(event.index, event.id, event.name, event.argumentsDelta);
         return;
       case 'tool_call':
-        this.calls.add(event.call.id);
         out.next({ type: 'tool-input-available', toolCallId: event.call.id, toolName: event.call.name, input: event.call.input });
         return;
       case 'message_end':
@@ -164,17 +161,19 @@ class UiChunks {
         return;
       case 'tool_approval':
         this.waiting.add(event.call.id);
-        this.learnCalls(event.messages);
         out.next({ type: 'tool-approval-request', approvalId: event.call.id, toolCallId: event.call.id });
         this.endIfOnlyWaiting();
+        return;
+      case 'tool_start':
+        this.running.add(event.call.id);
         return;
       case 'tool_update':
         out.next({ type: 'tool-output-available', toolCallId: event.toolCallId, output: event.content, preliminary: true });
         return;
       case 'tool_result': {
         const { toolCallId, content, isError } = event.message;
-        this.settled.add(toolCallId);
         this.waiting.delete(toolCallId);
+        this.running.delete(toolCallId);
         out.next(isError ? { type: 'tool-output-error', toolCallId, errorText: content } : { type: 'tool-output-available', toolCallId, output: content });
         this.endIfOnlyWaiting();
         return;
@@ -191,7 +190,7 @@ class UiChunks {
         this.finish(event.reason, event.assistant.errorMessage, event.usage);
         return;
       default:
-        return; // message_start, tool_start, user_message, prompt_dropped: nothing the client needs
+        return; // message_start, user_message, prompt_dropped: nothing the client needs
     }
   }
 
@@ -237,18 +236,13 @@ class UiChunks {
     if (text !== '') this.out.next({ type: 'tool-input-delta', toolCallId: call.id!, inputTextDelta: text });
   }
 
-  /** H8: the calls of the turn's assistant message as the history at this moment holds it (turn 0's among them), and their results. */
-  private learnCalls(messages: readonly AgentMessage[]): void {
-    let at = messages.length - 1;
-    for (; at >= 0 && messages[at]!.role === 'toolResult'; at--) this.settled.add((messages[at] as { toolCallId: string }).toolCallId);
-    const assistant = messages[at];
-    if (assistant?.role === 'assistant') for (const call of assistant.toolCalls ?? []) this.calls.add(call.id);
-  }
-
-  /** H8, two requests: when each of the turn's calls has its result or waits for a person, the message ends here. */
+  /**
+   * H8, two requests: when a call waits for a person and no tool of the turn runs, the message ends here. A call that
+   * has not started (queued behind the waiting one's slot, or in its `beforeToolCall`) is left to the next request,
+   * whose turn 0 runs it (R22).
+   */
   private endIfOnlyWaiting(): void {
-    if (this.waiting.size === 0 || !this.replyEnded) return;
-    for (const id of this.calls) if (!this.settled.has(id) && !this.waiting.has(id)) return;
+    if (this.waiting.size === 0 || !this.replyEnded || this.running.size > 0) return;
     this.closeParts();
     if (this.turn !== 0) this.out.next({ type: 'finish-step' });
     this.finish('toolUse', undefined, addUsage(this.usage, this.turnUsage));
