@@ -1,6 +1,6 @@
 /** Packages that ship ES modules only (P18's specs load them; zod's locales, which the AI SDK loads, are ES modules under a CommonJS
  * export); esm-packages.js makes them CommonJS for jest. */
-const ESM_ONLY = '(ai|@ai-sdk/[^/]+|@workflow/serde|zod)';
+const ESM_ONLY = '(ai|@ai-sdk/[^/]+|@workflow/serde|zod|@agentclientprotocol/sdk)';
 
 /** @type {import('jest').Config} */
 module.exports = {
@@ -28,5 +28,6 @@ module.exports = {
     '^rx-tool-loop/restate$': '<rootDir>/src/restate/index.ts',
     '^rx-tool-loop/ai-sdk$': '<rootDir>/src/ai-sdk/index.ts',
     '^rx-tool-loop/ui$': '<rootDir>/src/ui/index.ts',
+    '^rx-tool-loop/acp$': '<rootDir>/src/acp/index.ts',
   },
 };
