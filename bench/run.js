@@ -59,9 +59,9 @@ let BASELINE_NOTE = 'none (--baseline=none)';
 // (on the paired ratio, see pairedWithBaseline in workload.js)
 const NOISE = 0.05;
 
-const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9', 'U2'];
-// workloads with a script of their own (the rest are workload.js's)
-const SCRIPTS = { U2: 'ui-message-stream.js' };
+const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9', 'U1', 'U2'];
+// workloads that are a script of their own rather than a row of workload.js
+const SCRIPTS = { U1: 'ag-ui.js', U2: 'ui-message-stream.js' };
 if (only?.some((w) => !ALL_WORKLOADS.includes(w))) {
   process.stderr.write(`bench: unknown workload in --only: ${only.filter((w) => !ALL_WORKLOADS.includes(w)).join(', ')} (have: ${ALL_WORKLOADS.join(', ')})\n`);
   process.exit(2);
@@ -150,7 +150,7 @@ function runWorkload(workload, extra = []) {
     const childArgs = ['--expose-gc', path.join(BENCH, script ?? 'workload.js'), ...(script ? [] : [workload]), ...extra, ...(QUICK ? ['--quick'] : [])];
     const started = Date.now();
     const load = os.loadavg()[0];
-    const child = spawn(process.execPath, childArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, childArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BENCH_RUN: '1' } });
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => process.stderr.write(chunk));
@@ -749,6 +749,11 @@ function targets(results) {
       );
     }
   }
+  const U1 = results.U1;
+  if (U1 && !U1.error) {
+    const p = U1.perEvent;
+    add('U1', '`toAgUi` ≤ 2 µs an event (a 200-turn scripted run replayed, beyond a bare operator)', `${fmt(p.median, 3)} µs (${fmt(p.min, 3)} – ${fmt(p.max, 3)}; CPU, medians of ${U1.rounds} rounds, ${int(U1.loopEvents)} loop events → ${int(U1.agUiEvents)} AG-UI events)`, p.median <= 2, undefined);
+  }
   const U2 = results.U2;
   if (U2 && !U2.error) {
     const x = U2.rx.perEvent;
@@ -1032,6 +1037,7 @@ function report(env, results, list, profiles) {
   section('W6', 'over HTTP (a loopback server streaming to each loop’s own providers, three APIs)', w6Table);
   section('W7', 'sessions (a 10-turn conversation appended to a JSONL session; loading 10,000 and 100,000 entries)', w7Table);
   section('W9', 'agents as tools (W1’s conversation, each call an agent tool of one turn)', w9Table);
+  section('U1', 'AG-UI events from a run (`toAgUi`, bench/ag-ui.js)', (r) => `${fmt(r.perEvent.median, 3)} µs per loop event beyond a bare operator (${fmt(r.bare.median, 3)} µs), ${int(r.loopEvents)} loop events → ${int(r.agUiEvents)} AG-UI events`);
   section('U2', 'the AI SDK’s UI message stream (a 100-turn scripted run: 20 deltas and 2 streamed calls a turn)', u2Table);
   const findings = findingsText();
   if (findings) out.push(findings, '');
