@@ -59,9 +59,9 @@ let BASELINE_NOTE = 'none (--baseline=none)';
 // (on the paired ratio, see pairedWithBaseline in workload.js)
 const NOISE = 0.05;
 
-const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9', 'U1'];
+const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9', 'U1', 'U2'];
 // workloads that are a script of their own rather than a row of workload.js
-const SCRIPTS = { U1: 'ag-ui.js' };
+const SCRIPTS = { U1: 'ag-ui.js', U2: 'ui-message-stream.js' };
 if (only?.some((w) => !ALL_WORKLOADS.includes(w))) {
   process.stderr.write(`bench: unknown workload in --only: ${only.filter((w) => !ALL_WORKLOADS.includes(w)).join(', ')} (have: ${ALL_WORKLOADS.join(', ')})\n`);
   process.exit(2);
@@ -308,6 +308,18 @@ function w2Table(r) {
       ok(curHeap) && ok(baseHeap) && ['heap growth', ratio(curHeap.retained.median, baseHeap.retained.median)],
     ])
   );
+}
+
+/** U2: `toUiMessageStream` an event, beside the AI SDK's own translation a part of the same run (µs, CPU, median of the rounds). */
+function u2Table(r) {
+  const us = (x) => `${fmt(x.median, 3)} (${fmt(x.min, 3)} – ${fmt(x.max, 3)})`;
+  const rows = [['**rx-tool-loop** `toUiMessageStream()` (an Observable operator)', `${int(r.rx.events)} events → ${int(r.rx.chunksPerRun)} chunks`, us(r.rx.perEvent)]];
+  if (r.aiSdk.error) rows.push(['AI SDK', failed(r.aiSdk), '']);
+  else {
+    rows.push([`AI SDK ${r.aiSdk.version} \`toUIMessageStream({ stream })\` (streamText's parts through its ReadableStream)`, `${int(r.aiSdk.parts)} parts → ${int(r.aiSdk.chunks)} chunks`, us(r.aiSdk.streamPerPart)]);
+    rows.push([`AI SDK ${r.aiSdk.version} \`toUIMessageChunk(part)\` (its translation alone, no stream)`, `${int(r.aiSdk.parts)} parts`, us(r.aiSdk.chunkPerPart)]);
+  }
+  return table(['translation', 'run', 'µs an event or part (min – max)'], rows);
 }
 
 function w3Table(r) {
@@ -742,6 +754,11 @@ function targets(results) {
     const p = U1.perEvent;
     add('U1', '`toAgUi` ≤ 2 µs an event (a 200-turn scripted run replayed, beyond a bare operator)', `${fmt(p.median, 3)} µs (${fmt(p.min, 3)} – ${fmt(p.max, 3)}; CPU, medians of ${U1.rounds} rounds, ${int(U1.loopEvents)} loop events → ${int(U1.agUiEvents)} AG-UI events)`, p.median <= 2, undefined);
   }
+  const U2 = results.U2;
+  if (U2 && !U2.error) {
+    const x = U2.rx.perEvent;
+    add('U2', '`toUiMessageStream` ≤ 2 µs an event (a 100-turn scripted run replayed, CPU, against the bare replay)', `${fmt(x.median, 3)} µs (${fmt(x.min, 3)} – ${fmt(x.max, 3)}, ${x.n} rounds)`, x.median <= 2, undefined);
+  }
   for (const w of WORKLOADS) if (results[w]?.error) add(w, 'the workload runs', results[w].error, false, undefined);
   return list.sort((a, b) => WORKLOADS.indexOf(a.workload) - WORKLOADS.indexOf(b.workload)); // stable: by workload, then as added
 }
@@ -1021,6 +1038,7 @@ function report(env, results, list, profiles) {
   section('W7', 'sessions (a 10-turn conversation appended to a JSONL session; loading 10,000 and 100,000 entries)', w7Table);
   section('W9', 'agents as tools (W1’s conversation, each call an agent tool of one turn)', w9Table);
   section('U1', 'AG-UI events from a run (`toAgUi`, bench/ag-ui.js)', (r) => `${fmt(r.perEvent.median, 3)} µs per loop event beyond a bare operator (${fmt(r.bare.median, 3)} µs), ${int(r.loopEvents)} loop events → ${int(r.agUiEvents)} AG-UI events`);
+  section('U2', 'the AI SDK’s UI message stream (a 100-turn scripted run: 20 deltas and 2 streamed calls a turn)', u2Table);
   const findings = findingsText();
   if (findings) out.push(findings, '');
   const prof = profileText(profiles);

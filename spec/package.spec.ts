@@ -576,3 +576,31 @@ describe('rx-tool-loop/acp, with @agentclientprotocol/sdk an optional peer', () 
     });
   });
 });
+
+// U2: rx-tool-loop/ui takes only types from its optional peer ai: the AI SDK's UI message stream runs without it
+const uiScript = (load: string) => `${load}
+const registry = new ToolRegistry().register({ name: 'current_time', description: 'the time', input: {}, handler: () => 'noon' });
+const provider = scriptedProvider([
+  [{ type: 'message_start' }, { type: 'tool_call', call: { id: 'c1', name: 'current_time', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }],
+  [{ type: 'message_start' }, { type: 'text_delta', text: 'it is noon' }, { type: 'message_end', stopReason: 'stop' }],
+]);
+const { messages } = fromUiMessages([{ id: 'u1', role: 'user', parts: [{ type: 'text', text: 'time?' }] }]);
+const types = [];
+runEventedToolLoop({ provider, registry, messages }).pipe(toUiMessageStream()).subscribe({
+  next: (chunk) => types.push(chunk.type),
+  complete: () => console.log(types.join(' ')),
+});
+`;
+const uiExpected = 'start start-step tool-input-available tool-output-available finish-step start-step text-start text-delta text-end finish-step finish\n';
+
+describe('rx-tool-loop/ui, with ai an optional peer of types only', () => {
+  it('U2: turns a run into the UI message stream from CommonJS and ES modules without ai installed', () => {
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/rx-tool-loop/package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+    expect(manifest.peerDependenciesMeta).toMatchObject({ ai: { optional: true } });
+    expect(existsSync(join(project, 'node_modules/ai'))).toBe(false);
+    writeFileSync(join(project, 'ui.cjs'), uiScript("const { ToolRegistry, runEventedToolLoop, scriptedProvider } = require('rx-tool-loop');\nconst { fromUiMessages, toUiMessageStream } = require('rx-tool-loop/ui');"));
+    writeFileSync(join(project, 'ui.mjs'), uiScript("import { ToolRegistry, runEventedToolLoop, scriptedProvider } from 'rx-tool-loop';\nimport { fromUiMessages, toUiMessageStream } from 'rx-tool-loop/ui';"));
+    expect(execFileSync(process.execPath, ['ui.cjs'], { cwd: project, encoding: 'utf8' })).toBe(uiExpected);
+    expect(execFileSync(process.execPath, ['ui.mjs'], { cwd: project, encoding: 'utf8' })).toBe(uiExpected);
+  });
+});

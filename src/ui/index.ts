@@ -13,3 +13,7 @@ export { fromAgUiInput } from './from-ag-ui-input.js';
 export type { AgUiRun } from './from-ag-ui-input.js';
 export { toAgUiMessages, fromAgUiMessages, AG_UI_METADATA_KEY } from './ag-ui-messages.js';
 export type { AgUiMessageNotes } from './ag-ui-messages.js';
+export { toUiMessageStream } from './to-ui-message-stream.js';
+export type { UiMessageMetadata, UiMessageStreamOptions } from './to-ui-message-stream.js';
+export { fromUiMessages } from './from-ui-messages.js';
+export type { FromUiMessages } from './from-ui-messages.js';
