@@ -7,3 +7,4 @@ export { sseResponse } from './sse-response.js';
 export type { SseFailure, SseFailureReason, SseOptions } from './sse-options.js';
 export { replayable, ReplayableRun } from './replayable.js';
 export type { Resumed } from './replayable.js';
+export { fromSse, SseError } from './from-sse.js';
