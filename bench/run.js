@@ -6,6 +6,7 @@
 //   node bench/run.js                   # everything (about 8 minutes on 2 cores)
 //   node bench/run.js --openai-agents   # also the OpenAI Agents SDK, in processes of its own
 //   node bench/run.js --only=W1,W3      # some workloads; prints, does not write results.md
+//   node bench/run.js --only=SSE        # U3: writeSse and sseResponse beside the AI SDK's SSE writers (bench/sse.js)
 //   node bench/run.js --quick           # small sizes, a smoke test; does not write results.md
 //   node bench/run.js --no-profile      # no profiles of missed targets
 //   RX_TOOL_LOOP_DIST=path/to/dist node bench/run.js --out=/tmp/candidate.md
@@ -59,7 +60,7 @@ let BASELINE_NOTE = 'none (--baseline=none)';
 // (on the paired ratio, see pairedWithBaseline in workload.js)
 const NOISE = 0.05;
 
-const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9'];
+const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9', 'SSE'];
 if (only?.some((w) => !ALL_WORKLOADS.includes(w))) {
   process.stderr.write(`bench: unknown workload in --only: ${only.filter((w) => !ALL_WORKLOADS.includes(w)).join(', ')} (have: ${ALL_WORKLOADS.join(', ')})\n`);
   process.exit(2);
@@ -144,7 +145,11 @@ function environment() {
 
 function runWorkload(workload, extra = []) {
   return new Promise((resolve) => {
-    const childArgs = ['--expose-gc', path.join(BENCH, 'workload.js'), workload, ...extra, ...(QUICK ? ['--quick'] : [])];
+    // SSE (U3) is a script of its own: a server here and a client in a process of its own
+    const childArgs =
+      workload === 'SSE'
+        ? [path.join(BENCH, 'sse.js'), path.dirname(require('./lib/paths.js').ENTRY), ...(QUICK ? ['--events=20000', '--rounds=1'] : [])]
+        : ['--expose-gc', path.join(BENCH, 'workload.js'), workload, ...extra, ...(QUICK ? ['--quick'] : [])];
     const started = Date.now();
     const load = os.loadavg()[0];
     const child = spawn(process.execPath, childArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -734,6 +739,12 @@ function targets(results) {
       );
     }
   }
+  const SSE = results.SSE;
+  if (SSE && !SSE.error) {
+    const row = SSE.rows.find((r) => r.name === 'rx-tool-loop writeSse');
+    const sdk = SSE.rows.find((r) => r.name === 'AI SDK pipeUIMessageStreamToResponse');
+    add('SSE', '`writeSse` carries ≥ 50,000 events/s over a loopback socket (U3)', `${int(row.wall)} events/s (wall; ${int(row.cpu)} on the server's CPU), the AI SDK's pipeUIMessageStreamToResponse ${int(sdk.wall)}`, row.wall >= 50_000, undefined);
+  }
   for (const w of WORKLOADS) if (results[w]?.error) add(w, 'the workload runs', results[w].error, false, undefined);
   return list.sort((a, b) => WORKLOADS.indexOf(a.workload) - WORKLOADS.indexOf(b.workload)); // stable: by workload, then as added
 }
@@ -1012,6 +1023,9 @@ function report(env, results, list, profiles) {
   section('W6', 'over HTTP (a loopback server streaming to each loop’s own providers, three APIs)', w6Table);
   section('W7', 'sessions (a 10-turn conversation appended to a JSONL session; loading 10,000 and 100,000 entries)', w7Table);
   section('W9', 'agents as tools (W1’s conversation, each call an agent tool of one turn)', w9Table);
+  section('SSE', 'server-sent events (UI message chunks over a loopback socket, bench/sse.js)', (r) =>
+    table(['writer', 'events/s, wall', 'events/s, server CPU', 'bytes'], r.rows.map((row) => [row.name, int(row.wall), int(row.cpu), int(row.bytes)])),
+  );
   const findings = findingsText();
   if (findings) out.push(findings, '');
   const prof = profileText(profiles);

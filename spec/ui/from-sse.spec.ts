@@ -29,14 +29,17 @@ function s04Loop(prompt: string) {
   return runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: prompt }] });
 }
 
-/** Destroys the response's socket right after its `count`-th event, as a proxy that cuts a stream; when it did. */
+/** Destroys the response's socket right after the write that carries its `count`-th event, as a proxy that cuts a stream; when it did. */
 function dropAfter(response: import('node:http').ServerResponse, count: number): { at: number } {
   const dropped = { at: 0 };
   let sent = 0;
   const write = response.write.bind(response) as (chunk: string) => boolean;
   response.write = ((chunk: string) => {
     const ok = write(chunk);
-    if (chunk.startsWith('id: ') && ++sent === count) {
+    // a write may carry several frames (a burst leaves as one)
+    const before = sent;
+    sent += (chunk.match(/^id: /gm) ?? []).length;
+    if (before < count && sent >= count) {
       dropped.at = Date.now();
       setImmediate(() => response.socket?.destroy());
     }
