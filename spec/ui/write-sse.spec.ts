@@ -64,6 +64,11 @@ describe('writeSse', () => {
           calls.push((error as Error).message);
         }
       }
+      try {
+        writeSse(response, replayable(of(1), { bufferSize: 1 }), { id: () => 'x' });
+      } catch (error) {
+        calls.push((error as Error).message);
+      }
       response.end();
     });
     await body(server.url);
@@ -73,6 +78,7 @@ describe('writeSse', () => {
       'writeSse: protocol must be \'json\' or \'ui-message-stream\', got "sse", a string',
       'writeSse: id must be a function, got "n", a string',
       'writeSse: lastEventId must be a string (the Last-Event-ID header), got 3, a number',
+      'writeSse: id must be left out for a replayable run: it numbers its own events, and Last-Event-ID resumes from those numbers',
     ]);
   });
 

@@ -1,5 +1,6 @@
 import { Observable, isObservable } from 'rxjs';
 import { shown } from '../util/values.js';
+import { ReplayableRun } from './replayable.js';
 import { SseBatch } from './sse-batch.js';
 import { SseFeed } from './sse-feed.js';
 import { SseOptions, checkSseOptions, sseHeaders } from './sse-options.js';
@@ -29,7 +30,7 @@ const HIGH_WATER_BYTES = 16 * 1024;
  */
 export function sseResponse<T>(events$: Observable<T>, options?: SseOptions<T>): Response {
   if (!isObservable(events$)) throw new TypeError(`sseResponse: events$ must be an Observable, got ${shown(events$)}`);
-  const settings = checkSseOptions(options, 'sseResponse');
+  const settings = checkSseOptions(options, 'sseResponse', events$ instanceof ReplayableRun);
   const encoder = new TextEncoder();
   let feed: SseFeed<T> | undefined;
   let open = true;

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { Observable, Subscription, isObservable } from 'rxjs';
 import { setLongTimeout } from '../util/long-timeout.js';
 import { shown } from '../util/values.js';
+import { ReplayableRun } from './replayable.js';
 import { SseBatch } from './sse-batch.js';
 import { SseFeed } from './sse-feed.js';
 import { SseOptions, checkSseOptions, sseHeaders } from './sse-options.js';
@@ -37,7 +38,7 @@ export function writeSse<T>(response: ServerResponse, events$: Observable<T>, op
     throw new TypeError(`writeSse: response must be a node:http ServerResponse, got ${shown(response)}`);
   }
   if (!isObservable(events$)) throw new TypeError(`writeSse: events$ must be an Observable, got ${shown(events$)}`);
-  const settings = checkSseOptions(options, 'writeSse');
+  const settings = checkSseOptions(options, 'writeSse', events$ instanceof ReplayableRun);
   const subscription = new Subscription();
   let ended = false;
   // `write` said false: hold what follows until 'drain'
