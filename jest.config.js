@@ -1,12 +1,14 @@
 /** Packages that ship ES modules only (P18's specs load them; zod's locales, which the AI SDK loads, are ES modules under a CommonJS
  * export); esm-packages.js makes them CommonJS for jest. */
-const ESM_ONLY = '(ai|@ai-sdk/[^/]+|@workflow/serde|zod)';
+const ESM_ONLY = '(ai|@ai-sdk/[^/]+|@workflow/serde|zod|@agentclientprotocol/sdk)';
 
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/spec', '<rootDir>/marbles', '<rootDir>/examples'],
   testMatch: ['**/*.spec.ts', '**/*.marble.ts'],
+  // D7's three-node cluster takes minutes: `npm run test:cluster` runs it (jest.cluster.config.js)
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/spec/restate/cluster/'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
     // P18: the AI SDK's packages are ES modules only; jest on Node 20 needs them as CommonJS
@@ -26,5 +28,6 @@ module.exports = {
     '^rx-tool-loop/restate$': '<rootDir>/src/restate/index.ts',
     '^rx-tool-loop/ai-sdk$': '<rootDir>/src/ai-sdk/index.ts',
     '^rx-tool-loop/ui$': '<rootDir>/src/ui/index.ts',
+    '^rx-tool-loop/acp$': '<rootDir>/src/acp/index.ts',
   },
 };

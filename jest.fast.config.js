@@ -25,6 +25,7 @@ module.exports = {
     // child processes: the examples, MCP servers, the chat, a killed writer, restate-server, the stream check
     '<rootDir>/spec/s0[457]\\.spec\\.ts$',
     '<rootDir>/spec/chat\\.spec\\.ts$',
+    '<rootDir>/spec/acp/acp-agent\\.spec\\.ts$',
     '<rootDir>/spec/providers/s04-demo\\.spec\\.ts$',
     '<rootDir>/spec/examples/mcp-filesystem\\.spec\\.ts$',
     '<rootDir>/spec/mcp/conformance\\.spec\\.ts$',

@@ -485,3 +485,94 @@ describe('rx-tool-loop/ai-sdk, with @ai-sdk/provider an optional peer of types o
     }
   });
 });
+
+// E1: rx-tool-loop/acp, whose @agentclientprotocol/sdk is an optional peer: the main entry never needs it
+const acpVersion = (JSON.parse(readFileSync(join(root, 'node_modules/@agentclientprotocol/sdk/package.json'), 'utf8')) as { version: string }).version;
+
+/** serveAcp on two web streams, driven by the SDK's client: one prompt, its text and its stop reason. */
+const acpScript = (load: string) => `${load}
+const toAgent = new TransformStream();
+const toEditor = new TransformStream();
+const provider = scriptedProvider([[{ type: 'message_start' }, { type: 'text_delta', text: 'hi there' }, { type: 'message_end', stopReason: 'stop' }]]);
+const served = serveAcp({ agent: { provider, registry: new ToolRegistry() }, input: toAgent.readable, output: toEditor.writable }).subscribe();
+const said = [];
+const editor = client({ name: 'consumer' })
+  .onNotification('session/update', ({ params }) => void said.push(params.update.content.text))
+  .connect(ndJsonStream(toAgent.writable, toEditor.readable));
+(async () => {
+  const { agentCapabilities } = await editor.agent.request('initialize', { protocolVersion: PROTOCOL_VERSION, clientCapabilities: {} });
+  const { sessionId } = await editor.agent.request('session/new', { cwd: process.cwd(), mcpServers: [] });
+  const { stopReason } = await editor.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hello' }] });
+  console.log(agentCapabilities.loadSession + ' ' + stopReason + ' ' + said.join(''));
+  served.unsubscribe();
+  editor.close();
+})();
+`;
+
+const consumerAcpTs = `import { ToolRegistry, scriptedProvider } from 'rx-tool-loop';
+import { acpPrompt, acpUpdates, guessToolKind, serveAcp, type AcpAgent, type AcpSession, type ServeAcpOptions, type ToolKindOf } from 'rx-tool-loop/acp';
+import type { Observable } from 'rxjs';
+
+const agent: AcpAgent = { provider: scriptedProvider([]), registry: new ToolRegistry() };
+const kind: ToolKindOf = (call) => (call.name === 'x' ? 'read' : guessToolKind(call));
+const options: ServeAcpOptions = { agent: (session: AcpSession) => ({ ...agent, maxTurns: session.cwd.length }), toolKind: kind, needsApproval: () => true };
+const served: Observable<never> = serveAcp(options);
+served.subscribe();
+acpUpdates({ type: 'text_delta', text: 'a' }).length + acpPrompt([{ type: 'text', text: 'b' }]).content.length;
+`;
+
+describe('rx-tool-loop/acp, with @agentclientprotocol/sdk an optional peer', () => {
+  it('E1: the main entry runs without @agentclientprotocol/sdk installed, and rx-tool-loop/acp then names it', () => {
+    const manifest = JSON.parse(readFileSync(join(project, 'node_modules/rx-tool-loop/package.json'), 'utf8')) as Record<string, Record<string, unknown>>;
+    expect(manifest.peerDependenciesMeta).toMatchObject({ '@agentclientprotocol/sdk': { optional: true } });
+    expect(existsSync(join(project, 'node_modules/@agentclientprotocol'))).toBe(false);
+    // only the subpath's own files name it
+    const dist = join(project, 'node_modules/rx-tool-loop/dist');
+    const naming = (readdirSync(dist, { recursive: true }) as string[]).filter((file) => file.endsWith('.js') && readFileSync(join(dist, file), 'utf8').includes('@agentclientprotocol'));
+    expect(naming.length).toBeGreaterThan(0);
+    expect(naming.filter((file) => !file.split(/[\\/]/).includes('acp'))).toEqual([]);
+    writeFileSync(join(project, 'acp-main-only.cjs'), s04("const { Observable } = require('rxjs');\nconst { ToolRegistry, runEventedToolLoop, scriptedProvider } = require('rx-tool-loop');"));
+    expect(execFileSync(process.execPath, ['acp-main-only.cjs'], { cwd: project, encoding: 'utf8' })).toBe(expected);
+    writeFileSync(join(project, 'acp-missing.cjs'), "require('rx-tool-loop/acp');");
+    expect(() => execFileSync(process.execPath, ['acp-missing.cjs'], { cwd: project, encoding: 'utf8', stdio: 'pipe' })).toThrow(/Cannot find module '@agentclientprotocol\/sdk'/);
+    writeFileSync(join(project, 'acp-missing.mjs'), "import 'rx-tool-loop/acp';");
+    expect(() => execFileSync(process.execPath, ['acp-missing.mjs'], { cwd: project, encoding: 'utf8', stdio: 'pipe' })).toThrow(/Cannot find package '@agentclientprotocol\/sdk'/);
+  });
+
+  describe('installed beside it', () => {
+    let withAcp = '';
+    beforeAll(() => {
+      withAcp = join(project, 'with-acp');
+      mkdirSync(withAcp, { recursive: true });
+      writeFileSync(join(withAcp, 'package.json'), JSON.stringify({ name: 'with-acp', version: '1.0.0', private: true }));
+      const packed = readdirSync(project).find((name) => name.endsWith('.tgz'))!;
+      execFileSync(npm, ['install', '--no-audit', '--no-fund', '--prefer-offline', join(project, packed), `rxjs@${rxjsVersion}`, `@agentclientprotocol/sdk@${acpVersion}`, `zod@${zodVersion}`], { cwd: withAcp, stdio: 'pipe' });
+    });
+
+    it.each([
+      ['CommonJS (require)', 'acp.cjs', "const { ToolRegistry, scriptedProvider } = require('rx-tool-loop');\nconst { serveAcp } = require('rx-tool-loop/acp');\nconst { PROTOCOL_VERSION, client, ndJsonStream } = require('@agentclientprotocol/sdk');"],
+      ['ES modules (import)', 'acp.mjs', "import { ToolRegistry, scriptedProvider } from 'rx-tool-loop';\nimport { serveAcp } from 'rx-tool-loop/acp';\nimport { PROTOCOL_VERSION, client, ndJsonStream } from '@agentclientprotocol/sdk';"],
+    ])('E1: serveAcp answers an editor\'s prompt from %s', (_label, file, load) => {
+      writeFileSync(join(withAcp, file), acpScript(load));
+      expect(execFileSync(process.execPath, [file], { cwd: withAcp, encoding: 'utf8', timeout: 60_000 })).toBe('false end_turn hi there\n');
+    });
+
+    it.each([
+      ['nodenext (CommonJS consumer)', 'acp-consumer.cts'],
+      ['nodenext (ESM consumer)', 'acp-consumer.mts'],
+    ])('E1: type-checks a consumer of rx-tool-loop/acp, %s, without Node\'s types', (_label, file) => {
+      writeFileSync(join(withAcp, file), consumerAcpTs);
+      // the SDK's own declarations are its business (skipLibCheck); ours must need no Node types
+      const config = { compilerOptions: { strict: true, noEmit: true, skipLibCheck: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'ES2022', lib: ['ES2022', 'DOM'], types: [] }, files: [file] };
+      writeFileSync(join(withAcp, 'tsconfig.json'), JSON.stringify(config));
+      const tsc = require.resolve('typescript/bin/tsc', { paths: [root] });
+      let errors = '';
+      try {
+        execFileSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: withAcp, encoding: 'utf8', stdio: 'pipe' });
+      } catch (error) {
+        errors = String((error as { stdout?: string }).stdout);
+      }
+      expect(errors).toBe('');
+    });
+  });
+});

@@ -350,6 +350,8 @@ export function tone(event: ConversationEvent): string {
     case 'tool_call':
     case 'tool_call_delta':
       return 'call';
+    case 'tool_approval':
+      return 'approval'; // H8: the call waits for a person
     case 'tool_start':
       return 'start';
     case 'tool_update':

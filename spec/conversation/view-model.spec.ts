@@ -1,8 +1,9 @@
 /** C4: `toViewModel()` folds a loop's (or a conversation's) events into view states, one per event. */
-import { Observable, concat, defer, map, of, tap, timer } from 'rxjs';
+import { Observable, Subject, concat, defer, map, of, tap, timer } from 'rxjs';
 import { RunHelpers, TestScheduler } from 'rxjs/testing';
 import {
   AgentMessage,
+  ApprovalAnswer,
   ConversationEvent,
   LoopEvent,
   LoopEventOf,
@@ -14,6 +15,7 @@ import {
   initialViewModel,
   reduceViewModel,
   runEventedToolLoop,
+  scriptedProvider,
   toViewModel,
   toolProgress,
 } from '../../src/index.js';
@@ -400,6 +402,76 @@ describe('toViewModel (C4)', () => {
         H: 'done 1 "Sunny at noon."',
       });
     });
+  });
+
+  it('C4, H8: a call waiting for a person is `approval` (busy: the status is tools once the model is done), then running, then done', () => {
+    testScheduler().run(({ cold, hot, expectObservable }) => {
+      const diagram = {
+        turn1:     '-s-a---u|',
+        decisions: '----------d',
+        turn2:     '          ------(se|)',
+        events:    '1s-(aW)u--(αRE2)(seFL|)',
+        states:    'AA-(CD)E--(FGGH)(HHHJ|)',
+      };
+      const provided = { s: start, a: call('a'), u: end('toolUse'), e: end('stop') };
+      const decisions = hot(diagram.decisions, { d: { toolCallId: 'a', decision: true } });
+      const { events, states } = loopOf(() => ({
+        provider: marbleProvider(cold(diagram.turn1, provided), cold('------(se|)', provided)),
+        registry: marbleTools({ a: 'sunny' }),
+        messages: ask,
+        approvals: { needsApproval: () => true, decisions },
+      }));
+      expectObservable(events).toBe(
+        diagram.events,
+        loopLegend(provided, {
+          1: 'turn_start 1',
+          W: 'tool_approval a',
+          α: 'tool_start a',
+          R: 'tool_result a: sunny',
+          E: 'turn_end 1 (toolUse): user, assistant[a], toolResult a',
+          2: 'turn_start 2',
+          F: 'turn_end 2 (stop): user, assistant[a], toolResult a, assistant',
+          L: 'loop_end stop',
+        }),
+      );
+      expectObservable(states).toBe(diagram.states, {
+        A: 'streaming 1',
+        C: 'streaming 1 [a:queued]',
+        D: 'streaming 1 [a:approval]', // H8: it waits for a person
+        E: 'tools 1 [a:approval]', // the model is done, a call still waits: busy
+        F: 'tools 1 [a:running]',
+        G: 'tools 1 [a:done]',
+        H: 'streaming 2',
+        J: 'done 2',
+      });
+    });
+  });
+
+  it('C4, H8, R29 widened: once the model is done, the history a tool_approval hands out is the view\'s messages already', () => {
+    const decisions = new Subject<ApprovalAnswer>();
+    const slow = new Subject<string>();
+    const seen: LoopEvent[] = [];
+    const states: LoopViewModel[] = [];
+    runEventedToolLoop({
+      provider: scriptedProvider([[start, call('slow', {}, 'c1'), call('wait', {}, 'c2'), end('toolUse')], [start, text('ok'), end('stop')]]),
+      registry: marbleTools({ slow, wait: 'ran' }),
+      messages: ask,
+      maxConcurrency: 1, // c2 gets its slot, and asks, after the model is done
+      approvals: { needsApproval: (toolCall) => toolCall.name === 'wait', decisions },
+    })
+      .pipe(tap((event) => seen.push(event)), toViewModel(ask))
+      .subscribe((state) => states.push(state));
+    slow.next('done');
+    slow.complete();
+    const at = seen.findIndex((event) => event.type === 'tool_approval');
+    const approval = seen[at] as LoopEventOf<'tool_approval'>;
+    expect(seen.findIndex((event) => event.type === 'message_end')).toBeLessThan(at);
+    expect(states[at]!.messages).toEqual(approval.messages);
+    expect(view(states[at]!)).toBe('tools 1 [c1:done, c2:approval]');
+    decisions.next({ toolCallId: 'c2', decision: false });
+    const denied = seen.findIndex((event) => event.type === 'tool_result' && event.message.toolCallId === 'c2');
+    expect(view(states[denied]!)).toBe('tools 1 [c1:done, c2:error]');
+    expect(view(states.at(-1)!)).toBe('done 2 "ok"');
   });
 
   it('usage: the conversation\'s totals, summed over its loops; loopUsage: the current loop\'s (R27)', () => {

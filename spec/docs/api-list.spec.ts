@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { exportedNames } from './support/exported-names.js';
 
 const root = resolve(__dirname, '..', '..');
-const ENTRIES = ['src/index.ts', 'src/testing/index.ts', 'src/sessions/index.ts', 'src/sessions/testing/index.ts', 'src/mcp/index.ts', 'src/otel/index.ts', 'src/restate/index.ts', 'src/ai-sdk/index.ts', 'src/ui/index.ts'];
+const ENTRIES = ['src/index.ts', 'src/testing/index.ts', 'src/sessions/index.ts', 'src/sessions/testing/index.ts', 'src/mcp/index.ts', 'src/otel/index.ts', 'src/restate/index.ts', 'src/ai-sdk/index.ts', 'src/ui/index.ts', 'src/acp/index.ts'];
 
 describe('R32: the API guide, docs/api.md', () => {
   const api = readFileSync(join(root, 'docs', 'api.md'), 'utf8');

@@ -31,6 +31,7 @@ const ENTRIES: Record<string, string> = {
   'rx-tool-loop/ai-sdk': 'src/ai-sdk/index.ts',
   'rx-tool-loop/restate': 'src/restate/index.ts',
   'rx-tool-loop/ui': 'src/ui/index.ts',
+  'rx-tool-loop/acp': 'src/acp/index.ts',
 };
 /** What the documents' declarations take from rxjs without importing it. */
 const RXJS: Record<string, string[]> = {

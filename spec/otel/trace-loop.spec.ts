@@ -2,7 +2,7 @@
 import { type Span, type Tracer, DiagLogLevel, SpanKind, SpanStatusCode, context, diag, trace } from '@opentelemetry/api';
 import { AlwaysOffSampler, BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { NEVER, Observable, Subject, from, last, lastValueFrom, map, of, take, takeWhile, toArray } from 'rxjs';
-import { TokenBudget, ToolRegistry, agentTool, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type ProviderEvent, type ProviderInput, type Tool } from 'rx-tool-loop';
+import { type ApprovalAnswer, TokenBudget, ToolRegistry, agentTool, conversation, runEventedToolLoop, scriptedProvider, type ConversationEvent, type LoopEvent, type ProviderEvent, type ProviderInput, type Tool } from 'rx-tool-loop';
 import { toolSpanContext, traceLoop } from 'rx-tool-loop/otel';
 import { answerTurn, call, end, only, start, text, tool, toolTurn } from '../support/events.js';
 import { StackContextManager, memoryTracer, parentOf, spanNamed } from './memory-tracer.js';
@@ -194,6 +194,30 @@ describe('traceLoop (rx-tool-loop/otel)', () => {
     ]);
     expect(tools.map((span) => span.status.code)).toEqual([SpanStatusCode.ERROR, SpanStatusCode.UNSET]);
     expect(tools[0]!.endTime).toEqual(tools[0]!.startTime);
+  });
+
+  it('O1, H8: a call that waits for a person is an event on the loop\'s span at its tool_approval; its execute_tool span starts when it runs', () => {
+    const memory = memoryTracer();
+    const decisions = new Subject<ApprovalAnswer>();
+    runEventedToolLoop({
+      provider: scriptedProvider([toolTurn(call('current_time', {}, 'c1')), answerTurn('done')]),
+      registry: new ToolRegistry().register(clock),
+      messages: question,
+      approvals: { needsApproval: () => true, decisions },
+    })
+      .pipe(traceLoop({ tracer: memory.tracer }))
+      .subscribe();
+    // it waits: the loop's and the chat's spans are open, the call has none yet
+    expect(memory.ends().map((span) => span.name)).toEqual(['invoke_agent', 'chat']);
+    decisions.next({ toolCallId: 'c1', decision: true });
+    const spans = memory.finished();
+    const agent = spanNamed(spans, 'invoke_agent');
+    expect(agent.events.map((event) => [event.name, event.attributes])).toEqual([
+      ['rx_tool_loop.tool_approval', { 'gen_ai.tool.name': 'current_time', 'gen_ai.tool.call.id': 'c1' }],
+    ]);
+    const tool = spanNamed(spans, 'execute_tool current_time');
+    expect(tool.attributes['rx_tool_loop.tool.started']).toBeUndefined();
+    expect(tool.status.code).toBe(SpanStatusCode.UNSET);
   });
 
   it('O2 (revised): recordContent records the content as the conventions\' attributes, not as span events: each provider call\'s input and output messages, each call\'s arguments and result, the loop\'s input and last output', async () => {

@@ -120,6 +120,26 @@ describe('persist (S2)', () => {
     expect(store.batches.map(roles)).toEqual([['user'], ['assistant'], ['user'], ['assistant']]);
   });
 
+  it('S2, H8: a tool_approval writes nothing (a turn is written at its turn_end, S3): the prompt alone while a call waits, the turn once it was decided', async () => {
+    const store = recording();
+    const tree = await treeOf(store);
+    const decisions = new Subject<{ toolCallId: string; decision: boolean }>();
+    const seen: ConversationEvent[] = [];
+    of('What time is it?')
+      .pipe(
+        conversation({ provider: historyModel(), registry: historyTools(), messages: tree.context(), approvals: { needsApproval: (call) => call.name === 'zone', decisions } }),
+        persist(tree, store),
+      )
+      .subscribe((event) => seen.push(event));
+    await new Promise((resolve) => setTimeout(resolve, 10)); // clock has answered; zone waits
+    const waiting = seen.find((event) => event.type === 'tool_approval');
+    if (waiting?.type !== 'tool_approval') throw new Error('no tool_approval');
+    expect(store.batches.map(roles)).toEqual([['user']]);
+    decisions.next({ toolCallId: waiting.call.id, decision: true });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(store.batches.map(roles)).toEqual([['user'], ['assistant', 'toolResult', 'toolResult'], ['assistant']]);
+  });
+
   it('S2: on a plain loop (no conversation) the first turn_end appends the assistant message and its results', async () => {
     const store = recording();
     const tree = await treeOf(store);

@@ -35,6 +35,8 @@ describe('describeEvent (T2)', () => {
     [call('slow'), 'tool_call slow'],
     // version 2 (R23, P9, P10, C1)
     [{ type: 'tool_start', call: { id: 'slow', name: 'slow', input: {} } }, 'tool_start slow'],
+    // version 4 (H8): the call waits for a person, on the input it would run on
+    [{ type: 'tool_approval', call: { id: 't1', name: 'transfer', input: { n: '1' } }, messages: [] }, 'tool_approval transfer {"n":"1"}'],
     [{ type: 'tool_call_delta', index: 0, id: 'slow', name: 'slow', argumentsDelta: '{"pa' }, 'tool_call_delta slow: {"pa'],
     [{ type: 'tool_call_delta', index: 1, argumentsDelta: 'th"}' }, 'tool_call_delta #1: th"}'],
     [{ type: 'reasoning_delta', text: 'the user wants' }, 'reasoning_delta the user wants'],

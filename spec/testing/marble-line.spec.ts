@@ -27,6 +27,11 @@ describe('the letters of a recording (T7)', () => {
     expect(letters.letterOf('tool_start write_file {"path":"sandbox/notes"}')).toBe('α');
   });
 
+  it('H8, T3: a call that waits for a person draws as W where free, then K, then another capital', () => {
+    const letters = new Letters({ a: 'tool_call transfer' });
+    expect(['tool_approval transfer', 'tool_approval pay', 'tool_approval refund', 'tool_approval close'].map((line) => letters.letterOf(line))).toEqual(['W', 'K', 'A', 'B']);
+  });
+
   it('T7: past the whole alphabet, a RangeError that says how to draw fewer letters', () => {
     const letters = new Letters();
     for (let i = 0; i < MARBLE_ALPHABET.length; i++) letters.letterOf(`text_delta ${i}`);

@@ -3,7 +3,7 @@
  * test compiled from its source and run (spec/testing/support/replay.ts): it must pass, and it must rebuild
  * what the run did (a hook's answers, the prompts, the abort) rather than expect something else.
  */
-import { Observable, OperatorFunction, concat, concatMap, delay, lastValueFrom, map, merge, of, take, takeUntil, throwError, timer } from 'rxjs';
+import { NEVER, Observable, OperatorFunction, concat, concatMap, delay, lastValueFrom, map, merge, of, take, takeUntil, throwError, timer } from 'rxjs';
 import type { RunHelpers } from 'rxjs/testing';
 import { z } from 'zod';
 import { TokenBudget, ToolRegistry, agentTool, conversation, defineTool, runEventedToolLoop, type AgentMessage, type LoopEvent, type ProviderEvent } from 'rx-tool-loop';
@@ -82,6 +82,46 @@ describe('recorded tests pass as generated (T9)', () => {
       }),
     );
     expect(test).toContain('"c1": [{ at: 40 }]'); // frame 8, 5 times slower
+    replay(test);
+  });
+
+  it('T9, H8: calls that waited for a person (tool_approval) replay through approvals: one approved later, one denied, one on an input beforeToolCall rewrote', () => {
+    const three = { ...events, c: call('search', { q: 'more' }, 'c3') };
+    const { test } = recorded((helpers) =>
+      runEventedToolLoop({
+        provider: marbleProvider(helpers.cold('-s-a-----b-----c-u|', three), helpers.cold('-s-t-e|', events)),
+        registry: marbleTools({ search: helpers.cold('--(R|)', { R: 'hits' }), fetch: 'page' }),
+        messages: user,
+        beforeToolCall: (c) => (c.id === 'c3' ? { action: 'run', input: { q: 'rewritten' } } : undefined),
+        approvals: {
+          needsApproval: () => true,
+          decisions: helpers.hot('-----------a-----b-----------c', {
+            a: { toolCallId: 'c1', decision: true },
+            b: { toolCallId: 'c2', decision: false },
+            c: { toolCallId: 'c3', decision: { action: 'run', input: { q: 'approved' } } },
+          }),
+        },
+      }),
+    );
+    expect(test).toContain('approvals');
+    expect(test).toContain('decision: false');
+    expect(test).toContain('decision: {"action":"run","input":{"q":"approved"}}');
+    replay(test);
+  });
+
+  it('T9, H8: a call still waiting for a person when the signal aborts replays waiting, and is aborted at the recorded frame', () => {
+    const { test, values } = recorded((helpers) => {
+      const controller = new AbortController();
+      timer(9).subscribe(() => controller.abort());
+      return runEventedToolLoop({
+        provider: twoTurns(helpers, '-s-a-u|'),
+        registry: marbleTools({ search: 'hits' }),
+        messages: user,
+        signal: controller.signal,
+        approvals: { needsApproval: () => true, decisions: NEVER },
+      });
+    });
+    expect(Object.values(values)).toContain('tool_result search: error: aborted (isError)');
     replay(test);
   });
 

@@ -11,9 +11,11 @@ function double(validate: (value: unknown) => StandardSchemaV1.Result<unknown> |
 
 const schemaTool = (schema: StandardSchemaV1, handler: Tool['handler']): Tool => ({ name: 't', description: 'the t tool', schema, inputSchema: { type: 'object' }, handler });
 
-/** Each progress as a short line: `tool_start ID`, `tool_update CONTENT`, `settled CONTENT`. */
-const line = (progress: ToolProgress): string =>
-  progress.type === 'tool_start' ? `tool_start ${progress.call.id}` : progress.type === 'tool_update' ? `tool_update ${progress.content}` : `settled ${progress.message.content}`;
+/** Each progress as a short line: `tool_start ID`, `tool_update CONTENT`, `settled CONTENT` (`approval ID`: H8, never without hooks). */
+const line = (progress: ToolProgress): string => {
+  if (progress.type === 'tool_start' || progress.type === 'approval') return `${progress.type} ${progress.call.id}`;
+  return progress.type === 'tool_update' ? `tool_update ${progress.content}` : `settled ${progress.message.content}`;
+};
 
 /** Subscribes and collects; the Promise resolves once it completes. */
 function play(source: Observable<ToolProgress>): { lines: string[]; done: Promise<string[]> } {

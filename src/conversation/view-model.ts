@@ -8,8 +8,11 @@ export interface ToolView {
   /** The call's id (a repeated id's result comes under `ID_dup2`, R28, and is listed under it). */
   id: string;
   name: string;
-  /** `queued` from its `tool_call`, `running` from its `tool_start`, `done` / `error` from its `tool_result`. */
-  state: 'queued' | 'running' | 'done' | 'error';
+  /**
+   * `queued` from its `tool_call`, `approval` from its `tool_approval` (H8: it waits for a person's decision),
+   * `running` from its `tool_start`, `done` / `error` from its `tool_result`.
+   */
+  state: 'queued' | 'approval' | 'running' | 'done' | 'error';
   /** While running: the content of its last `tool_update`. Absent before the first one, and once it settled. */
   progress?: string;
   /** F4: once settled, the attachments of its result (a screenshot, a chart) for the UI to show. */
@@ -159,6 +162,9 @@ export function reduceViewModel(state: LoopViewModel, event: ConversationEvent):
       if (state.tools.some((tool) => tool.id === event.call.id)) return { ...state, calls };
       return { ...withTools(state, [...state.tools, { id: event.call.id, name: event.call.name, state: 'queued' }]), calls };
     }
+    case 'tool_approval':
+      // H8: `messages` stays: until message_end it is the history before the turn, from then on it has this call waiting
+      return withTool(state, event.call.id, event.call.name, () => ({ id: event.call.id, name: event.call.name, state: 'approval' }));
     case 'tool_start':
       return withTool(state, event.call.id, event.call.name, () => ({ id: event.call.id, name: event.call.name, state: 'running' }));
     case 'tool_update': {
@@ -218,7 +224,7 @@ function ended({ status }: LoopViewModel): boolean {
 }
 
 function busy(tools: readonly ToolView[]): boolean {
-  return tools.some((tool) => tool.state === 'queued' || tool.state === 'running');
+  return tools.some((tool) => tool.state === 'queued' || tool.state === 'approval' || tool.state === 'running');
 }
 
 function endStatus(reason: LoopEventOf<'loop_end'>['reason']): LoopViewModel['status'] {
@@ -247,11 +253,11 @@ function withTool(state: LoopViewModel, id: string, name: string, next: (tool: T
   return withTools(state, tools);
 }
 
-/** At `turn_end`: each tool still queued or running takes its state from the turn's results. */
+/** At `turn_end`: each tool still queued, waiting for approval or running takes its state from the turn's results. */
 function settleAll(tools: readonly ToolView[], results: readonly ToolResultMessage[]): readonly ToolView[] {
   if (!busy(tools)) return tools;
   return tools.map((tool) => {
-    if (tool.state !== 'queued' && tool.state !== 'running') return tool;
+    if (tool.state === 'done' || tool.state === 'error') return tool;
     const result = results.find((r) => r.toolCallId === tool.id);
     return result === undefined ? tool : settledView(result);
   });

@@ -1,16 +1,20 @@
 import { Observable, catchError, map, mergeMap, of } from 'rxjs';
+import { finish } from '../tools/execute-tool.js';
 import { firstAnswer } from '../util/first-answer.js';
+import { HeldSubscriber } from '../util/held-subscriber.js';
 import { LazyAbort } from '../util/lazy-abort.js';
 import { isPlainObject, shown } from '../util/values.js';
 import { ToolSettled, resultOf, settled } from '../tools/tool-outcome.js';
 import type { ToolProgress } from '../tools/tool-outcome.js';
 import { failureResult, isToolOutput, toolErrorMessage, toolResultMessage } from '../tools/tool-result.js';
-import type { AfterToolCall, AgentMessage, BeforeToolCall, HookContext, ToolCall, ToolDecision, ToolOutput } from '../types.js';
+import type { AfterToolCall, AgentMessage, ApprovalAnswer, ApprovalDecision, BeforeToolCall, HookContext, ToolApprovals, ToolCall, ToolDecision, ToolOutput } from '../types.js';
 
 /** The hooks of one turn's calls, and what they are told (H2, H3). */
 export interface ToolHooks {
   before: BeforeToolCall | undefined;
   after: AfterToolCall | undefined;
+  /** H8: the calls that wait for a person, and where the decisions come from. */
+  approvals: ToolApprovals | undefined;
   turn: number;
   /** The history as of the turn's start. */
   messages: readonly AgentMessage[];
@@ -26,12 +30,16 @@ class HookCallContext extends LazyAbort implements HookContext {
   }
 }
 
+/** A call's run: on the checked input as asked, or on `input`, checked again. */
+type Run = (input?: Record<string, unknown>) => Observable<ToolProgress>;
+
 /**
- * One known, valid call between its hooks (H1–H5): `beforeToolCall` decides — run as asked, run on a rewritten
- * input (`run(input)` checks it again), deny, or answer without running — then `afterToolCall` may replace the
- * result. Either hook may answer at once, with a Promise or with an Observable (its first value); while one
- * waits, only this call waits. Unsubscribing while a hook waits aborts that hook's `signal`. It never errors:
- * a hook that fails gives the result `error: beforeToolCall failed: MESSAGE` (or `afterToolCall`).
+ * One known, valid call between its hooks (H1–H5, H8): `beforeToolCall` decides — run as asked, run on a rewritten
+ * input (`run(input)` checks it again), deny, or answer without running — then, for a call `approvals.needsApproval`
+ * picks, a person's decision does the same, then `afterToolCall` may replace the result. Either hook may answer at
+ * once, with a Promise or with an Observable (its first value); while one (or a decision) waits, only this call
+ * waits. Unsubscribing while a hook waits aborts that hook's `signal`. It never errors: a hook that fails gives the
+ * result `error: beforeToolCall failed: MESSAGE` (or `afterToolCall`, or `approval`).
  *
  * ```text
  * beforeToolCall:  ----(d|)          d = { action: 'run' }: approved at frame 4
@@ -42,14 +50,17 @@ class HookCallContext extends LazyAbort implements HookContext {
  *
  * @param run the handler's run (with `tool_start`): on the checked input as asked, or on `input`, checked again
  */
-export function hooked(hooks: ToolHooks, call: ToolCall, run: (input?: Record<string, unknown>) => Observable<ToolProgress>): Observable<ToolProgress> {
-  const { before, after } = hooks;
+export function hooked(hooks: ToolHooks, call: ToolCall, run: Run): Observable<ToolProgress> {
+  const { before, after, approvals } = hooks;
+  // H8: asked once beforeToolCall let the call run, on the input it runs on
+  const gated: Run =
+    approvals === undefined ? run : (input) => approved(approvals, input === undefined ? call : { ...call, input }, (decided) => run(decided === undefined ? input : decided));
   const decided =
     before === undefined
-      ? run()
+      ? gated()
       : ask(hooks, (context) => before(call, context)).pipe(
-          mergeMap((decision) => act(decision, call, run)),
-          // only the hook can fail here: a run never errors (R9)
+          mergeMap((decision) => act(decision, call, gated)),
+          // only the hook can fail here: a run never errors (R9), nor does an approval's wait
           catchError((error: unknown) => of(hookFailed('beforeToolCall', call, error))),
         );
   if (after === undefined) return decided;
@@ -64,13 +75,78 @@ export function hooked(hooks: ToolHooks, call: ToolCall, run: (input?: Record<st
   );
 }
 
+/**
+ * H8: a call `needsApproval` picks takes the first answer for its id from `decisions`, subscribed now: one there at
+ * once (`of(…)`, a `ReplaySubject`) decides without a word; otherwise the call says it waits (`approval`, which
+ * draftTurn announces as `tool_approval`) and waits, holding its slot. `decisions` completing leaves it waiting;
+ * its error, or an answer that is no decision, is the call's failure (`error: approval failed: MESSAGE`, H4).
+ * Unsubscribing tears the wait down.
+ *
+ * ```text
+ * decisions:  ---x---(a|)    x = another call's answer, a = { toolCallId: call.id, decision: true }
+ * approved:   W------S--(r|) W = approval, S = tool_start, r = the result
+ * ```
+ */
+function approved(approvals: ToolApprovals, call: ToolCall, run: Run): Observable<ToolProgress> {
+  return new Observable<ToolProgress>((subscriber) => {
+    try {
+      if (approvals.needsApproval(call) !== true) return run().subscribe(subscriber);
+    } catch (error) {
+      return finish(subscriber, approvalFailed(call, error));
+    }
+    let heard = false;
+    const decide = (answer: ApprovalAnswer): void => {
+      let then: Observable<ToolProgress>;
+      try {
+        then = act(toDecision(answer.decision), call, run);
+      } catch (error) {
+        return finish(subscriber, approvalFailed(call, error));
+      }
+      subscriber.add(then.subscribe(subscriber));
+    };
+    // held before it subscribes: an answer inside the synchronous subscribe closes it at once
+    const listening = new HeldSubscriber<ApprovalAnswer>({
+      next: (answer) => {
+        if (heard) return;
+        try {
+          if (typeof answer !== 'object' || answer === null || answer.toolCallId !== call.id) return;
+        } catch (error) {
+          heard = true;
+          listening.unsubscribe();
+          return finish(subscriber, approvalFailed(call, error)); // an answer whose fields throw when read (R20)
+        }
+        heard = true;
+        listening.unsubscribe();
+        decide(answer);
+      },
+      error: (error: unknown) => {
+        heard = true;
+        finish(subscriber, approvalFailed(call, error));
+      },
+      // no answer for this call, and none will come: it waits until the loop ends or is aborted
+    });
+    subscriber.add(listening);
+    approvals.decisions.subscribe(listening);
+    if (!heard && !subscriber.closed) subscriber.next({ type: 'approval', call });
+    return undefined;
+  });
+}
+
+/** H8, D3: what a person answered as an H2 decision: `true` runs the call, `false` denies it; anything else is no decision. */
+export function toDecision(decision: ApprovalDecision): ToolDecision {
+  if (decision === true) return { action: 'run' };
+  if (decision === false) return { action: 'deny', reason: 'not approved' };
+  if (isPlainObject(decision) && ['run', 'deny', 'answer'].includes(decision.action as string)) return decision;
+  throw new TypeError(`approval decision must be true, false or a ToolDecision (got ${shown(decision)})`);
+}
+
 function ask<T>(hooks: ToolHooks, hook: (context: HookContext) => T | PromiseLike<T> | Observable<T>): Observable<T> {
   const context = new HookCallContext(hooks.turn, hooks.messages);
   return firstAnswer(() => hook(context), () => context.abort());
 }
 
 /** What a decision means for the call (H2); a value that is no decision is the hook's failure. */
-function act(decision: ToolDecision | void | null, call: ToolCall, run: (input?: Record<string, unknown>) => Observable<ToolProgress>): Observable<ToolProgress> {
+function act(decision: ToolDecision | void | null, call: ToolCall, run: Run): Observable<ToolProgress> {
   if (decision === undefined || decision === null) return run();
   const { action, input, reason, output } = (isPlainObject(decision) ? decision : {}) as { action?: unknown; input?: unknown; reason?: unknown; output?: unknown };
   if (action === 'run') return input === undefined ? run() : run(input as Record<string, unknown>);
@@ -85,6 +161,11 @@ function replaced(call: ToolCall, result: ToolSettled, output: ToolOutput | stri
   if (typeof output === 'string') return settled(toolResultMessage(call, { content: output }));
   if (isToolOutput(output)) return resultOf(call, output); // its attachments checked as a tool's (F1)
   throw new TypeError(`expected a string, { content: string } or nothing, got ${shown(output)}`);
+}
+
+/** H8, H4: `error: approval failed: MESSAGE`, the cause kept (R25). */
+function approvalFailed(call: ToolCall, error: unknown): ToolSettled {
+  return settled(failureResult(call, error, 'approval failed: '));
 }
 
 /** H4: `error: beforeToolCall failed: MESSAGE`, the cause kept as any failure's (R25). */

@@ -86,6 +86,8 @@ class Drafting extends PhaseSubscriber<TurnPart, LoopEvent> {
       case 'tool_start':
       case 'tool_update':
         return this.emit(part);
+      case 'approval':
+        return this.emit(draft!.approvalEvent(part.call)); // H8: the history to save while it waits, as R29's
       default:
         draft!.changed();
         this.emit(part);
@@ -240,9 +242,20 @@ class TurnDraft {
    * the draft only ever appends — so that a turn of many calls stays linear (D4).
    */
   resultEvent(message: ToolResultMessage): LoopEventOf<'tool_result'> {
+    if (this.history.length + this.order.length <= EAGER_UP_TO) return { type: 'tool_result', message, messages: this.messagesNow() };
+    return this.later({ type: 'tool_result', message });
+  }
+
+  /** H8: `tool_approval` for a call that waits for a person, its `messages` the history to save now, as R29's. */
+  approvalEvent(call: ToolCall): LoopEventOf<'tool_approval'> {
+    if (this.history.length + this.order.length <= EAGER_UP_TO) return { type: 'tool_approval', call, messages: this.messagesNow() };
+    return this.later({ type: 'tool_approval', call });
+  }
+
+  /** R29, past {@link EAGER_UP_TO}: `event` with a `messages` made when first read, from the counts of this moment. */
+  private later<E extends object>(event: E): E & { messages: readonly AgentMessage[] } {
     const { history, results, order, calls } = this;
     const { text } = this.reply;
-    if (history.length + order.length <= EAGER_UP_TO) return { type: 'tool_result', message, messages: this.messagesNow() };
     const before = history.length;
     const settledSoFar = order.length;
     const known = this.final || this.saved !== undefined ? this.current() : undefined;
@@ -256,16 +269,15 @@ class TurnDraft {
       for (const index of inCallOrder) made.push(results[index]!.message);
       return made;
     };
-    return {
-      type: 'tool_result',
-      message,
-      get messages(): readonly AgentMessage[] {
-        return (messages ??= make());
-      },
-      set messages(value: readonly AgentMessage[]) {
+    // enumerable and configurable, as an object literal's getter: a plain event to every copy
+    return Object.defineProperty(event, 'messages', {
+      enumerable: true,
+      configurable: true,
+      get: (): readonly AgentMessage[] => (messages ??= make()),
+      set: (value: readonly AgentMessage[]) => {
         messages = value; // a consumer may still replace it, as on any plain event
       },
-    };
+    }) as E & { messages: readonly AgentMessage[] };
   }
 
   /** R29, at once: the history before the turn, the assistant message as known, the results so far in call order. */

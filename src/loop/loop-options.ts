@@ -1,3 +1,4 @@
+import { isObservable } from 'rxjs';
 import type { ToolLookup, ToolRegistry } from '../tools/tool-registry.js';
 import type { AfterToolCall, AgentMessage, BeforeToolCall, PrepareTurn, Provider, StandardSchemaV1, TokenLedger, ToolApprovals } from '../types.js';
 import { isTokenBudget } from '../limits/token-budget.js';
@@ -64,6 +65,7 @@ export interface LoopSettings {
   signal: AbortSignal | undefined;
   beforeToolCall?: BeforeToolCall | undefined;
   afterToolCall?: AfterToolCall | undefined;
+  approvals?: ToolApprovals | undefined;
   prepareTurn?: PrepareTurn | undefined;
   output?: OutputSettings | undefined;
   budget?: TokenLedger | undefined;
@@ -80,7 +82,7 @@ export function checkOptions(options: LoopOptions<StandardSchemaV1>, who = 'runE
   if (typeof options !== 'object' || options === null) throw new TypeError(problem('options must be an object', options));
   const { provider, registry, messages, maxTurns = MAX_TURNS, toolExecution = 'parallel' } = options;
   const { maxConcurrency = Infinity, toolTimeoutMs = Infinity, maxToolOutputChars = Infinity, signal } = options;
-  const { beforeToolCall, afterToolCall, prepareTurn, output, budget } = options;
+  const { beforeToolCall, afterToolCall, approvals, prepareTurn, output, budget } = options;
   if (typeof provider !== 'function') throw new TypeError(problem('provider must be a function', provider));
   if (typeof registry?.get !== 'function' || typeof registry.getSpecs !== 'function') {
     throw new TypeError(problem('registry must be a ToolRegistry', registry));
@@ -99,6 +101,7 @@ export function checkOptions(options: LoopOptions<StandardSchemaV1>, who = 'runE
   if (signal !== undefined && !isAbortSignal(signal)) throw new TypeError(problem('signal must be an AbortSignal', signal));
   if (beforeToolCall !== undefined && typeof beforeToolCall !== 'function') throw new TypeError(problem('beforeToolCall must be a function', beforeToolCall));
   if (afterToolCall !== undefined && typeof afterToolCall !== 'function') throw new TypeError(problem('afterToolCall must be a function', afterToolCall));
+  if (approvals !== undefined) checkApprovals(approvals, problem);
   if (prepareTurn !== undefined && typeof prepareTurn !== 'function') throw new TypeError(problem('prepareTurn must be a function', prepareTurn));
   const answer = output === undefined ? undefined : outputSettings(output, who); // J1: a TypeError naming output
   if (budget !== undefined && !isTokenBudget(budget)) throw new TypeError(problem('budget must be a TokenBudget', budget));
@@ -114,10 +117,21 @@ export function checkOptions(options: LoopOptions<StandardSchemaV1>, who = 'runE
     signal,
     beforeToolCall,
     afterToolCall,
+    approvals,
     prepareTurn,
     output: answer,
     budget,
   };
+}
+
+/** H8: an object with a function `needsApproval` and an Observable `decisions` (rxjs's `isObservable`: by shape). */
+function checkApprovals(approvals: unknown, problem: (what: string, value: unknown) => string): void {
+  if (typeof approvals !== 'object' || approvals === null) {
+    throw new TypeError(problem('approvals must be an object { needsApproval, decisions }', approvals));
+  }
+  const { needsApproval, decisions } = approvals as Partial<ToolApprovals>;
+  if (typeof needsApproval !== 'function') throw new TypeError(problem('approvals.needsApproval must be a function', needsApproval));
+  if (!isObservable(decisions)) throw new TypeError(problem('approvals.decisions must be an Observable', decisions));
 }
 
 function isInteger(value: unknown): value is number {

@@ -14,8 +14,9 @@ import { type PhaseOut, PhaseSubscriber, phaseOperator } from './turn-phase.js';
  * passed (R3) — unless `concurrency` calls are running: then it waits for one to finish (sequential mode
  * is concurrency 1). A tool's `tool_start` and `tool_update`s come out as they happen, its result as
  * `settled` (cut to `maxToolOutputChars`, R26); a repeated id never runs (R28), an unknown tool or a broken
- * registry is answered at once (R9, R20). Hooks, validators and timeouts run inside each call (H1–H5, R16,
- * R24). Completes when its source has and every tool has finished; unsubscribing tears every tool down.
+ * registry is answered at once (R9, R20). Hooks, approvals, validators and timeouts run inside each call
+ * (H1–H5, H8, R16, R24): a call that waits holds its slot. Completes when its source has and every tool has
+ * finished; unsubscribing tears every tool down.
  *
  * ```text
  * parts:     b-C-D-e|              C, D = calls (concurrency 1), e = message_end
@@ -60,10 +61,10 @@ class ToolRun extends PhaseSubscriber<TurnPart, TurnPart> {
     const { out } = this;
     if (part.type === 'begin') {
       const { request } = part;
-      const { beforeToolCall: before, afterToolCall: after } = this.loop;
+      const { beforeToolCall: before, afterToolCall: after, approvals } = this.loop;
       // H2: the hooks are told the history as of the turn's start, which the turn's end must not change
-      if (before !== undefined || after !== undefined) {
-        const hooks = { before, after, turn: request.turn, messages: request.history.slice() };
+      if (before !== undefined || after !== undefined || approvals !== undefined) {
+        const hooks = { before, after, approvals, turn: request.turn, messages: request.history.slice() };
         this.between = (call, run) => hooked(hooks, call, run);
       }
     }

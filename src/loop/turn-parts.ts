@@ -1,5 +1,5 @@
 import type { AgentMessage, AssistantMessage, Compaction, LoopEvent, LoopEventOf, ProviderEvent, ProviderInput, ToolCall, ToolResultMessage, Usage } from '../types.js';
-import type { ToolSettled } from '../tools/tool-outcome.js';
+import type { ToolAwaiting, ToolSettled } from '../tools/tool-outcome.js';
 import type { Reply } from './reply.js';
 
 /**
@@ -45,6 +45,7 @@ export interface CallPart {
  * - `waiting` / `asked`: prepareTurn is running / has answered, and the model is asked (H6); `asked` carries
  *   what prepareTurn summarised, for the turn's `turn_end` (S5, R34);
  * - `failed`: the provider (or prepareTurn, or the registry) failed; the reply says how (R10, R20);
+ * - `approval`: a call waits for a person (H8; draftTurn announces it as `tool_approval`, with the history to save);
  * - `settled`: the call at `index` has its result (runTools → draftTurn, which announces it as `tool_result`).
  */
 export type TurnPart =
@@ -54,6 +55,7 @@ export type TurnPart =
   | { type: 'waiting' }
   | { type: 'asked'; compaction: Compaction | undefined }
   | { type: 'failed' }
+  | ToolAwaiting
   | LoopEventOf<'tool_start'>
   | LoopEventOf<'tool_update'>
   | SettledPart;

@@ -1,5 +1,5 @@
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { McpClient } from './mcp-client.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { McpClient, McpRequestExtra, McpServerRequestResult, McpServerRequestSchema } from './mcp-client.js';
 
 /**
  * M1, M4: how the adapter listens to a client it does not own. The SDK keeps one `onclose`, one `onerror` and
@@ -50,9 +50,9 @@ export function chainHandler(client: McpClient, key: 'onclose' | 'onerror', list
   };
 }
 
-/** The SDK client's table of notification handlers (a private field: the SDK has no getter for a handler). */
-function handlerTable(client: McpClient): Map<string, Handler> | undefined {
-  const table = (client as unknown as { _notificationHandlers?: unknown })._notificationHandlers;
+/** The SDK client's table of notification or request handlers (a private field: the SDK has no getter for a handler). */
+function handlerTable(client: McpClient, field: '_notificationHandlers' | '_requestHandlers' = '_notificationHandlers'): Map<string, Handler> | undefined {
+  const table = (client as unknown as Record<typeof field, unknown>)[field];
   return table instanceof Map ? (table as Map<string, Handler>) : undefined;
 }
 
@@ -76,5 +76,38 @@ export function chainListChanged(client: McpClient, listener: () => void): () =>
     const previous = live(link.previous);
     if (previous === undefined) table.delete(LIST_CHANGED);
     else table.set(LIST_CHANGED, previous);
+  };
+}
+
+/** A request handler of the SDK's table: the request (checked by its schema) and the SDK's `extra`. */
+export type RequestHandler = (request: unknown, extra: McpRequestExtra) => Promise<McpServerRequestResult>;
+
+/**
+ * M7, M8: installs `answer` as the client's handler of `method`'s requests while subscribed, given the handler it
+ * replaced (the application's own, or the SDK's), to pass on what is not its to answer. Taken off, the handler
+ * under it is back. A request has one answer, so unlike a notification it is answered by one handler only.
+ */
+export function chainRequestHandler(
+  client: McpClient,
+  schema: McpServerRequestSchema,
+  answer: (request: unknown, extra: McpRequestExtra, previous: RequestHandler | undefined) => Promise<McpServerRequestResult>,
+): () => void {
+  const method = schema === ElicitRequestSchema ? 'elicitation/create' : 'sampling/createMessage';
+  const table = handlerTable(client, '_requestHandlers');
+  const link: Link = { previous: live(table?.get(method)), live: true };
+  client.setRequestHandler?.(schema, (request: unknown, extra: McpRequestExtra) => {
+    const previous = live(link.previous) as RequestHandler | undefined;
+    if (link.live) return answer(request, extra, previous);
+    // a client of another make keeps the handler after the subscription: it passes on, as a hook that ended does
+    return previous === undefined ? Promise.reject(new Error(`rx-tool-loop: no handler of ${method} is listening`)) : previous(request, extra);
+  });
+  const installed = table?.get(method);
+  if (installed !== undefined) installed[LINK] = link;
+  return () => {
+    link.live = false;
+    if (table === undefined || table.get(method) !== installed) return;
+    const previous = live(link.previous);
+    if (previous === undefined) table.delete(method);
+    else table.set(method, previous);
   };
 }

@@ -9,6 +9,8 @@ import { errorText } from '../util/values.js';
 import type { McpCallResult, McpClient, McpProgress, McpRequestOptions } from './mcp-client.js';
 import { chainHandler } from './client-hooks.js';
 import { mcpOutput } from './mcp-content.js';
+import { inCallContext } from './related-call.js';
+import { callInProgress } from './server-requests.js';
 
 /**
  * The reason of every cancellation this library sends (M3): the SDK puts it into `notifications/cancelled`,
@@ -131,9 +133,27 @@ export function mcpCall(
     );
 
     const options: McpRequestOptions = { signal: controller.signal, onprogress, resetTimeoutOnProgress: true, timeout: SDK_TIMEOUT };
+    // M7, M8: a server's request read from this call's stream is answered in this context, and ends with the call
+    const inProgress = callInProgress(
+      context.call,
+      (value) => {
+        if (!done) subscriber.next(value);
+      },
+      (stop) => {
+        if (done) {
+          stop();
+          return () => undefined;
+        }
+        stops.push(stop);
+        return () => {
+          const at = stops.indexOf(stop);
+          if (at >= 0) stops.splice(at, 1);
+        };
+      },
+    );
     let sent: Promise<McpCallResult>;
     try {
-      ({ sent, token } = sentWithToken(client, () => client.callTool({ name, arguments: input }, undefined, options)));
+      ({ sent, token } = sentWithToken(client, () => inCallContext(inProgress, () => client.callTool({ name, arguments: input }, undefined, options))));
     } catch (error) {
       sent = Promise.reject(error);
     }

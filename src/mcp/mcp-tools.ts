@@ -5,7 +5,10 @@ import type { Tool } from '../types.js';
 import type { McpClient, McpToolInfo } from './mcp-client.js';
 import { chainHandler, chainListChanged } from './client-hooks.js';
 import { MCP_CANCEL_REASON, mcpCall, type McpCallSettings } from './mcp-call.js';
+import type { McpElicitHandler } from './mcp-elicit.js';
 import { toolNames } from './mcp-names.js';
+import type { McpSampling } from './mcp-sampling.js';
+import { answerServerRequests } from './server-requests.js';
 
 export interface McpToolsOptions {
   /** Prepended to every name (two servers, one registry). */
@@ -16,6 +19,14 @@ export interface McpToolsOptions {
   callTimeoutMs?: number;
   /** Per call, whatever the progress: caps a call that sends progress forever; default none. */
   maxTotalTimeoutMs?: number;
+  /**
+   * M7: answers the server's `elicitation/create` (a form to fill, or a page to open); a request made during a call
+   * is first a `tool_update` of it with `details: { elicitation: { message, requestedSchema } }`. Without it, the
+   * client's own handler answers, else `decline`. Needs a client created with the `elicitation` capability.
+   */
+  onElicit?: McpElicitHandler;
+  /** M8: the model that answers the server's `sampling/createMessage`. Needs a client created with the `sampling` capability. */
+  sampling?: McpSampling;
 }
 
 /** `list_changed` notifications that come together are one relisting. */
@@ -27,7 +38,9 @@ const LIST_CHANGED_DEBOUNCE_MS = 20;
  * ends), lists the tools (every page), emits them, and lists and emits again after each
  * `notifications/tools/list_changed` (a burst is one listing; the old list stands until the new one is in);
  * it completes when the client closes and errors only when a listing fails. Each tool's call is an Observable (M2): progress is `tool_update` at once, cancelling
- * sends `notifications/cancelled` (M3), and failures are results (M4).
+ * sends `notifications/cancelled` (M3), and failures are results (M4). While subscribed, `onElicit` answers the
+ * server's questions to the user (M7: a question asked during a call is first a `tool_update` of it) and
+ * `sampling` its requests for a completion (M8), each ended with the call it came with.
  *
  * ```text
  * server:    ^-----c-----c-c--|     c = list_changed, | = the connection closes
@@ -51,6 +64,11 @@ export function mcpTools(client: McpClient, options: McpToolsOptions = {}): Obse
   if (filter !== undefined && typeof filter !== 'function') throw new TypeError(`mcpTools: filter must be a function (got ${shown(filter)})`);
   checkMs('callTimeoutMs', callTimeoutMs);
   checkMs('maxTotalTimeoutMs', maxTotalTimeoutMs);
+  const { onElicit, sampling } = options ?? {};
+  if (onElicit !== undefined && typeof onElicit !== 'function') throw new TypeError(`mcpTools: onElicit must be a function (got ${shown(onElicit)})`);
+  if (sampling !== undefined && typeof sampling !== 'function' && typeof (sampling as { provider?: unknown })?.provider !== 'function') {
+    throw new TypeError(`mcpTools: sampling must be a Provider or { provider(request) } (got ${shown(sampling)})`);
+  }
 
   return new Observable<Tool[]>((subscriber) => {
     const settings: McpCallSettings = { server: client.getServerVersion?.()?.name ?? 'server', callTimeoutMs, maxTotalTimeoutMs };
@@ -61,6 +79,17 @@ export function mcpTools(client: McpClient, options: McpToolsOptions = {}): Obse
     subscriber.add(() => {
       for (const off of unhook) off();
     });
+    // M7, M8: a request that relates to no call is given up on when this subscription ends
+    const whenEnds = (stop: () => void) => {
+      subscriber.add(stop);
+      return () => subscriber.remove(stop);
+    };
+    try {
+      unhook.push(answerServerRequests(client, { onElicit, sampling, whenEnds }));
+    } catch (error) {
+      subscriber.error(error);
+      return;
+    }
     const lists = concat(of(undefined), changed.pipe(debounceTime(LIST_CHANGED_DEBOUNCE_MS)))
       .pipe(
         // a newer notification abandons a listing still running

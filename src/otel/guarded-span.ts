@@ -53,6 +53,15 @@ export class GuardedSpan {
     }
   }
 
+  /** A moment of the span's life (H8: a call waiting for a person). */
+  addEvent(name: string, attributes: Attributes): void {
+    try {
+      this.span.addEvent(name, attributes);
+    } catch (error) {
+      reported(error, 'addEvent');
+    }
+  }
+
   /** Status ERROR with `message`. */
   fail(message: string): void {
     try {

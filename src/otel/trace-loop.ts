@@ -423,6 +423,10 @@ class LoopSpans {
         if (event.model !== undefined) this.chat?.setAttribute('gen_ai.response.model', event.model);
         this.endChat(event.stopReason, event.errorMessage, event.usage);
         return;
+      case 'tool_approval':
+        // H8: the call's own span starts at its tool_start, if it runs: the wait is a moment of the loop's
+        this.agent?.addEvent('rx_tool_loop.tool_approval', { 'gen_ai.tool.name': event.call.name, 'gen_ai.tool.call.id': event.call.id });
+        return;
       case 'tool_start':
         this.startTool(event.call);
         return;

@@ -1,5 +1,5 @@
-import type { ApprovalDecision, BeforeToolCall, ToolCall, ToolDecision } from '../types.js';
-import { isPlainObject, shown } from '../util/values.js';
+import { toDecision } from '../hooks/tool-hooks.js';
+import type { ApprovalDecision, BeforeToolCall, ToolCall } from '../types.js';
 import type { Awakeables, Journal } from './journal.js';
 
 /** D3: a call waiting for a person: resolve the awakeable `awakeableId` (`approve(id, decision)`) to go on. */
@@ -41,11 +41,4 @@ export function approvalHook(ctx: Journal & Awakeables, options: ApprovalOptions
     // a Promise, which the loop's hook adapter waits on as it does any hook's answer (H1)
     return Promise.resolve(announced).then(() => promise).then(toDecision);
   };
-}
-
-function toDecision(decision: ApprovalDecision): ToolDecision {
-  if (decision === true) return { action: 'run' };
-  if (decision === false) return { action: 'deny', reason: 'not approved' };
-  if (isPlainObject(decision) && ['run', 'deny', 'answer'].includes(decision.action as string)) return decision;
-  throw new TypeError(`approval decision must be true, false or a ToolDecision (got ${shown(decision)})`);
 }

@@ -13,6 +13,7 @@ import { argumentError, checkRecord } from './arguments.js';
  * | `text_delta` | `text_delta hi` |
  * | `tool_call` | `tool_call search {"q":"rx"}` (the input as JSON; none for `{}`: `tool_call slow`) |
  * | `tool_start` | `tool_start search {"q":"rx"}` (the input the tool runs on, after a hook's edit) |
+ * | `tool_approval` | `tool_approval transfer {"n":"1"}` (H8: the call waits for a person, on the input it would run on) |
  * | `tool_call_delta` | `tool_call_delta slow: {"pa` (the call's name when the event has it, else `#INDEX`) |
  * | `reasoning_delta` | `reasoning_delta TEXT` |
  * | `tool_update` | `tool_update slow: 50%`; one an agent tool forwards (A4): `tool_update researcher: tool_call search`, the inner event's line |

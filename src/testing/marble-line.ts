@@ -229,6 +229,9 @@ function preferred(value: string): string[] {
       return ['L', ...UPPER];
     case 'tool_start':
       return [...GREEK, ...UPPER];
+    case 'tool_approval':
+      // H8: W for "waits"
+      return [...'WK', ...UPPER];
     case 'user_message':
       return [...'UVW', ...UPPER];
     case 'prompt_dropped':

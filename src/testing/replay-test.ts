@@ -1,5 +1,5 @@
 import type { ConversationOptions } from '../conversation/conversation.js';
-import type { AgentMessage, AssistantMessage, ConversationEvent, LoopEvent, ProviderEvent, ToolCall, ToolDecision, ToolOutput, ToolResultMessage, UserMessage } from '../types.js';
+import type { AgentMessage, ApprovalDecision, AssistantMessage, ConversationEvent, LoopEvent, ProviderEvent, ToolCall, ToolDecision, ToolOutput, ToolResultMessage, UserMessage } from '../types.js';
 import { tokensOf } from '../limits/token-budget.js';
 import { isPlainObject } from '../util/values.js';
 import { describeEvent } from './describe-event.js';
@@ -48,6 +48,8 @@ interface Turn {
   runs: ToolRun[];
   /** Results of calls whose handler never ran (no `tool_start`). */
   refused: { frame: number; message: ToolResultMessage }[];
+  /** H8: the calls that waited for a person (their `tool_approval`), by id, with the call as it would run. */
+  waited: Map<string, { frame: number; call: ToolCall }>;
   end?: { frame: number; assistant: AssistantMessage; messages: readonly AgentMessage[] };
 }
 
@@ -131,10 +133,14 @@ export function replayTest(seen: Seen[], frames: number[], letters: Letters, dia
         return;
       case 'turn_start': {
         const owner = running ?? (loops[loops.length] = { turns: [] });
-        owner.turns.push({ n: event.turn, from: frame, events: [], calls: new Map(), runs: [], refused: [], ...(event.answer === true && { answer: true as const }) });
+        owner.turns.push({ n: event.turn, from: frame, events: [], calls: new Map(), runs: [], refused: [], waited: new Map(), ...(event.answer === true && { answer: true as const }) });
         if (event.answer === true) typed = true;
         return;
       }
+      case 'tool_approval':
+        // H8: the call waits for a person from here: the replay's approvals ask for it, and answer as the run did
+        turn?.waited.set(event.call.id, { frame, call: event.call });
+        return;
       case 'tool_start':
         // R23: the handler runs from here (a queued call waited for its slot; turn 0 has no tool_call)
         turn?.runs.push({ call: event.call, from: frame, index: i, updates: [] });
@@ -327,6 +333,9 @@ function writeTest(parts: TestParts): Replay {
   const providerTurns: string[] = [];
   const aborts: { frame: number; index: number }[] = [];
   const decide = (id: string, decision: Decision) => decisions.set(id, [...(decisions.get(id) ?? []), decision]);
+  // H8: the calls that waited for a person, and each decision as given: for whom, at which frame, what
+  const waitedIds = new Set<string>();
+  const approved: { toolCallId: string; at: number; decision: ApprovalDecision }[] = [];
   const inputOf = (turn: Turn, id: string): unknown =>
     turn.calls.get(id)?.call.input ??
     initial.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : [])).find((c) => c.id === id)?.input;
@@ -384,7 +393,22 @@ function writeTest(parts: TestParts): Replay {
       // the calls as the hook saw them, in call order: what ran, what a hook or a check answered
       const startedAt = (id: string) => turn.calls.get(id)?.frame ?? turn.from;
       const asked: { at: number; id: string; decision: Decision }[] = [];
+      // H8: a call that waited is let run by the hook as it waited (on the input its tool_approval shows), then decided by a person
+      const waitedCall = (id: string, decided: ApprovalDecision | undefined, at: number): void => {
+        const { frame, call } = turn.waited.get(id)!;
+        const edited = JSON.stringify(inputOf(turn, id)) !== JSON.stringify(call.input);
+        if (edited) hooked = true;
+        asked.push({ at: startedAt(id), id, decision: { at: frame, ...(edited ? { decision: { action: 'run', input: call.input } } : {}) } });
+        waitedIds.add(id);
+        if (decided !== undefined) approved.push({ toolCallId: id, at, decision: decided });
+      };
       for (const run of turn.runs) {
+        const waited = turn.waited.get(run.call.id);
+        if (waited !== undefined) {
+          const edited = JSON.stringify(waited.call.input) !== JSON.stringify(run.call.input);
+          waitedCall(run.call.id, edited ? { action: 'run', input: run.call.input } : true, run.from);
+          continue;
+        }
         const input = inputOf(turn, run.call.id);
         const edited = JSON.stringify(input) !== JSON.stringify(run.call.input);
         if (edited || run.from !== startedAt(run.call.id)) hooked = true;
@@ -392,6 +416,20 @@ function writeTest(parts: TestParts): Replay {
       }
       for (const { frame, message } of turn.refused) {
         const { toolName, toolCallId, content, isError } = message;
+        if (turn.waited.has(toolCallId)) {
+          if (!toolRuns.has(toolName)) toolRuns.set(toolName, []); // registered, never run
+          // still waiting when the abort came; else what the person (or a failure) decided
+          const decided: ApprovalDecision | undefined =
+            content === 'error: aborted'
+              ? undefined
+              : content === 'denied: not approved' && isError && !terminates
+                ? false
+                : content.startsWith('denied: ') && isError && !terminates
+                  ? { action: 'deny', reason: content.slice('denied: '.length) }
+                  : { action: 'answer', output: outputOf(message, terminates) };
+          waitedCall(toolCallId, decided, frame);
+          continue;
+        }
         if (content === `unknown tool: ${toolName}`) {
           unknownTools.add(toolName);
           continue;
@@ -500,21 +538,22 @@ function writeTest(parts: TestParts): Replay {
   const tools = [...toolRuns].filter(([name]) => !agentRuns.has(name)).map(([name, runs]) => `      ${JSON.stringify(name)}: nthRun([${runs.join(', ')}]),`);
   const agents = [...agentRuns].map(([name, runs]) => `      .register(agentTool({ name: ${JSON.stringify(name)}, description: ${JSON.stringify(`the ${name} tool`)}, input: {}, agent: nthRun([${runs.join(', ')}]) }))`);
   const synchronousRuns = [...toolRuns.values(), ...agentRuns.values()].some((runs) => runs.some((run) => run.startsWith('of(')));
-  const rxjs = [...(toolRuns.size > 0 || agentRuns.size > 0 || hooked || preparedFails ? ['Observable'] : []), ...(hooked || preparedFails ? ['NEVER', 'map', 'of', 'timer'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : []), ...(pressesShown ? ['filter', 'share'] : []), ...(leadRuns ? ['concat', 'of'] : [])];
+  const timed = hooked || preparedFails || waitedIds.size > 0; // the `at` helper: a value at its recorded frame
+  const rxjs = [...(toolRuns.size > 0 || agentRuns.size > 0 || timed ? ['Observable'] : []), ...(timed ? ['NEVER', 'map', 'of', 'timer'] : []), ...(waitedIds.size > 0 ? ['defer', 'merge'] : []), ...(synchronousRuns ? ['of'] : []), ...(cut.startsWith('take(') ? ['take'] : cut !== '' ? ['takeUntil', 'timer'] : []), ...(signal !== undefined && signal > 0 ? ['timer'] : []), ...(pressesShown ? ['filter', 'share'] : []), ...(leadRuns ? ['concat', 'of'] : [])];
   const run = isConversation
     ? pressesShown
       ? `input.pipe(filter((prompt): prompt is string => prompt !== null), conversation({ ${['provider', 'registry', ...(initial.length > 0 ? ['messages'] : []), ...hookOptions(), 'abort$: input.pipe(filter((prompt) => prompt === null))', ...passed].join(', ')} }))`
       : `cold(diagram.prompts, prompts).pipe(conversation({ ${['provider', 'registry', ...(initial.length > 0 ? ['messages'] : []), ...hookOptions(), ...passed].join(', ')} }))`
     : `runEventedToolLoop({ ${['provider', 'registry', 'messages', ...hookOptions(), ...(signal !== undefined ? ['signal: controller.signal'] : []), ...passed].join(', ')} })`;
   function hookOptions(): string[] {
-    return [...(hooked ? ['beforeToolCall'] : []), ...(preparedFails ? ['prepareTurn'] : [])];
+    return [...(hooked ? ['beforeToolCall'] : []), ...(waitedIds.size > 0 ? ['approvals'] : []), ...(preparedFails ? ['prepareTurn'] : [])];
   }
   const test = [
     '// Recorded by recordMarbles (rx-tool-loop/testing): the run replayed in virtual time, one character a frame.',
     ...notes.map((note) => `// Note: ${note}.`),
     `import { ${[...new Set(rxjs)].sort().join(', ')} } from 'rxjs';`,
     "import { TestScheduler } from 'rxjs/testing';",
-    `import { ${[...(agentRuns.size > 0 ? ['agentTool'] : []), isConversation ? 'conversation' : 'runEventedToolLoop', ...(isConversation && initial.length === 0 ? [] : ['type AgentMessage']), ...(agentRuns.size > 0 ? ['type LoopEvent'] : []), ...(hooked ? ['type ToolDecision'] : []), ...(protocolErrors ? ['ProviderProtocolError'] : []), ...(parts.budget !== undefined ? ['TokenBudget'] : [])].join(', ')} } from 'rx-tool-loop';`,
+    `import { ${[...(agentRuns.size > 0 ? ['agentTool'] : []), isConversation ? 'conversation' : 'runEventedToolLoop', ...(isConversation && initial.length === 0 ? [] : ['type AgentMessage']), ...(agentRuns.size > 0 ? ['type LoopEvent'] : []), ...(hooked ? ['type ToolDecision'] : []), ...(waitedIds.size > 0 ? ['type ApprovalDecision'] : []), ...(protocolErrors ? ['ProviderProtocolError'] : []), ...(parts.budget !== undefined ? ['TokenBudget'] : [])].join(', ')} } from 'rx-tool-loop';`,
     "import { described, loopLegend, marbleProvider, marbleTools } from 'rx-tool-loop/testing';",
     '',
     'const diagram = {',
@@ -548,6 +587,16 @@ function writeTest(parts: TestParts): Replay {
           '};',
         ]
       : []),
+    ...(waitedIds.size > 0
+      ? [
+          '',
+          '/** H8: the calls that waited for a person, and each decision as given: for which call, at which frame, what. */',
+          `const waited = new Set(${JSON.stringify([...waitedIds])});`,
+          'const approved: { toolCallId: string; at: number; decision: ApprovalDecision }[] = [',
+          ...approved.map(({ toolCallId, at, decision }) => `  { toolCallId: ${JSON.stringify(toolCallId)}, at: ${at}, decision: ${JSON.stringify(decision)} },`),
+          '];',
+        ]
+      : []),
     ...(preparedFails
       ? ['', '/** H6: each provider turn\'s prepareTurn: where it failed, at which frame and with which message (at -1: it passed). */', `const prepared = ${JSON.stringify(failures)};`]
       : []),
@@ -558,7 +607,7 @@ function writeTest(parts: TestParts): Replay {
     "test('the recorded run', () => {",
     '  const testScheduler = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));',
     '  testScheduler.run(({ cold, expectObservable }) => {',
-    ...(hooked || preparedFails
+    ...(timed
       ? [
           '    /** `value` at `frame` (at once when that frame has come; never for Infinity): when the recorded run had it. */',
           '    const at = <T>(frame: number, value: T): Observable<T> =>',
@@ -573,6 +622,15 @@ function writeTest(parts: TestParts): Replay {
           '      asked.set(id, n + 1);',
           '      const answer = decisions[id]?.[n] ?? { at: 0 };',
           '      return at(answer.at, answer.decision);',
+          '    };',
+        ]
+      : []),
+    ...(waitedIds.size > 0
+      ? [
+          '    // each waiting call subscribes decisions: the decisions still to come, each at its recorded frame',
+          '    const approvals = {',
+          '      needsApproval: ({ id }: { id: string }) => waited.has(id),',
+          '      decisions: defer(() => merge(...approved.filter((a) => a.at > testScheduler.now()).map(({ toolCallId, at: frame, decision }) => at(frame, { toolCallId, decision })))),',
           '    };',
         ]
       : []),

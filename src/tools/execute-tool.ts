@@ -10,7 +10,7 @@ import { type ToolProgress, type ToolSettled, type ToolUpdate, ToolTimeout, fail
 import type { LoopEvent, TokenLedger, Tool, ToolCall, ToolOutput, ToolReturn } from '../types.js';
 import { isToolProgress } from './tool-progress.js';
 
-export type { ToolProgress, ToolSettled, ToolStart, ToolUpdate } from './tool-outcome.js';
+export type { ToolAwaiting, ToolProgress, ToolSettled, ToolStart, ToolUpdate } from './tool-outcome.js';
 
 /**
  * What runs a known, valid call between its hooks (H1–H5, src/hooks/): given the call and its run (on the

@@ -17,8 +17,14 @@ export interface ToolSettled {
   terminate: boolean;
 }
 
-/** What running one call reports: its start, its progress, and last how it ended. */
-export type ToolProgress = ToolStart | ToolUpdate | ToolSettled;
+/** H8: the call waits for a person's decision (the loop announces it as `tool_approval`, with the history to save). */
+export interface ToolAwaiting {
+  type: 'approval';
+  call: ToolCall;
+}
+
+/** What running one call reports: its start (or its wait for a decision, H8), its progress, and last how it ended. */
+export type ToolProgress = ToolStart | ToolUpdate | ToolSettled | ToolAwaiting;
 
 export function settled(message: ToolResultMessage, terminate = false): ToolSettled {
   return { type: 'settled', message, terminate };

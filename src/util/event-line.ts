@@ -25,6 +25,9 @@ export function eventLine(event: ConversationEvent): string {
     case 'tool_start':
       // the input the tool runs on: a hook's edit (H2) shows here, the model's own on the tool_call
       return `tool_start ${event.call.name}${inputText(event.call)}`;
+    case 'tool_approval':
+      // H8: the call waits for a person, on the input it would run on
+      return `tool_approval ${event.call.name}${inputText(event.call)}`;
     case 'tool_call_delta':
       return `tool_call_delta ${event.name ?? `#${event.index}`}: ${event.argumentsDelta}`;
     case 'reasoning_delta':

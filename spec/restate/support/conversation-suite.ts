@@ -11,6 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AgentMessage } from '../../../src/index.js';
 import type { AskResult } from '../../../src/restate/index.js';
+import { journalSize } from './journal-size.js';
 import { measure } from './measure.js';
 import { restateBinary } from './processes.js';
 import type { Sdk } from './sdks.js';
@@ -208,6 +209,17 @@ export function conversationSuite(sdk: Sdk): void {
       expect(figures.conversationsPerSecond).toBeGreaterThan(0);
       expect(Number.isFinite(figures.journalingMsPerTurn)).toBe(true);
       for (const n of [0, 19]) expect((await history(`d5-tp-${n}`)).map((m) => m.content)).toEqual([`t${n}: fast`, '', 'fast 0', `done t${n}: fast 0`]);
+    });
+
+    it('D9, D1: journal bytes per turn, text merged against one entry per delta: merged, a turn journals the same entries however many deltas its reply streams, and fewer bytes than one entry per delta', async () => {
+      const [short, long] = [await journalSize(stack, { words: 10, turns: 2, samples: 0, tag: 'd9s' }), await journalSize(stack, { words: 40, turns: 2, samples: 1, tag: 'd9l' })];
+      expect(long.merged.entriesPerTurn).toBe(short.merged.entriesPerTurn);
+      // one entry (at least) for each of the 30 deltas more a turn
+      expect(long.perDelta.entriesPerTurn - short.perDelta.entriesPerTurn).toBeGreaterThanOrEqual(30);
+      for (const figures of [short, long]) expect(figures.merged.bytesPerTurn).toBeLessThan(figures.perDelta.bytesPerTurn);
+      for (const way of [long.merged, long.perDelta]) expect(Number.isFinite(way.journalingMsPerTurn)).toBe(true);
+      // the answers are the same either way
+      expect((await history('d9l-chat-size')).map((m) => m.content)).toEqual((await stack.call<AgentMessage[]>('perDelta', 'd9l-perDelta-size', 'history', null)).map((m) => m.content));
     });
 
     it('D6, D1: two tools of one turn run at once, each started once: the one that finished first does not run again while the other runs on', async () => {

@@ -1,6 +1,9 @@
-import type { Stack } from './stack.js';
+/** What the measurement needs of a deployment: a call through an ingress that waits for its answer (D5's one node, D7's cluster). */
+export interface Ingress {
+  call<T>(object: string, key: string, handler: string, body: unknown): Promise<T>;
+}
 
-/** What D5 measured on one Restate node. */
+/** What D5 measured on one Restate node, and D7 on three. */
 export interface Figures {
   conversations: number;
   concurrency: number;
@@ -24,7 +27,7 @@ async function timed(run: () => Promise<unknown>): Promise<number> {
  * time, through the ingress and back; then `samples` asks of `turns` turns one after another on `chat` and on
  * `plain`, the same loop without journaling, for the per-turn cost of journaling. `tag` keeps the runs' keys apart.
  */
-export async function measure(stack: Stack, options: { conversations: number; concurrency: number; samples: number; turns: number; tag: string }): Promise<Figures> {
+export async function measure(stack: Ingress, options: { conversations: number; concurrency: number; samples: number; turns: number; tag: string }): Promise<Figures> {
   const { conversations, concurrency, samples, turns, tag } = options;
   let next = 0;
   const lane = async () => {

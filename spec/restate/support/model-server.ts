@@ -6,6 +6,8 @@ export interface ModelCall {
   conversation: string;
   prompt: string;
   turn: number;
+  /** When the call came (ms since the epoch): D7 times a failover by the first progress after a kill. */
+  at: number;
 }
 
 interface ChatMessage {
@@ -17,7 +19,9 @@ interface ChatMessage {
 /**
  * A model of the spec's own: an OpenAI Chat Completions streaming server on 127.0.0.1 that plays a plan
  * written in the prompt. A prompt `TAG: fast,slow` asks for the tool `fast`, then `slow` (one call a turn,
- * input `{ n }`; `fast+slow` calls both in one turn), then answers `done TAG: RESULTS` in three text deltas. It counts every call (header
+ * input `{ n }`; `fast+slow` calls both in one turn), then answers `done TAG: RESULTS` in three text deltas. `TAG: PLAN | N`
+ * (D9) has every reply stream N words more, one text delta each (before a turn's calls, after the answer), as a
+ * model that talks streams tokens. It counts every call (header
  * `x-conversation` names whose it is), so a spec sees which model calls a restart repeated.
  */
 export class ModelServer {
@@ -56,12 +60,15 @@ export class ModelServer {
     const prompt = String(messages[last]?.content ?? '');
     const since = messages.slice(last + 1);
     const turn = since.filter((message) => message.role === 'assistant').length;
-    this.calls.push({ conversation: String(request.headers['x-conversation'] ?? ''), prompt, turn });
-    const [tag = '', plan = ''] = prompt.split(':').map((part) => part.trim());
+    this.calls.push({ conversation: String(request.headers['x-conversation'] ?? ''), prompt, turn, at: Date.now() });
+    const [tag = '', spoken = ''] = prompt.split(':').map((part) => part.trim());
+    const [plan = '', count = '0'] = spoken.split('|').map((part) => part.trim());
     const steps = plan === '' ? [] : plan.split(',');
     const chunks: unknown[] = [];
+    const words = Array.from({ length: Number(count) }, (_, index) => ({ choices: [{ index: 0, delta: { content: ` w${index + 1}` } }] }));
     const step = steps[turn];
     if (step !== undefined) {
+      chunks.push(...words);
       // `a+b`: both tools called in one turn (ids TAG-TURN-I, inputs TURN.I); a lone tool: id TAG-TURN, input TURN
       const names = step.split('+');
       const calls = names.map((name, index) => {
@@ -73,6 +80,7 @@ export class ModelServer {
     } else {
       const results = since.filter((message) => message.role === 'tool').map((message) => message.content).join(' + ');
       for (const text of ['done ', `${tag}: `, results]) chunks.push({ choices: [{ index: 0, delta: { content: text } }] });
+      chunks.push(...words);
       chunks.push({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
     }
     response.writeHead(200, { 'content-type': 'text/event-stream' });

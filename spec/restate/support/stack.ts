@@ -18,6 +18,29 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
+/** D4, D7: the endpoint (endpoint.ts) bundled into `dir` with esbuild, with the SDK under test. */
+export function bundleEndpoint(dir: string, sdk: Sdk): void {
+  // the library imports '@restatedev/restate-sdk' as users do; the bundle takes it from the SDK under test (its
+  // folder: esbuild resolves an alias's package name from the working directory, whichever that is)
+  const folder = dirname(createRequire(__filename).resolve(`${sdk.module}/package.json`));
+  const alias: Record<string, string> = sdk.module === '@restatedev/restate-sdk' ? {} : { '@restatedev/restate-sdk': folder };
+  buildSync({ entryPoints: [join(__dirname, 'endpoint.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: join(dir, 'endpoint.js'), logLevel: 'error', alias });
+}
+
+/** D4, D7: the bundled endpoint of `dir` on 127.0.0.1:`port`, its tools logging to `dir`/tools.jsonl. */
+export function startEndpoint(dir: string, sdk: Sdk, port: number, model: ModelServer, slowMs: number): Promise<ChildProcess> {
+  const env = { PORT: String(port), MODEL_URL: model.baseURL, TOOL_LOG: join(dir, 'tools.jsonl'), APPROVALS: join(dir, 'approvals.jsonl'), SLOW_MS: String(slowMs) };
+  return startProcess(sdk.node, [join(dir, 'endpoint.js')], env, join(dir, 'endpoint.log'), () => listening(port));
+}
+
+/** A JSON POST; its JSON answer (undefined when empty), or an error naming the status. */
+export async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<unknown> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}: ${text}`);
+  return text === '' ? undefined : JSON.parse(text);
+}
+
 /**
  * D4: everything a durable conversation needs, on 127.0.0.1, in a temporary folder: the model server, one
  * Restate node and the endpoint (spec/restate/support/endpoint.ts, bundled with esbuild, run by plain node),
@@ -39,11 +62,7 @@ export class Stack {
   /** `sdk`: which Restate SDK the endpoint is bundled with, and the Node it runs on (D6). */
   static async start(slowMs: number, sdk: Sdk = SDKS.oldest): Promise<Stack> {
     const dir = mkdtempSync(join(tmpdir(), 'rx-tool-loop-restate-'));
-    // the library imports '@restatedev/restate-sdk' as users do; the bundle takes it from the SDK under test (its
-    // folder: esbuild resolves an alias's package name from the working directory, whichever that is)
-    const folder = dirname(createRequire(__filename).resolve(`${sdk.module}/package.json`));
-    const alias: Record<string, string> = sdk.module === '@restatedev/restate-sdk' ? {} : { '@restatedev/restate-sdk': folder };
-    buildSync({ entryPoints: [join(__dirname, 'endpoint.ts')], bundle: true, platform: 'node', format: 'cjs', outfile: join(dir, 'endpoint.js'), logLevel: 'error', alias });
+    bundleEndpoint(dir, sdk);
     const stack = new Stack(dir, await ModelServer.start(), await restatePorts(), await closedPort(), slowMs, sdk);
     try {
       await stack.startServer();
@@ -70,8 +89,7 @@ export class Stack {
     this.server = await startRestate(join(this.dir, 'restate'), this.ports);
   }
   async startEndpoint(): Promise<void> {
-    const env = { PORT: String(this.endpointPort), MODEL_URL: this.model.baseURL, TOOL_LOG: this.toolLog, APPROVALS: this.approvals, SLOW_MS: String(this.slowMs) };
-    this.endpoint = await startProcess(this.sdk.node, [join(this.dir, 'endpoint.js')], env, join(this.dir, 'endpoint.log'), () => listening(this.endpointPort));
+    this.endpoint = await startEndpoint(this.dir, this.sdk, this.endpointPort, this.model, this.slowMs);
   }
   /** SIGKILLs the endpoint and starts it again on the same port. */
   async restartEndpoint(): Promise<void> {
@@ -84,11 +102,8 @@ export class Stack {
     await this.startServer();
   }
 
-  async post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<unknown> {
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${url}: HTTP ${response.status}: ${text}`);
-    return text === '' ? undefined : JSON.parse(text);
+  post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<unknown> {
+    return post(url, body, headers);
   }
 
   /** Sends an `ask` to `object`'s conversation `key` (it runs on its own); its answer is `answer(id)`'s. */
