@@ -91,8 +91,11 @@ describe('examples/ui.ts (npm run ui)', () => {
       expect(await page.textContent('.turn .text')).toBe('The tool says it is 2026-01-01T00:00:00Z.');
       // streamed: the answer grew word by word before it was whole
       const texts = await page.evaluate(() => (window as unknown as { texts: string[] }).texts);
-      expect(texts.slice(0, 3)).toEqual(['The ', 'The tool ', 'The tool says ']);
-      expect(texts.at(-1)).toBe('The tool says it is 2026-01-01T00:00:00Z.');
+      const whole = 'The tool says it is 2026-01-01T00:00:00Z.';
+      expect(texts.at(-1)).toBe(whole);
+      // shown in several steps (a busy machine may deliver two words at once), each a longer start of the answer
+      expect(texts.length).toBeGreaterThanOrEqual(3);
+      texts.forEach((text, index) => expect(whole.startsWith(text) && (index === 0 || text.length > texts[index - 1]!.length)).toBe(true));
       expect(await page.textContent('.tools li')).toBe('current_time — done');
       await page.fill('#prompt', 'And now?');
       await page.click('#send');
