@@ -21,6 +21,7 @@ module.exports = {
     '<rootDir>/spec/testing/consumer-setup\\.spec\\.ts$',
     '<rootDir>/spec/browser\\.spec\\.ts$',
     '<rootDir>/spec/playground\\.spec\\.ts$',
+    '<rootDir>/spec/examples/ui\\.spec\\.ts$',
     // child processes: the examples, MCP servers, the chat, a killed writer, restate-server, the stream check
     '<rootDir>/spec/s0[457]\\.spec\\.ts$',
     '<rootDir>/spec/chat\\.spec\\.ts$',

@@ -6,6 +6,7 @@
 //   node bench/run.js                   # everything (about 8 minutes on 2 cores)
 //   node bench/run.js --openai-agents   # also the OpenAI Agents SDK, in processes of its own
 //   node bench/run.js --only=W1,W3      # some workloads; prints, does not write results.md
+//   node bench/run.js --only=SSE        # U3: writeSse and sseResponse beside the AI SDK's SSE writers (bench/sse.js)
 //   node bench/run.js --quick           # small sizes, a smoke test; does not write results.md
 //   node bench/run.js --no-profile      # no profiles of missed targets
 //   RX_TOOL_LOOP_DIST=path/to/dist node bench/run.js --out=/tmp/candidate.md
@@ -59,7 +60,7 @@ let BASELINE_NOTE = 'none (--baseline=none)';
 // (on the paired ratio, see pairedWithBaseline in workload.js)
 const NOISE = 0.05;
 
-const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9', 'U1', 'U2'];
+const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9', 'U1', 'U2', 'SSE'];
 // workloads that are a script of their own rather than a row of workload.js
 const SCRIPTS = { U1: 'ag-ui.js', U2: 'ui-message-stream.js' };
 if (only?.some((w) => !ALL_WORKLOADS.includes(w))) {
@@ -147,7 +148,11 @@ function environment() {
 function runWorkload(workload, extra = []) {
   return new Promise((resolve) => {
     const script = SCRIPTS[workload];
-    const childArgs = ['--expose-gc', path.join(BENCH, script ?? 'workload.js'), ...(script ? [] : [workload]), ...extra, ...(QUICK ? ['--quick'] : [])];
+    // SSE (U3) is a script of its own too, with a server here and a client in a process of its own
+    const childArgs =
+      workload === 'SSE'
+        ? [path.join(BENCH, 'sse.js'), path.dirname(require('./lib/paths.js').ENTRY), ...(QUICK ? ['--events=20000', '--rounds=1'] : [])]
+        : ['--expose-gc', path.join(BENCH, script ?? 'workload.js'), ...(script ? [] : [workload]), ...extra, ...(QUICK ? ['--quick'] : [])];
     const started = Date.now();
     const load = os.loadavg()[0];
     const child = spawn(process.execPath, childArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BENCH_RUN: '1' } });
@@ -759,6 +764,12 @@ function targets(results) {
     const x = U2.rx.perEvent;
     add('U2', '`toUiMessageStream` ≤ 2 µs an event (a 100-turn scripted run replayed, CPU, against the bare replay)', `${fmt(x.median, 3)} µs (${fmt(x.min, 3)} – ${fmt(x.max, 3)}, ${x.n} rounds)`, x.median <= 2, undefined);
   }
+  const SSE = results.SSE;
+  if (SSE && !SSE.error) {
+    const row = SSE.rows.find((r) => r.name === 'rx-tool-loop writeSse');
+    const sdk = SSE.rows.find((r) => r.name === 'AI SDK pipeUIMessageStreamToResponse');
+    add('SSE', '`writeSse` carries ≥ 50,000 events/s over a loopback socket (U3)', `${int(row.wall)} events/s (wall; ${int(row.cpu)} on the server's CPU), the AI SDK's pipeUIMessageStreamToResponse ${int(sdk.wall)}`, row.wall >= 50_000, undefined);
+  }
   for (const w of WORKLOADS) if (results[w]?.error) add(w, 'the workload runs', results[w].error, false, undefined);
   return list.sort((a, b) => WORKLOADS.indexOf(a.workload) - WORKLOADS.indexOf(b.workload)); // stable: by workload, then as added
 }
@@ -1039,6 +1050,9 @@ function report(env, results, list, profiles) {
   section('W9', 'agents as tools (W1’s conversation, each call an agent tool of one turn)', w9Table);
   section('U1', 'AG-UI events from a run (`toAgUi`, bench/ag-ui.js)', (r) => `${fmt(r.perEvent.median, 3)} µs per loop event beyond a bare operator (${fmt(r.bare.median, 3)} µs), ${int(r.loopEvents)} loop events → ${int(r.agUiEvents)} AG-UI events`);
   section('U2', 'the AI SDK’s UI message stream (a 100-turn scripted run: 20 deltas and 2 streamed calls a turn)', u2Table);
+  section('SSE', 'server-sent events (UI message chunks over a loopback socket, bench/sse.js)', (r) =>
+    table(['writer', 'events/s, wall', 'events/s, server CPU', 'bytes'], r.rows.map((row) => [row.name, int(row.wall), int(row.cpu), int(row.bytes)])),
+  );
   const findings = findingsText();
   if (findings) out.push(findings, '');
   const prof = profileText(profiles);

@@ -56,7 +56,8 @@ describe('sseResponse', () => {
     const server = await serve((_request, response) => {
       // bursts of 250 events of 200 bytes: 50 KB each, past the 16 KiB the stream holds, within bufferSize
       const events$ = interval(0).pipe(take(20), mergeMap((tick) => range(tick * 250, 250)));
-      const sse = sseResponse(events$, { heartbeatMs: Infinity, data: (n) => `${n}${'.'.repeat(200)}` });
+      // bufferSize holds every event: a reader slowed by a busy machine must not make this a stall
+      const sse = sseResponse(events$, { heartbeatMs: Infinity, bufferSize: 5_000, data: (n) => `${n}${'.'.repeat(200)}` });
       response.writeHead(sse.status, Object.fromEntries(sse.headers));
       Readable.fromWeb(sse.body! as never).pipe(response);
     });

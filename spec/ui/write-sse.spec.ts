@@ -64,6 +64,11 @@ describe('writeSse', () => {
           calls.push((error as Error).message);
         }
       }
+      try {
+        writeSse(response, replayable(of(1), { bufferSize: 1 }), { id: () => 'x' });
+      } catch (error) {
+        calls.push((error as Error).message);
+      }
       response.end();
     });
     await body(server.url);
@@ -73,6 +78,7 @@ describe('writeSse', () => {
       'writeSse: protocol must be \'json\' or \'ui-message-stream\', got "sse", a string',
       'writeSse: id must be a function, got "n", a string',
       'writeSse: lastEventId must be a string (the Last-Event-ID header), got 3, a number',
+      'writeSse: id must be left out for a replayable run: it numbers its own events, and Last-Event-ID resumes from those numbers',
     ]);
   });
 
@@ -162,13 +168,15 @@ describe('writeSse', () => {
     // the stalled socket is cut off after heartbeatMs
     await until(() => responseClosed, 'the stalled response to be destroyed');
     request.destroy();
-  });
+  }, 30_000);
 
   it('U3: a client that stalls, then reads, gets the events that waited, then `event: error` (stalled), in order', async () => {
+    let unsubscribed = false;
     server = await serve((_request, response) => {
       const events$ = interval(0).pipe(
         mergeMap((tick) => range(tick * 100, 100)),
         map((n) => `${n}:${'y'.repeat(4096)}`),
+        finalize(() => (unsubscribed = true)),
       );
       writeSse(response, events$, { bufferSize: 10, heartbeatMs: 10_000, data: (event) => event });
     });
@@ -177,14 +185,14 @@ describe('writeSse', () => {
       const request = httpRequest({ host: '127.0.0.1', port, path: '/' });
       request.on('response', (response) => {
         response.pause();
-        // read nothing for a while: the kernel's and node's buffers fill, then the writer's queue
-        setTimeout(() => {
+        // read nothing until the kernel's and node's buffers, then the writer's queue, have filled and the writer gave up
+        void until(() => unsubscribed, 'the writer to give up on the client', 20_000).then(() => {
           let all = '';
           response.setEncoding('utf8');
           response.on('data', (chunk: string) => (all += chunk));
           response.on('end', () => resolve(all));
           response.resume();
-        }, 300);
+        });
       });
       request.end();
     });
@@ -193,7 +201,7 @@ describe('writeSse', () => {
     expect(last).toBe('event: error\ndata: {"type":"error","reason":"stalled","message":"the client read nothing while 10 events waited (bufferSize)"}');
     // every event before it, numbered 0, 1, 2, … with no gap
     events.forEach((frame, index) => expect(frame.startsWith(`id: ${index}\ndata: ${index}:`)).toBe(true));
-  });
+  }, 30_000);
 
   it('U3: unsubscribing the returned Subscription ends the response and unsubscribes events$', async () => {
     let unsubscribed = false;

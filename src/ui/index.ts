@@ -17,3 +17,4 @@ export { toUiMessageStream } from './to-ui-message-stream.js';
 export type { UiMessageMetadata, UiMessageStreamOptions } from './to-ui-message-stream.js';
 export { fromUiMessages } from './from-ui-messages.js';
 export type { FromUiMessages } from './from-ui-messages.js';
+export { fromSse, SseError } from './from-sse.js';

@@ -35,7 +35,8 @@ class Replay<T> {
 
   /** The events from number `from` on: the kept ones, then the live ones. */
   follow(subscriber: Subscriber<T>, from: number): Subscription | undefined {
-    const follower: Follower<T> = { subscriber, next: from, replaying: true };
+    // one that has nothing to catch up on (the first, as the run starts) takes the events as they come
+    const follower: Follower<T> = { subscriber, next: from, replaying: from < this.total };
     this.followers.add(follower);
     subscriber.add(() => this.followers.delete(follower));
     this.start();
@@ -58,7 +59,7 @@ class Replay<T> {
   resume(lastEventId: string | undefined): Resumed<T> {
     let from = 0;
     if (lastEventId !== undefined) {
-      if (!/^\d{1,15}$/.test(lastEventId)) return { missed: `Last-Event-ID ${shown(lastEventId)} is not an event of this run` };
+      if (!/^\d{1,15}$/.test(lastEventId)) return { missed: `Last-Event-ID ${JSON.stringify(lastEventId)} is not an event of this run` };
       from = Number(lastEventId) + 1;
     }
     if (from > this.total) return { missed: `Last-Event-ID ${lastEventId} is not an event of this run (it has sent ${this.total})` };

@@ -59,8 +59,8 @@ export interface SseSettings<T> {
 export const DEFAULT_HEARTBEAT_MS = 15_000;
 export const DEFAULT_SSE_BUFFER_SIZE = 1_000;
 
-/** `options` checked at call time (a bad one is named), with the defaults filled in. */
-export function checkSseOptions<T>(options: SseOptions<T> | undefined, caller: string): SseSettings<T> {
+/** `options` checked at call time (a bad one is named), with the defaults filled in; `replayableRun`: the events are a `replayable` run. */
+export function checkSseOptions<T>(options: SseOptions<T> | undefined, caller: string, replayableRun = false): SseSettings<T> {
   const o = options ?? {};
   if (typeof o !== 'object') throw new TypeError(`${caller}: options must be an object, got ${shown(o)}`);
   const heartbeatMs = o.heartbeatMs ?? DEFAULT_HEARTBEAT_MS;
@@ -75,6 +75,7 @@ export function checkSseOptions<T>(options: SseOptions<T> | undefined, caller: s
   if (o.retryMs !== undefined && (!Number.isInteger(o.retryMs) || o.retryMs < 0)) throw new TypeError(`${caller}: retryMs must be an integer >= 0, got ${shown(o.retryMs)}`);
   if (o.lastEventId !== undefined && o.lastEventId !== null && typeof o.lastEventId !== 'string') throw new TypeError(`${caller}: lastEventId must be a string (the Last-Event-ID header), got ${shown(o.lastEventId)}`);
   if (o.headers !== undefined && (typeof o.headers !== 'object' || o.headers === null)) throw new TypeError(`${caller}: headers must be an object, got ${shown(o.headers)}`);
+  if (replayableRun && o.id !== undefined) throw new TypeError(`${caller}: id must be left out for a replayable run: it numbers its own events, and Last-Event-ID resumes from those numbers`);
   const uiMessageStream = protocol === 'ui-message-stream';
   return {
     heartbeatMs,

@@ -1,5 +1,7 @@
 import { Observable, isObservable } from 'rxjs';
 import { shown } from '../util/values.js';
+import { ReplayableRun } from './replayable.js';
+import { SseBatch } from './sse-batch.js';
 import { SseFeed } from './sse-feed.js';
 import { SseOptions, checkSseOptions, sseHeaders } from './sse-options.js';
 
@@ -28,21 +30,28 @@ const HIGH_WATER_BYTES = 16 * 1024;
  */
 export function sseResponse<T>(events$: Observable<T>, options?: SseOptions<T>): Response {
   if (!isObservable(events$)) throw new TypeError(`sseResponse: events$ must be an Observable, got ${shown(events$)}`);
-  const settings = checkSseOptions(options, 'sseResponse');
+  const settings = checkSseOptions(options, 'sseResponse', events$ instanceof ReplayableRun);
   const encoder = new TextEncoder();
   let feed: SseFeed<T> | undefined;
   let open = true;
+  let started = false;
+  let stream: ReadableStreamDefaultController<Uint8Array> | undefined;
+  const batch = new SseBatch((text) => {
+    if (open) stream!.enqueue(encoder.encode(text));
+  });
   const body = new ReadableStream<Uint8Array>(
     {
       start(controller) {
+        stream = controller;
         feed = new SseFeed(events$, settings, {
           write(text) {
             if (!open) return false;
-            controller.enqueue(encoder.encode(text));
-            return (controller.desiredSize ?? 0) > 0;
+            // UTF-16 units for bytes: close enough for a bound (a frame is mostly ASCII)
+            return (controller.desiredSize ?? 0) - batch.add(text) > 0;
           },
           end() {
             if (!open) return;
+            batch.flush();
             open = false;
             controller.close();
           },
@@ -54,14 +63,15 @@ export function sseResponse<T>(events$: Observable<T>, options?: SseOptions<T>):
           started = true;
           feed!.start();
         } else feed!.resume();
+        batch.flush();
       },
       cancel() {
         open = false;
+        batch.clear();
         feed!.close();
       },
     },
     { highWaterMark: HIGH_WATER_BYTES, size: (chunk) => chunk.byteLength },
   );
-  let started = false;
   return new Response(body, { status: 200, headers: sseHeaders(settings, false) });
 }

@@ -2,6 +2,8 @@ import type { ServerResponse } from 'node:http';
 import { Observable, Subscription, isObservable } from 'rxjs';
 import { setLongTimeout } from '../util/long-timeout.js';
 import { shown } from '../util/values.js';
+import { ReplayableRun } from './replayable.js';
+import { SseBatch } from './sse-batch.js';
 import { SseFeed } from './sse-feed.js';
 import { SseOptions, checkSseOptions, sseHeaders } from './sse-options.js';
 
@@ -28,25 +30,39 @@ import { SseOptions, checkSseOptions, sseHeaders } from './sse-options.js';
  * }).listen(3000, '127.0.0.1');
  * ```
  */
+/** How much a batch holds before the feed waits for it to leave: as much as a response buffers before `write` says false. */
+const BATCH_UNITS = 16 * 1024;
+
 export function writeSse<T>(response: ServerResponse, events$: Observable<T>, options?: SseOptions<T>): Subscription {
   if (typeof response !== 'object' || response === null || typeof response.write !== 'function') {
     throw new TypeError(`writeSse: response must be a node:http ServerResponse, got ${shown(response)}`);
   }
   if (!isObservable(events$)) throw new TypeError(`writeSse: events$ must be an Observable, got ${shown(events$)}`);
-  const settings = checkSseOptions(options, 'writeSse');
+  const settings = checkSseOptions(options, 'writeSse', events$ instanceof ReplayableRun);
   const subscription = new Subscription();
   let ended = false;
+  // `write` said false: hold what follows until 'drain'
+  let blocked = false;
+  const batch = new SseBatch((text) => {
+    if (response.destroyed) return;
+    if (!response.write(text)) blocked = true;
+    else feed.resume(); // a feed that paused for a full batch goes on
+  });
   const feed = new SseFeed(events$, settings, {
-    write: (text) => response.write(text),
+    write: (text) => batch.add(text) < BATCH_UNITS && !blocked,
     end: (stalled) => {
       ended = true;
+      batch.flush();
       response.end();
       subscription.unsubscribe();
       // a client that reads nothing would hold the socket and its buffered bytes for good
       if (stalled && !response.writableFinished) cutOff(response, settings.heartbeatMs);
     },
   });
-  const resume = (): void => feed.resume();
+  const resume = (): void => {
+    blocked = false;
+    feed.resume();
+  };
   // 'close' comes when the response has been sent, or when the client went first
   const close = (): void => {
     if (!ended) subscription.unsubscribe();
@@ -57,6 +73,7 @@ export function writeSse<T>(response: ServerResponse, events$: Observable<T>, op
     response.off('drain', resume);
     response.off('close', close);
     feed.close();
+    batch.clear();
     if (!ended) {
       ended = true;
       if (!response.destroyed) response.end();

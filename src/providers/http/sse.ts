@@ -1,7 +1,8 @@
-/** One server-sent event: its `event:` name (when the server sent one) and its `data:` lines joined by `\n`. */
+/** One server-sent event: its `event:` name and `id:` (when the server sent them) and its `data:` lines joined by `\n`. */
 export interface SseEvent {
   event?: string;
   data: string;
+  id?: string;
 }
 
 /**
@@ -19,10 +20,13 @@ export interface SseEvent {
  * }
  * ```
  */
-export async function* readServerSentEvents(body: ReadableStream<Uint8Array>, count: { chunks: number } = { chunks: 0 }): AsyncGenerator<SseEvent, void, undefined> {
+export async function* readServerSentEvents(
+  body: ReadableStream<Uint8Array>,
+  count: { chunks: number } = { chunks: 0 },
+  parser: SseParser = new SseParser(),
+): AsyncGenerator<SseEvent, void, undefined> {
   const reader = body.getReader();
   const decoder = new TextDecoder();
-  const parser = new SseParser();
   let finished = false;
   try {
     for (;;) {
@@ -52,9 +56,12 @@ export async function* readServerSentEvents(body: ReadableStream<Uint8Array>, co
  * ```
  */
 export class SseParser {
+  /** The last `retry:` the server sent: how long, in ms, it asks a client to wait before it reconnects. */
+  retry: number | undefined;
   private buffer = '';
   private data: string[] = [];
   private event: string | undefined;
+  private id: string | undefined;
 
   push(text: string, end: boolean): SseEvent[] {
     // the kept text holds no line end but perhaps a last '\r': scan from there, not from the start again
@@ -83,10 +90,12 @@ export class SseParser {
       if (this.data.length > 0) {
         const event: SseEvent = { data: this.data.join('\n') };
         if (this.event !== undefined) event.event = this.event;
+        if (this.id !== undefined) event.id = this.id;
         events.push(event);
       }
       this.data = [];
       this.event = undefined;
+      this.id = undefined;
       return;
     }
     if (line.startsWith(':')) return; // a comment
@@ -96,6 +105,8 @@ export class SseParser {
     if (value.startsWith(' ')) value = value.slice(1);
     if (field === 'data') this.data.push(value);
     else if (field === 'event') this.event = value;
-    // `id:` and `retry:` matter for reconnecting EventSources; a model reply is never resumed
+    // what a client that reconnects needs (fromSse, U5); a model reply is never resumed and ignores them
+    else if (field === 'id' && !value.includes('\0')) this.id = value;
+    else if (field === 'retry' && /^\d+$/.test(value)) this.retry = Number(value);
   }
 }
