@@ -1,4 +1,4 @@
-import { Observable, type Subscriber, type TeardownLogic } from 'rxjs';
+import { Observable, type Observer, Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
 import type { Provider, ProviderEvent, ProviderInput } from '../types.js';
 import { shown } from '../util/values.js';
 import { Limiter, type LimitedCall } from './limiter.js';
@@ -35,13 +35,46 @@ export function limited(provider: Provider, limiter: Limiter, options: LimitedOp
   if (typeof options !== 'object' || options === null) throw new TypeError(problem('options must be an object', options));
   const { priority = 0 } = options;
   if (typeof priority !== 'number' || !Number.isFinite(priority)) throw new TypeError(problem('priority must be a finite number', priority));
-  return (input) =>
-    new Observable<ProviderEvent>((out) => {
-      const call = new MeteredCall(out, provider, input, limiter, priority);
-      limiter.enter(call);
-      return call.closed ? undefined : call; // unsubscribed with `out`: out of the queue, or its slot freed
-    });
+  return (input) => new LimitedReply(provider, input, limiter, priority);
 }
+
+/** A call of a limited provider, cold: each subscription is one call through the limiter. */
+interface LimitedReply extends Observable<ProviderEvent> {}
+
+class LimitedReply {
+  constructor(
+    readonly provider: Provider,
+    readonly input: ProviderInput,
+    readonly limiter: Limiter,
+    readonly priority: number,
+  ) {}
+
+  // a `Subscriber` (the loop's) goes straight to the call: what rxjs's `subscribe` would do for it, less its checks
+  subscribe(
+    observerOrNext?: Partial<Observer<ProviderEvent>> | ((value: ProviderEvent) => void) | null,
+    error?: ((error: unknown) => void) | null,
+    complete?: (() => void) | null,
+  ): Subscription {
+    if (!(observerOrNext instanceof Subscriber) || error != null || complete != null) {
+      return rxSubscribe.call(this, observerOrNext, error, complete);
+    }
+    try {
+      const teardown = this._subscribe(observerOrNext);
+      if (teardown !== undefined) observerOrNext.add(teardown);
+    } catch (thrown) {
+      observerOrNext.error(thrown);
+    }
+    return observerOrNext;
+  }
+
+  _subscribe(out: Subscriber<ProviderEvent>): MeteredCall | undefined {
+    const call = new MeteredCall(out, this.provider, this.input, this.limiter, this.priority);
+    this.limiter.enter(call);
+    return call.closed ? undefined : call; // unsubscribed with `out`: out of the queue, or its slot freed
+  }
+}
+Object.setPrototypeOf(LimitedReply.prototype, Observable.prototype);
+const rxSubscribe = Observable.prototype.subscribe as (this: Observable<ProviderEvent>, ...args: Parameters<LimitedReply['subscribe']>) => Subscription;
 
 /**
  * One call of a limited provider: what the limiter queues and starts, and the provider's subscriber once it runs,
