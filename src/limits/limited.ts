@@ -38,7 +38,13 @@ export function limited(provider: Provider, limiter: Limiter, options: LimitedOp
   return (input) => new LimitedReply(provider, input, limiter, priority);
 }
 
-/** A call of a limited provider, cold: each subscription is one call through the limiter. */
+/**
+ * The Observable of one call of a limited provider, cold: each subscription is one call through the limiter. Its
+ * prototype is `Observable.prototype` (it is an Observable to `isObservable`, `pipe`, `lift`, `forEach`) but it is
+ * not an ES class extending `Observable`: constructing such a subclass of rxjs's ES5 constructor takes V8's
+ * generic construct path, ~200 instructions a call (bench/findings.md, L6), where this class's construction is a
+ * plain allocation. Observable's own constructor only stores the subscribe function, which `_subscribe` is here.
+ */
 interface LimitedReply extends Observable<ProviderEvent> {}
 
 class LimitedReply {
@@ -49,7 +55,11 @@ class LimitedReply {
     readonly priority: number,
   ) {}
 
-  // a `Subscriber` (the loop's) goes straight to the call: what rxjs's `subscribe` would do for it, less its checks
+  /**
+   * A `Subscriber` (the loop's) goes straight to the call, as rxjs's `subscribe` takes it, without its checks and its
+   * closures; any other observer, through rxjs's `subscribe` (which calls `_subscribe`). L6: with the prototype above,
+   * 27,761 → 27,214 instructions a W1 turn (4,000 → 10,000 conversations, bench/findings.md).
+   */
   subscribe(
     observerOrNext?: Partial<Observer<ProviderEvent>> | ((value: ProviderEvent) => void) | null,
     error?: ((error: unknown) => void) | null,
@@ -62,11 +72,12 @@ class LimitedReply {
       const teardown = this._subscribe(observerOrNext);
       if (teardown !== undefined) observerOrNext.add(teardown);
     } catch (thrown) {
-      observerOrNext.error(thrown);
+      observerOrNext.error(thrown); // as rxjs's `subscribe` does with what its subscribe function throws
     }
     return observerOrNext;
   }
 
+  /** One call: queued, or started at once on a free slot; its teardown, unless it ended already. */
   _subscribe(out: Subscriber<ProviderEvent>): MeteredCall | undefined {
     const call = new MeteredCall(out, this.provider, this.input, this.limiter, this.priority);
     this.limiter.enter(call);
@@ -82,7 +93,8 @@ const rxSubscribe = Observable.prototype.subscribe as (this: Observable<Provider
  * and no rxjs `Subscriber`: rxjs takes an observer that is also unsubscribable (`closed`, `add`, `remove`,
  * `unsubscribe`) as a subscriber as it is, so the provider subscribes it directly, and no `Subscriber` or
  * `Subscription` constructor runs for it (their field stores, shared by every subscriber class, are megamorphic).
- * L6: W1 through a free slot cost 1.16× a plain turn's instructions with a Subscriber a call, 1.06× so (bench/findings.md).
+ * L6: W1 through a free slot cost 1.16× a plain turn's instructions with a Subscriber a call, 1.06× so (1,600 → 4,000
+ * conversations, bench/findings.md).
  */
 class MeteredCall implements LimitedCall {
   state: LimitedCall['state'] = 'new';
@@ -114,16 +126,16 @@ class MeteredCall implements LimitedCall {
 
   next(event: ProviderEvent): void {
     if (this.stopped) return;
-    if (event.type === 'text_delta' || event.type === 'reasoning_delta') {
-      if (this.limiter.countsTokens) this.limiter.grow(this, event.text.length);
-    } else if (event.type === 'message_end') this.limiter.end(this, event.usage, event.failure);
+    const { type } = event;
+    if (type === 'message_end') this.limiter.end(this, event.usage, event.failure);
+    else if (this.limiter.countsTokens && (type === 'text_delta' || type === 'reasoning_delta')) this.limiter.grow(this, event.text.length);
     this.out.next(event);
   }
 
   error(error: unknown): void {
     if (this.stopped) return;
     this.stopped = true;
-    this.limiter.end(this);
+    if (this.state === 'running') this.limiter.end(this);
     this.out.error(error);
     this.unsubscribe();
   }
@@ -131,7 +143,7 @@ class MeteredCall implements LimitedCall {
   complete(): void {
     if (this.stopped) return;
     this.stopped = true;
-    this.limiter.end(this);
+    if (this.state === 'running') this.limiter.end(this); // most often ended at its message_end already
     this.out.complete();
     this.unsubscribe();
   }
@@ -152,7 +164,7 @@ class MeteredCall implements LimitedCall {
     if (this.closed) return;
     this.closed = true;
     this.stopped = true;
-    this.limiter.leave(this);
+    if (this.state !== 'done') this.limiter.leave(this);
     const teardowns = this.teardowns;
     this.teardowns = undefined;
     if (teardowns !== undefined) for (const teardown of teardowns) runTeardown(teardown);
