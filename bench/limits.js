@@ -96,9 +96,9 @@ function queue(calls, waiting) {
 
 // --count=plain|limited --conversations=N: run W1's conversations once and exit, to be counted under callgrind
 // (`valgrind --tool=callgrind node --single-threaded --predictable --hash-seed=1 --random-seed=1 --expose-gc
-// bench/limits.js --count=limited --conversations=4000`; the count at 4,000 less the count at 1,600 is the cost of
-// 2,400 conversations alone, without Node's start and most of TurboFan's compiling, which still weighs ~3,000
-// instructions a turn between 400 and 1,600: see findings.md, L6)
+// bench/limits.js --count=limited --conversations=7000`; the count at 7,000 less the count at 4,000 is the cost of
+// 3,000 conversations alone, without Node's start and most of TurboFan's compiling, which still weighs ~5,600
+// instructions a turn between 1,600 and 4,000 and moves with what gets inlined: see findings.md, L6)
 const counting = args.find((arg) => arg.startsWith('--count='))?.slice('--count='.length);
 if (counting !== undefined) {
   if (counting !== 'plain' && counting !== 'limited') throw new Error('--count=plain|limited');

@@ -1,4 +1,4 @@
-import { Observable, type Subscriber, type TeardownLogic } from 'rxjs';
+import { Observable, type Observer, Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
 import type { Provider, ProviderEvent, ProviderInput } from '../types.js';
 import { shown } from '../util/values.js';
 import { Limiter, type LimitedCall } from './limiter.js';
@@ -35,13 +35,57 @@ export function limited(provider: Provider, limiter: Limiter, options: LimitedOp
   if (typeof options !== 'object' || options === null) throw new TypeError(problem('options must be an object', options));
   const { priority = 0 } = options;
   if (typeof priority !== 'number' || !Number.isFinite(priority)) throw new TypeError(problem('priority must be a finite number', priority));
-  return (input) =>
-    new Observable<ProviderEvent>((out) => {
-      const call = new MeteredCall(out, provider, input, limiter, priority);
-      limiter.enter(call);
-      return call.closed ? undefined : call; // unsubscribed with `out`: out of the queue, or its slot freed
-    });
+  return (input) => new LimitedReply(provider, input, limiter, priority);
 }
+
+/**
+ * The Observable of one call of a limited provider, cold: each subscription is one call through the limiter. Its
+ * prototype is `Observable.prototype` (it is an Observable to `isObservable`, `pipe`, `lift`, `forEach`) but it is
+ * not an ES class extending `Observable`: constructing such a subclass of rxjs's ES5 constructor takes V8's
+ * generic construct path, ~200 instructions a call (bench/findings.md, L6), where this class's construction is a
+ * plain allocation. Observable's own constructor only stores the subscribe function, which `_subscribe` is here.
+ */
+interface LimitedReply extends Observable<ProviderEvent> {}
+
+class LimitedReply {
+  constructor(
+    readonly provider: Provider,
+    readonly input: ProviderInput,
+    readonly limiter: Limiter,
+    readonly priority: number,
+  ) {}
+
+  /**
+   * A `Subscriber` (the loop's) goes straight to the call, as rxjs's `subscribe` takes it, without its checks and its
+   * closures; any other observer, through rxjs's `subscribe` (which calls `_subscribe`). L6: with the prototype above,
+   * 27,761 → 27,214 instructions a W1 turn (4,000 → 10,000 conversations, bench/findings.md).
+   */
+  subscribe(
+    observerOrNext?: Partial<Observer<ProviderEvent>> | ((value: ProviderEvent) => void) | null,
+    error?: ((error: unknown) => void) | null,
+    complete?: (() => void) | null,
+  ): Subscription {
+    if (!(observerOrNext instanceof Subscriber) || error != null || complete != null) {
+      return rxSubscribe.call(this, observerOrNext, error, complete);
+    }
+    try {
+      const teardown = this._subscribe(observerOrNext);
+      if (teardown !== undefined) observerOrNext.add(teardown);
+    } catch (thrown) {
+      observerOrNext.error(thrown); // as rxjs's `subscribe` does with what its subscribe function throws
+    }
+    return observerOrNext;
+  }
+
+  /** One call: queued, or started at once on a free slot; its teardown, unless it ended already. */
+  _subscribe(out: Subscriber<ProviderEvent>): MeteredCall | undefined {
+    const call = new MeteredCall(out, this.provider, this.input, this.limiter, this.priority);
+    this.limiter.enter(call);
+    return call.closed ? undefined : call; // unsubscribed with `out`: out of the queue, or its slot freed
+  }
+}
+Object.setPrototypeOf(LimitedReply.prototype, Observable.prototype);
+const rxSubscribe = Observable.prototype.subscribe as (this: Observable<ProviderEvent>, ...args: Parameters<LimitedReply['subscribe']>) => Subscription;
 
 /**
  * One call of a limited provider: what the limiter queues and starts, and the provider's subscriber once it runs,
@@ -49,7 +93,8 @@ export function limited(provider: Provider, limiter: Limiter, options: LimitedOp
  * and no rxjs `Subscriber`: rxjs takes an observer that is also unsubscribable (`closed`, `add`, `remove`,
  * `unsubscribe`) as a subscriber as it is, so the provider subscribes it directly, and no `Subscriber` or
  * `Subscription` constructor runs for it (their field stores, shared by every subscriber class, are megamorphic).
- * L6: W1 through a free slot cost 1.16× a plain turn's instructions with a Subscriber a call, 1.06× so (bench/findings.md).
+ * L6: W1 through a free slot cost 1.16× a plain turn's instructions with a Subscriber a call, 1.06× so (1,600 → 4,000
+ * conversations, bench/findings.md).
  */
 class MeteredCall implements LimitedCall {
   state: LimitedCall['state'] = 'new';
@@ -81,16 +126,16 @@ class MeteredCall implements LimitedCall {
 
   next(event: ProviderEvent): void {
     if (this.stopped) return;
-    if (event.type === 'text_delta' || event.type === 'reasoning_delta') {
-      if (this.limiter.countsTokens) this.limiter.grow(this, event.text.length);
-    } else if (event.type === 'message_end') this.limiter.end(this, event.usage, event.failure);
+    const { type } = event;
+    if (type === 'message_end') this.limiter.end(this, event.usage, event.failure);
+    else if (this.limiter.countsTokens && (type === 'text_delta' || type === 'reasoning_delta')) this.limiter.grow(this, event.text.length);
     this.out.next(event);
   }
 
   error(error: unknown): void {
     if (this.stopped) return;
     this.stopped = true;
-    this.limiter.end(this);
+    if (this.state === 'running') this.limiter.end(this);
     this.out.error(error);
     this.unsubscribe();
   }
@@ -98,7 +143,7 @@ class MeteredCall implements LimitedCall {
   complete(): void {
     if (this.stopped) return;
     this.stopped = true;
-    this.limiter.end(this);
+    if (this.state === 'running') this.limiter.end(this); // most often ended at its message_end already
     this.out.complete();
     this.unsubscribe();
   }
@@ -119,7 +164,7 @@ class MeteredCall implements LimitedCall {
     if (this.closed) return;
     this.closed = true;
     this.stopped = true;
-    this.limiter.leave(this);
+    if (this.state !== 'done') this.limiter.leave(this);
     const teardowns = this.teardowns;
     this.teardowns = undefined;
     if (teardowns !== undefined) for (const teardown of teardowns) runTeardown(teardown);

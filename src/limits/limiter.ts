@@ -84,6 +84,10 @@ export class Limiter {
   private readonly requestsPerMinute: number;
   private readonly tokensPerMinute: number;
   private readonly scheduler: SchedulerLike;
+  /** Whether calls' tokens are counted at all: only with `tokensPerMinute`. */
+  readonly countsTokens: boolean;
+  /** No limit in time (`requestsPerMinute`, `tokensPerMinute`): the clock is never read unless a 429 paused. */
+  private readonly untimed: boolean;
   /** Waiting calls, one queue per priority; `priorities` highest first. */
   private readonly queues = new Map<number, HeadQueue<LimitedCall>>();
   private priorities: number[] = [];
@@ -118,6 +122,8 @@ export class Limiter {
     this.requestsPerMinute = requestsPerMinute;
     this.tokensPerMinute = tokensPerMinute;
     this.scheduler = scheduler;
+    this.countsTokens = tokensPerMinute < Infinity;
+    this.untimed = requestsPerMinute === Infinity && !this.countsTokens;
     this.state$ = defer(() => this.changes.pipe(startWith(this.state)));
   }
 
@@ -128,10 +134,6 @@ export class Limiter {
     return state;
   }
 
-  /** Whether calls' tokens are counted at all: only with `tokensPerMinute`. */
-  get countsTokens(): boolean {
-    return this.tokensPerMinute < Infinity;
-  }
 
   /** A call joins its priority's queue; it starts at once when a slot is free. */
   enter(call: LimitedCall): void {
@@ -241,7 +243,7 @@ export class Limiter {
   private waitFor(): number {
     if (this.running >= this.maxConcurrent && this.pausedUntil === 0) return Infinity;
     // the clock is read only where a limit in time is set
-    if (this.pausedUntil === 0 && this.requestsPerMinute === Infinity && !this.countsTokens) return 0;
+    if (this.pausedUntil === 0 && this.untimed) return 0;
     const now = this.scheduler.now();
     if (this.pausedUntil > now) return this.pausedUntil - now;
     this.pausedUntil = 0;
