@@ -29,12 +29,12 @@ beforeAll(() => {
 });
 
 describe('the built library in a browser', () => {
-  it.each(['esm', 'cjs'])('dist/%s imports only its own files and rxjs (rxjs/testing: only the testing entry; an integration entry its own optional peer): no Node built-in but in the sessions entry (S3: jsonlStore)', (format) => {
+  it.each(['esm', 'cjs'])('dist/%s imports only its own files and rxjs (rxjs/testing: only the testing entry; an integration entry its own optional peer): no Node built-in but in the sessions entry (S3: jsonlStore) and the acp entry (E1: stdio)', (format) => {
     const imports = files(join(dist, format)).flatMap((file) => specifiers(readFileSync(file, 'utf8')).map((specifier) => ({ file, specifier })));
     const all = imports.map(({ specifier }) => specifier);
     expect(all.length).toBeGreaterThan(10);
     // an integration entry imports its own optional peer, and only it does (the main entry: rxjs alone)
-    const peers: Record<string, RegExp> = { mcp: /^@modelcontextprotocol\/sdk\//, otel: /^@opentelemetry\/api$/, restate: /^@restatedev\/restate-sdk(\/|$)/ };
+    const peers: Record<string, RegExp> = { mcp: /^@modelcontextprotocol\/sdk\//, otel: /^@opentelemetry\/api$/, restate: /^@restatedev\/restate-sdk(\/|$)/, acp: /^@agentclientprotocol\/sdk$/ };
     const integration = (file: string, specifier: string) =>
       Object.entries(peers).some(([entry, peer]) => file.includes(`${format}/${entry}/`) && peer.test(specifier));
     // the recorder's text of a test file names the package too: that is a string, not an import
@@ -46,14 +46,17 @@ describe('the built library in a browser', () => {
       (specifier === 'rxjs/testing' && file.includes(`${format}/testing/`)) ||
       integration(file, specifier) ||
       recorderText(file, specifier);
-    // rx-tool-loop/sessions is for Node: its JSONL store alone reads and writes files (and its lock file)
+    // rx-tool-loop/sessions is for Node: its JSONL store alone reads and writes files (and its lock file); so is
+    // rx-tool-loop/acp, an editor's agent on stdio (E1): its server's default streams and session ids
     const nodeOnly = (file: string, specifier: string) =>
-      (file.endsWith(`${format}/sessions/jsonl-store.js`) && (specifier === 'node:fs' || specifier === 'node:path')) || (file.endsWith(`${format}/sessions/file-lock.js`) && specifier === 'node:fs');
+      (file.endsWith(`${format}/sessions/jsonl-store.js`) && (specifier === 'node:fs' || specifier === 'node:path')) ||
+      (file.endsWith(`${format}/sessions/file-lock.js`) && specifier === 'node:fs') ||
+      (file.endsWith(`${format}/acp/serve-acp.js`) && (specifier === 'node:crypto' || specifier === 'node:stream'));
     const foreign = imports.filter(({ file, specifier }) => !allowed(file, specifier) && !nodeOnly(file, specifier)).map(({ file, specifier }) => `${file}: ${specifier}`);
     expect(foreign).toEqual([]);
     const builtIns = imports.filter(({ specifier }) => specifier.startsWith('node:') || builtinModules.includes(specifier));
     expect(builtIns.filter(({ file, specifier }) => !nodeOnly(file, specifier))).toEqual([]);
-    expect(builtIns.map(({ specifier }) => specifier).sort()).toEqual(['node:fs', 'node:fs', 'node:path']);
+    expect(builtIns.map(({ specifier }) => specifier).sort()).toEqual(['node:crypto', 'node:fs', 'node:fs', 'node:path', 'node:stream']);
   });
 
   it('runs the s04 scenario in a vm context without require, process or any Node global', () => {

@@ -51,7 +51,7 @@ describe('rx-tool-loop/ui, with @ag-ui/core an optional peer of types only', () 
     expect(execFileSync(process.execPath, [file], { cwd: project, encoding: 'utf8' })).toBe(expected);
   });
 
-  it('U1: with @ag-ui/core beside it, a TypeScript consumer of rx-tool-loop/ui type-checks (nodenext, skipLibCheck false)', () => {
+  it('U1: with its peers @ag-ui/core and ai beside it, a TypeScript consumer of rx-tool-loop/ui type-checks (nodenext, skipLibCheck false)', () => {
     const withPeer = join(project, 'with-ag-ui');
     mkdirSync(join(withPeer, 'node_modules/@ag-ui'), { recursive: true });
     mkdirSync(join(withPeer, 'node_modules/@types'), { recursive: true });
@@ -60,6 +60,9 @@ describe('rx-tool-loop/ui, with @ag-ui/core an optional peer of types only', () 
     cpSync(join(project, 'node_modules/rx-tool-loop'), join(withPeer, 'node_modules/rx-tool-loop'), { recursive: true });
     symlinkSync(join(root, 'node_modules/rxjs'), join(withPeer, 'node_modules/rxjs'), 'dir');
     symlinkSync(join(root, 'node_modules/@ag-ui/core'), join(withPeer, 'node_modules/@ag-ui/core'), 'dir');
+    // the entry's other peer of types (toUiMessageStream's): with skipLibCheck false a consumer needs it too; its own
+    // declarations import 'json-schema', whose types it leaves to its users (a devDependency of ours, as P18 says)
+    symlinkSync(join(root, 'node_modules/ai'), join(withPeer, 'node_modules/ai'), 'dir');
     // writeSse takes node:http's ServerResponse
     symlinkSync(join(root, 'node_modules/@types/node'), join(withPeer, 'node_modules/@types/node'), 'dir');
     writeFileSync(join(withPeer, 'consumer.ts'), consumerTs);

@@ -1,4 +1,4 @@
-import { Observable, type Observer, Subscriber, type Subscription, type TeardownLogic } from 'rxjs';
+import { Observable, type Subscriber, type TeardownLogic } from 'rxjs';
 import type { Provider, ProviderEvent, ProviderInput } from '../types.js';
 import { shown } from '../util/values.js';
 import { Limiter, type LimitedCall } from './limiter.js';
@@ -35,57 +35,13 @@ export function limited(provider: Provider, limiter: Limiter, options: LimitedOp
   if (typeof options !== 'object' || options === null) throw new TypeError(problem('options must be an object', options));
   const { priority = 0 } = options;
   if (typeof priority !== 'number' || !Number.isFinite(priority)) throw new TypeError(problem('priority must be a finite number', priority));
-  return (input) => new LimitedReply(provider, input, limiter, priority);
+  return (input) =>
+    new Observable<ProviderEvent>((out) => {
+      const call = new MeteredCall(out, provider, input, limiter, priority);
+      limiter.enter(call);
+      return call.closed ? undefined : call; // unsubscribed with `out`: out of the queue, or its slot freed
+    });
 }
-
-/**
- * The Observable of one call of a limited provider, cold: each subscription is one call through the limiter. Its
- * prototype is `Observable.prototype` (it is an Observable to `isObservable`, `pipe`, `lift`, `forEach`) but it is
- * not an ES class extending `Observable`: constructing such a subclass of rxjs's ES5 constructor takes V8's
- * generic construct path, ~200 instructions a call (bench/findings.md, L6), where this class's construction is a
- * plain allocation. Observable's own constructor only stores the subscribe function, which `_subscribe` is here.
- */
-interface LimitedReply extends Observable<ProviderEvent> {}
-
-class LimitedReply {
-  constructor(
-    readonly provider: Provider,
-    readonly input: ProviderInput,
-    readonly limiter: Limiter,
-    readonly priority: number,
-  ) {}
-
-  /**
-   * A `Subscriber` (the loop's) goes straight to the call, as rxjs's `subscribe` takes it, without its checks and its
-   * closures; any other observer, through rxjs's `subscribe` (which calls `_subscribe`). L6: with the prototype above,
-   * 27,761 → 27,214 instructions a W1 turn (4,000 → 10,000 conversations, bench/findings.md).
-   */
-  subscribe(
-    observerOrNext?: Partial<Observer<ProviderEvent>> | ((value: ProviderEvent) => void) | null,
-    error?: ((error: unknown) => void) | null,
-    complete?: (() => void) | null,
-  ): Subscription {
-    if (!(observerOrNext instanceof Subscriber) || error != null || complete != null) {
-      return rxSubscribe.call(this, observerOrNext, error, complete);
-    }
-    try {
-      const teardown = this._subscribe(observerOrNext);
-      if (teardown !== undefined) observerOrNext.add(teardown);
-    } catch (thrown) {
-      observerOrNext.error(thrown); // as rxjs's `subscribe` does with what its subscribe function throws
-    }
-    return observerOrNext;
-  }
-
-  /** One call: queued, or started at once on a free slot; its teardown, unless it ended already. */
-  _subscribe(out: Subscriber<ProviderEvent>): MeteredCall | undefined {
-    const call = new MeteredCall(out, this.provider, this.input, this.limiter, this.priority);
-    this.limiter.enter(call);
-    return call.closed ? undefined : call; // unsubscribed with `out`: out of the queue, or its slot freed
-  }
-}
-Object.setPrototypeOf(LimitedReply.prototype, Observable.prototype);
-const rxSubscribe = Observable.prototype.subscribe as (this: Observable<ProviderEvent>, ...args: Parameters<LimitedReply['subscribe']>) => Subscription;
 
 /**
  * One call of a limited provider: what the limiter queues and starts, and the provider's subscriber once it runs,
