@@ -134,7 +134,6 @@ export class Limiter {
     return state;
   }
 
-
   /** A call joins its priority's queue; it starts at once when a slot is free. */
   enter(call: LimitedCall): void {
     if (call.state !== 'new') return;
