@@ -12,6 +12,7 @@
 //                                       # a candidate build of the library (results.md untouched)
 //   node bench/run.js --baseline=REF    # the baseline beside rx-tool-loop: the library at a git ref
 //                                       # (default v3, or RX_TOOL_LOOP_BASELINE=REF); --baseline=none: no baseline
+//   node bench/run.js --w10-10000       # W10 at 10,000 conversations too (beside 1,000; minutes more)
 //   node bench/run.js --help            # this list
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -30,7 +31,7 @@ const USAGE = fs
   .filter((line) => line.startsWith('//   '))
   .map((line) => line.slice(2))
   .join('\n');
-const FLAGS = ['--openai-agents', '--quick', '--no-profile', '--help'];
+const FLAGS = ['--openai-agents', '--quick', '--no-profile', '--w10-10000', '--help'];
 const VALUED = ['--only=', '--out=', '--baseline='];
 if (args.includes('--help') || args.includes('-h')) {
   process.stdout.write(`${USAGE}\n`);
@@ -59,7 +60,7 @@ let BASELINE_NOTE = 'none (--baseline=none)';
 // (on the paired ratio, see pairedWithBaseline in workload.js)
 const NOISE = 0.05;
 
-const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9'];
+const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9', 'W10'];
 if (only?.some((w) => !ALL_WORKLOADS.includes(w))) {
   process.stderr.write(`bench: unknown workload in --only: ${only.filter((w) => !ALL_WORKLOADS.includes(w)).join(', ')} (have: ${ALL_WORKLOADS.join(', ')})\n`);
   process.exit(2);
@@ -142,16 +143,19 @@ function environment() {
 // ---------------------------------------------------------------------------------------------
 // running the workloads
 
+// W10 is a script of its own (w10.js: a server and a client process per contender), its sizes from the flags
+const W10_ARGS = [path.join(BENCH, 'w10.js'), `--conversations=${QUICK ? '100' : has('w10-10000') ? '1000,10000' : '1000'}`, '--result'];
+
 function runWorkload(workload, extra = []) {
   return new Promise((resolve) => {
-    const childArgs = ['--expose-gc', path.join(BENCH, 'workload.js'), workload, ...extra, ...(QUICK ? ['--quick'] : [])];
+    const childArgs = workload === 'W10' ? W10_ARGS : ['--expose-gc', path.join(BENCH, 'workload.js'), workload, ...extra, ...(QUICK ? ['--quick'] : [])];
     const started = Date.now();
     const load = os.loadavg()[0];
     const child = spawn(process.execPath, childArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => process.stderr.write(chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 8 * 60_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), (workload === 'W10' ? 40 : 8) * 60_000);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const line = stdout.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
@@ -571,6 +575,34 @@ function w6Table(r) {
 // ---------------------------------------------------------------------------------------------
 // targets
 
+/**
+ * W10 (D8), at each size: rx-tool-loop ahead of both peers on heap and RSS per conversation, delay p99 and CPU per
+ * turn; at 1,000 conversations, its delay p99 < 5 ms. A miss is profiled by hand (`node bench/w10.js --cpu-prof`).
+ */
+function w10Targets(W10, add) {
+  if (!W10 || W10.error) return;
+  for (const n of [...new Set(W10.rows.map((r) => r.conversations))]) {
+    const rows = W10.rows.filter((r) => r.conversations === n);
+    const ours = rows.find((r) => r.contender === 'rx-tool-loop');
+    const size = n.toLocaleString('en');
+    if (!ours || ours.error) {
+      add('W10', `rx-tool-loop runs (${size})`, ours?.error ?? 'missing', false, undefined);
+      continue;
+    }
+    const peers = rows.filter((r) => r !== ours && !r.error);
+    for (const [key, what, unit, digits] of [
+      ['heapPerConversationKB', 'heap per conversation', 'KB', 1],
+      ['rssPerConversationKB', 'RSS per conversation', 'KB', 1],
+      ['delayP99ms', 'delay p99', 'ms', 2],
+      ['cpuPerTurnUs', 'CPU per turn', 'µs', 0],
+    ]) {
+      const measured = `${fmt(ours[key], digits)} ${unit} (${peers.map((r) => `${r.contender} ${fmt(r[key], digits)}`).join(', ') || 'no peer ran'})`;
+      add('W10', `${what} below both peers (${size})`, measured, peers.length === 2 && peers.every((r) => ours[key] < r[key]), undefined);
+    }
+    if (n === 1000) add('W10', 'delay p99 < 5 ms (1,000)', `${fmt(ours.delayP99ms, 2)} ms (p50 ${fmt(ours.delayP50ms, 2)} ms)`, ours.delayP99ms < 5, undefined);
+  }
+}
+
 function targets(results) {
   const list = [];
   const add = (workload, target, measured, met, profile) => list.push({ workload, target, measured, met, profile });
@@ -734,6 +766,7 @@ function targets(results) {
       );
     }
   }
+  w10Targets(results.W10, add);
   for (const w of WORKLOADS) if (results[w]?.error) add(w, 'the workload runs', results[w].error, false, undefined);
   return list.sort((a, b) => WORKLOADS.indexOf(a.workload) - WORKLOADS.indexOf(b.workload)); // stable: by workload, then as added
 }
@@ -1012,6 +1045,7 @@ function report(env, results, list, profiles) {
   section('W6', 'over HTTP (a loopback server streaming to each loop’s own providers, three APIs)', w6Table);
   section('W7', 'sessions (a 10-turn conversation appended to a JSONL session; loading 10,000 and 100,000 entries)', w7Table);
   section('W9', 'agents as tools (W1’s conversation, each call an agent tool of one turn)', w9Table);
+  section('W10', 'many conversations in one process (D8: 1,000 concurrent conversations over loopback HTTP at 50 chunks/s, tools of 100 ms)', (r) => require('./w10.js').table(r.rows));
   const findings = findingsText();
   if (findings) out.push(findings, '');
   const prof = profileText(profiles);
