@@ -589,7 +589,7 @@ function w10Targets(W10, add) {
       add('W10', `rx-tool-loop runs (${size})`, ours?.error ?? 'missing', false, undefined);
       continue;
     }
-    const peers = rows.filter((r) => r !== ours && !r.error);
+    const peers = rows.filter((r) => ['pi-runAgentLoop', 'ai-streamText'].includes(r.contender) && !r.error);
     for (const [key, what, unit, digits] of [
       ['heapPerConversationKB', 'heap per conversation', 'KB', 1],
       ['rssPerConversationKB', 'RSS per conversation', 'KB', 1],
@@ -899,6 +899,16 @@ function methodText(env) {
   row's cost per call (1,800 calls) is what it adds over that round's W1 run; an agent tool's own cost is its
   cost minus the inner loop alone (wired the same way) minus the forwarding. The target: the own cost ≤ 10% of
   inner loop + forwarding (the median of the rounds' shares), as the README wires it.
+- **W10** many conversations in one process (D8; \`bench/w10.js\`). Per size and contender a fresh model server
+  (\`lib/w10-server.js\`, a child process, 127.0.0.1) streaming Chat Completions SSE at 50 chunks a second per
+  stream, and a fresh client process: 50 warm-up conversations, then N of two turns (10 text chunks and a
+  \`lookup\` call, a tool of 100 ms, 10 text chunks), 100 started every 20 ms, each through the contender's own
+  OpenAI-compatible provider. The server holds every first turn after 5 text chunks; with all N open the client
+  collects its heap and reads heap and RSS (minus the reading before the run, over N), then releases them. Delay:
+  every piece of every response body is stamped as it leaves Node's fetch (a wrapped global \`fetch\` passes the
+  body through a TransformStream; the same for all three) and each text chunk's event again as the consumer sees
+  it; p50 and p99 over all chunks. CPU per turn: \`process.cpuUsage()\` over the run, less the memory reading's
+  collections, over 2N. Targets: rx-tool-loop below both peers on each figure; delay p99 < 5 ms at 1,000.
 - **W6** over HTTP. A loopback server (\`lib/w6-server.js\`, on 127.0.0.1, started and stopped by the
   workload) runs in a child process of its own and writes replies the bench composes itself
   (\`lib/w6-wire.js\`) in three wire formats: OpenAI Chat Completions SSE (a first chunk with the role,

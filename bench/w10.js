@@ -196,7 +196,7 @@ function runClient(name, n, baseURL, profileDir) {
     let stderr = '';
     child.stdout.on('data', (piece) => (stdout += piece));
     child.stderr.on('data', (piece) => (stderr += piece));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10 * 60_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30 * 60_000);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const line = stdout.split('\n').find((l) => l.startsWith('W10_RESULT '));
@@ -214,20 +214,26 @@ async function main() {
   const names = valueOf('contenders')?.split(',') ?? ALL.map((c) => c.name);
   const unknown = names.filter((name) => !ALL.some((c) => c.name === name));
   if (unknown.length > 0) throw new Error(`w10: no contender ${unknown.join(', ')} (have: ${ALL.map((c) => c.name).join(', ')})`);
-  const profileDir = args.includes('--cpu-prof') ? path.join(__dirname, 'profiles') : undefined;
-  if (profileDir) fs.mkdirSync(profileDir, { recursive: true });
+  const profiling = args.includes('--cpu-prof');
   const rows = [];
   for (const n of sizes) {
     for (const name of names) {
       const load = os.loadavg()[0];
       const server = await start();
       const started = Date.now();
+      const profileDir = profiling ? path.join(__dirname, 'profiles', `cpu-W10-${name}-${n}-${Date.now()}`) : undefined;
+      if (profileDir) fs.mkdirSync(profileDir, { recursive: true });
       const row = await runClient(name, n, server.baseURL, profileDir);
       const stopped = await server.stop();
       row.loadBefore = load;
       row.wallSeconds = (Date.now() - started) / 1000;
       if (stopped) row.serverCpuSeconds = (stopped.cpu.user + stopped.cpu.system) / 1e6;
       rows.push(row);
+      if (profileDir) {
+        const { summariseCpu, print } = require('./profile.js');
+        const file = fs.readdirSync(profileDir).find((f) => f.endsWith('.cpuprofile'));
+        if (file) process.stderr.write(`${print({ kind: 'cpu', workload: `W10 (${name}, ${n})`, file: path.relative(path.dirname(__dirname), path.join(profileDir, file)), ...summariseCpu(path.join(profileDir, file), 25) })}\n`);
+      }
       process.stderr.write(
         row.error
           ? `W10 ${n} ${name}: failed: ${row.error}\n`
@@ -253,7 +259,7 @@ function table(rows) {
 module.exports = { table };
 
 if (require.main === module) {
-  const run = args[0] === '--client' ? client(args[1], Number(args[2]), args[3]) : main();
+  const run = args[0] === '--client' ? client(args[1], Number(args[2]), args[3]).then(() => process.exit(0)) : main();
   run.catch((error) => {
     process.stderr.write(`${error?.stack ?? error}\n`);
     process.exit(1);

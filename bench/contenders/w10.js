@@ -5,6 +5,8 @@
 // - Pi: pi-agent-core's runAgentLoop with pi-ai's 'openai-completions' provider; its `message_update`
 //   text_delta events.
 // - AI SDK: streamText with @ai-sdk/openai's chat model (`openai.chat(id)`); its fullStream's `text-delta` parts.
+// - floor: Node's fetch, the SSE split and JSON.parse of each event, the call gathered by hand and the tool run
+//   between the two requests: what any client pays per turn (not a peer: no target is judged against it).
 // `run` resolves when the conversation ends; `onText(text)` is called as the consumer sees each text event.
 const { lib } = require('../lib/env.js');
 
@@ -101,6 +103,45 @@ const aiSdk = {
   },
 };
 
-const ALL = [rxToolLoop, pi, aiSdk];
+const floor = {
+  name: 'sse-floor',
+  label: 'fetch + SSE split + JSON.parse, the call gathered by hand (floor)',
+  async load() {},
+  async run({ model, baseURL, onText }) {
+    const messages = [{ role: 'user', content: 'hi' }];
+    const tools = [{ type: 'function', function: { name: 'lookup', description: DESCRIPTION, parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } } }];
+    for (;;) {
+      const body = JSON.stringify({ model, stream: true, stream_options: { include_usage: true }, messages, tools });
+      const response = await fetch(`${baseURL}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` }, body });
+      if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = '';
+      let call;
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const data = buffer.slice(buffer.indexOf('data: ') + 6, end);
+          buffer = buffer.slice(end + 2);
+          if (data === '[DONE]') continue;
+          const delta = JSON.parse(data).choices?.[0]?.delta;
+          if (typeof delta?.content === 'string') onText(delta.content);
+          for (const piece of delta?.tool_calls ?? []) {
+            call ??= { id: piece.id, arguments: '' };
+            call.arguments += piece.function?.arguments ?? '';
+          }
+        }
+      }
+      if (!call) return;
+      const output = await lookup(JSON.parse(call.arguments));
+      messages.push({ role: 'assistant', content: null, tool_calls: [{ id: call.id, type: 'function', function: { name: 'lookup', arguments: call.arguments } }] }, { role: 'tool', tool_call_id: call.id, content: output });
+    }
+  },
+};
+
+const ALL = [rxToolLoop, pi, aiSdk, floor];
 
 module.exports = { ALL, TOOL_MS };
