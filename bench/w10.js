@@ -49,16 +49,22 @@ async function client(name, n, baseURL) {
     const response = await realFetch(input, init);
     if (!response.body) return response;
     responses++;
-    const stamped = response.body.pipeThrough(
-      new TransformStream({
+    // no backpressure on the stamp: each piece is stamped as Node's fetch hands it over, not when the contender
+    // next reads (a TransformStream's readable side holds nothing by default, so its transform would wait for that
+    // read, and the time a piece waits for a busy consumer would not be measured)
+    const stamp = new TransformStream(
+      {
         transform(piece, controller) {
           const at = performance.now();
           const text = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength).toString('latin1');
           for (const found of text.match(marker) ?? []) arrivals.set(found, at);
           controller.enqueue(piece);
         },
-      }),
+      },
+      undefined,
+      { highWaterMark: Infinity },
     );
+    const stamped = response.body.pipeThrough(stamp);
     return new Response(stamped, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
   await contender.load();
