@@ -12,7 +12,7 @@
 //                                       # a candidate build of the library (results.md untouched)
 //   node bench/run.js --baseline=REF    # the baseline beside rx-tool-loop: the library at a git ref
 //                                       # (default v3, or RX_TOOL_LOOP_BASELINE=REF); --baseline=none: no baseline
-//   node bench/run.js --w10-10000       # W10 at 10,000 conversations too (beside 1,000; minutes more)
+//   node bench/run.js --w10-10000       # W10 at 10,000 conversations too (~15 minutes more)
 //   node bench/run.js --help            # this list
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -903,10 +903,10 @@ function methodText(env) {
   (\`lib/w10-server.js\`, a child process, 127.0.0.1) streaming Chat Completions SSE at 50 chunks a second per
   stream, and a fresh client process: 50 warm-up conversations, then N of two turns (10 text chunks and a
   \`lookup\` call, a tool of 100 ms, 10 text chunks), 100 started every 20 ms, each through the contender's own
-  OpenAI-compatible provider. The server holds every first turn after 5 text chunks; with all N open the client
+  OpenAI-compatible provider (and a floor: fetch, split and parse, no loop; not a peer). The server holds every first turn after 5 text chunks; with all N open the client
   collects its heap and reads heap and RSS (minus the reading before the run, over N), then releases them. Delay:
   every piece of every response body is stamped as it leaves Node's fetch (a wrapped global \`fetch\` passes the
-  body through a TransformStream; the same for all three) and each text chunk's event again as the consumer sees
+  body through a TransformStream with no backpressure of its own; the same for all) and each text chunk's event again as the consumer sees
   it; p50 and p99 over all chunks. CPU per turn: \`process.cpuUsage()\` over the run, less the memory reading's
   collections, over 2N. Targets: rx-tool-loop below both peers on each figure; delay p99 < 5 ms at 1,000.
 - **W6** over HTTP. A loopback server (\`lib/w6-server.js\`, on 127.0.0.1, started and stopped by the

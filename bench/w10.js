@@ -14,13 +14,15 @@
 // them all. Measured, on the client:
 // - delay: each text chunk's bytes are stamped (performance.now()) as they come out of the response
 //   body — a wrapped global `fetch`, which all three contenders read their replies through, hands each
-//   contender a Response whose body passes every piece through a TransformStream that stamps the unique
-//   text markers in it — and again when the contender's consumer sees the text event; p50 / p99 of the
-//   difference over every chunk of every conversation (the stamping costs the same for all three);
+//   contender a Response whose body passes every piece through a TransformStream (no backpressure of its own)
+//   that stamps the unique text markers in it — and again when the contender's consumer sees the text event;
+//   p50 / p99 of the difference over every chunk of every conversation (the stamping costs the same for all);
 // - CPU per turn: process.cpuUsage() from the first conversation to the last one's end, less the
 //   collections of the memory reading, over the turns (2 a conversation);
 // - the pace kept: the time from the release to a conversation's end, p50 (at the nominal pace: 11 events of
 //   20 ms, the tool's 100 ms, 13 events: 0.58 s); far above it, the client (or the server) was saturated.
+// Contenders (contenders/w10.js): rx-tool-loop, Pi, the AI SDK, and a floor (fetch and parse, no loop: not a peer).
+// At 1,000 a run takes about 1–2 minutes (most of it the AI SDK's); 10,000, about 15 on a busy 2-core machine.
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -165,6 +167,8 @@ async function client(name, n, baseURL) {
     unmatched,
     heapPerConversationKB: (during.heapUsed - before.heapUsed) / n / 1024,
     rssPerConversationKB: (during.rss - before.rss) / n / 1024,
+    heapTotalPerConversationKB: (during.heapTotal - before.heapTotal) / n / 1024, // what V8 keeps committed: part of the RSS
+    externalPerConversationKB: (during.external - before.external) / n / 1024, // buffers outside the heap
     heapHeldMB: during.heapUsed / 1024 / 1024,
     rssHeldMB: during.rss / 1024 / 1024,
     delayP50ms: at(0.5),
@@ -213,13 +217,15 @@ function runClient(name, n, baseURL, profileDir) {
 }
 
 async function main() {
+  const unknown = args.filter((arg, i) => arg.startsWith('--') && !/^--(conversations|contenders)(=|$)|^--(cpu-prof|result)$/.test(arg) && !/^--(conversations|contenders)$/.test(args[i - 1] ?? ''));
+  if (unknown.length > 0) throw new Error(`w10: unknown option ${unknown.join(', ')} (takes --conversations=N[,N], --contenders=a,b, --cpu-prof, --result)`);
   const { start } = require('./lib/w10-server.js');
   const { ALL } = require('./contenders/w10.js');
   const sizes = (valueOf('conversations') ?? '1000').split(',').map(Number);
   if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`w10: --conversations takes whole numbers (got ${valueOf('conversations')})`);
   const names = valueOf('contenders')?.split(',') ?? ALL.map((c) => c.name);
-  const unknown = names.filter((name) => !ALL.some((c) => c.name === name));
-  if (unknown.length > 0) throw new Error(`w10: no contender ${unknown.join(', ')} (have: ${ALL.map((c) => c.name).join(', ')})`);
+  const missing = names.filter((name) => !ALL.some((c) => c.name === name));
+  if (missing.length > 0) throw new Error(`w10: no contender ${missing.join(', ')} (have: ${ALL.map((c) => c.name).join(', ')})`);
   const profiling = args.includes('--cpu-prof');
   const rows = [];
   for (const n of sizes) {
