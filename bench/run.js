@@ -12,7 +12,7 @@
 //                                       # a candidate build of the library (results.md untouched)
 //   node bench/run.js --baseline=REF    # the baseline beside rx-tool-loop: the library at a git ref
 //                                       # (default v3, or RX_TOOL_LOOP_BASELINE=REF); --baseline=none: no baseline
-//   node bench/run.js --w10-10000       # W10 at 10,000 conversations too (~15 minutes more)
+//   node bench/run.js --w10-10000       # W10 at 10,000 conversations too (~6 minutes more)
 //   node bench/run.js --help            # this list
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');

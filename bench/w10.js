@@ -22,7 +22,7 @@
 // - the pace kept: the time from the release to a conversation's end, p50 (at the nominal pace: 11 events of
 //   20 ms, the tool's 100 ms, 13 events: 0.58 s); far above it, the client (or the server) was saturated.
 // Contenders (contenders/w10.js): rx-tool-loop, Pi, the AI SDK, and a floor (fetch and parse, no loop: not a peer).
-// At 1,000 a run takes about 1–2 minutes (most of it the AI SDK's); 10,000, about 15 on a busy 2-core machine.
+// At 1,000 a run takes about 35 s (most of it the AI SDK's); 10,000, about 6 minutes (15 on a busy 2-core machine).
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
