@@ -256,7 +256,7 @@ function print(result) {
   return lines.join('\n');
 }
 
-module.exports = { profile, print };
+module.exports = { profile, print, summariseCpu };
 
 if (require.main === module) {
   const args = process.argv.slice(2);

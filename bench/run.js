@@ -13,6 +13,7 @@
 //                                       # a candidate build of the library (results.md untouched)
 //   node bench/run.js --baseline=REF    # the baseline beside rx-tool-loop: the library at a git ref
 //                                       # (default v3, or RX_TOOL_LOOP_BASELINE=REF); --baseline=none: no baseline
+//   node bench/run.js --w10-10000       # W10 at 10,000 conversations too (~6 minutes more)
 //   node bench/run.js --help            # this list
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -31,7 +32,7 @@ const USAGE = fs
   .filter((line) => line.startsWith('//   '))
   .map((line) => line.slice(2))
   .join('\n');
-const FLAGS = ['--openai-agents', '--quick', '--no-profile', '--help'];
+const FLAGS = ['--openai-agents', '--quick', '--no-profile', '--w10-10000', '--help'];
 const VALUED = ['--only=', '--out=', '--baseline='];
 if (args.includes('--help') || args.includes('-h')) {
   process.stdout.write(`${USAGE}\n`);
@@ -60,7 +61,7 @@ let BASELINE_NOTE = 'none (--baseline=none)';
 // (on the paired ratio, see pairedWithBaseline in workload.js)
 const NOISE = 0.05;
 
-const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9', 'U1', 'U2', 'SSE'];
+const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9', 'U1', 'U2', 'SSE', 'W10'];
 // workloads that are a script of their own rather than a row of workload.js
 const SCRIPTS = { U1: 'ag-ui.js', U2: 'ui-message-stream.js' };
 if (only?.some((w) => !ALL_WORKLOADS.includes(w))) {
@@ -145,21 +146,26 @@ function environment() {
 // ---------------------------------------------------------------------------------------------
 // running the workloads
 
+// W10 is a script of its own (w10.js: a server and a client process per contender), its sizes from the flags
+const W10_ARGS = [path.join(BENCH, 'w10.js'), `--conversations=${QUICK ? '100' : has('w10-10000') ? '1000,10000' : '1000'}`, '--result'];
+
 function runWorkload(workload, extra = []) {
   return new Promise((resolve) => {
     const script = SCRIPTS[workload];
-    // SSE (U3) is a script of its own too, with a server here and a client in a process of its own
+    // SSE (U3) and W10 are scripts of their own too, each with a server here and a client in a process of its own
     const childArgs =
-      workload === 'SSE'
-        ? [path.join(BENCH, 'sse.js'), path.dirname(require('./lib/paths.js').ENTRY), ...(QUICK ? ['--events=20000', '--rounds=1'] : [])]
-        : ['--expose-gc', path.join(BENCH, script ?? 'workload.js'), ...(script ? [] : [workload]), ...extra, ...(QUICK ? ['--quick'] : [])];
+      workload === 'W10'
+        ? W10_ARGS
+        : workload === 'SSE'
+          ? [path.join(BENCH, 'sse.js'), path.dirname(require('./lib/paths.js').ENTRY), ...(QUICK ? ['--events=20000', '--rounds=1'] : [])]
+          : ['--expose-gc', path.join(BENCH, script ?? 'workload.js'), ...(script ? [] : [workload]), ...extra, ...(QUICK ? ['--quick'] : [])];
     const started = Date.now();
     const load = os.loadavg()[0];
     const child = spawn(process.execPath, childArgs, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BENCH_RUN: '1' } });
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.stderr.on('data', (chunk) => process.stderr.write(chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 8 * 60_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), (workload === 'W10' ? 40 : 8) * 60_000);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       const line = stdout.split('\n').find((l) => l.startsWith('BENCH_RESULT '));
@@ -591,6 +597,34 @@ function w6Table(r) {
 // ---------------------------------------------------------------------------------------------
 // targets
 
+/**
+ * W10 (D8), at each size: rx-tool-loop ahead of both peers on heap and RSS per conversation, delay p99 and CPU per
+ * turn; at 1,000 conversations, its delay p99 < 5 ms. A miss is profiled by hand (`node bench/w10.js --cpu-prof`).
+ */
+function w10Targets(W10, add) {
+  if (!W10 || W10.error) return;
+  for (const n of [...new Set(W10.rows.map((r) => r.conversations))]) {
+    const rows = W10.rows.filter((r) => r.conversations === n);
+    const ours = rows.find((r) => r.contender === 'rx-tool-loop');
+    const size = n.toLocaleString('en');
+    if (!ours || ours.error) {
+      add('W10', `rx-tool-loop runs (${size})`, ours?.error ?? 'missing', false, undefined);
+      continue;
+    }
+    const peers = rows.filter((r) => ['pi-runAgentLoop', 'ai-streamText'].includes(r.contender) && !r.error);
+    for (const [key, what, unit, digits] of [
+      ['heapPerConversationKB', 'heap per conversation', 'KB', 1],
+      ['rssPerConversationKB', 'RSS per conversation', 'KB', 1],
+      ['delayP99ms', 'delay p99', 'ms', 2],
+      ['cpuPerTurnUs', 'CPU per turn', 'µs', 0],
+    ]) {
+      const measured = `${fmt(ours[key], digits)} ${unit} (${peers.map((r) => `${r.contender} ${fmt(r[key], digits)}`).join(', ') || 'no peer ran'})`;
+      add('W10', `${what} below both peers (${size})`, measured, peers.length === 2 && peers.every((r) => ours[key] < r[key]), undefined);
+    }
+    if (n === 1000) add('W10', 'delay p99 < 5 ms (1,000)', `${fmt(ours.delayP99ms, 2)} ms (p50 ${fmt(ours.delayP50ms, 2)} ms)`, ours.delayP99ms < 5, undefined);
+  }
+}
+
 function targets(results) {
   const list = [];
   const add = (workload, target, measured, met, profile) => list.push({ workload, target, measured, met, profile });
@@ -770,6 +804,7 @@ function targets(results) {
     const sdk = SSE.rows.find((r) => r.name === 'AI SDK pipeUIMessageStreamToResponse');
     add('SSE', '`writeSse` carries ≥ 50,000 events/s over a loopback socket (U3)', `${int(row.wall)} events/s (wall; ${int(row.cpu)} on the server's CPU), the AI SDK's pipeUIMessageStreamToResponse ${int(sdk.wall)}`, row.wall >= 50_000, undefined);
   }
+  w10Targets(results.W10, add);
   for (const w of WORKLOADS) if (results[w]?.error) add(w, 'the workload runs', results[w].error, false, undefined);
   return list.sort((a, b) => WORKLOADS.indexOf(a.workload) - WORKLOADS.indexOf(b.workload)); // stable: by workload, then as added
 }
@@ -902,6 +937,16 @@ function methodText(env) {
   row's cost per call (1,800 calls) is what it adds over that round's W1 run; an agent tool's own cost is its
   cost minus the inner loop alone (wired the same way) minus the forwarding. The target: the own cost ≤ 10% of
   inner loop + forwarding (the median of the rounds' shares), as the README wires it.
+- **W10** many conversations in one process (D8; \`bench/w10.js\`). Per size and contender a fresh model server
+  (\`lib/w10-server.js\`, a child process, 127.0.0.1) streaming Chat Completions SSE at 50 chunks a second per
+  stream, and a fresh client process: 50 warm-up conversations, then N of two turns (10 text chunks and a
+  \`lookup\` call, a tool of 100 ms, 10 text chunks), 100 started every 20 ms, each through the contender's own
+  OpenAI-compatible provider (and a floor: fetch, split and parse, no loop; not a peer). The server holds every first turn after 5 text chunks; with all N open the client
+  collects its heap and reads heap and RSS (minus the reading before the run, over N), then releases them. Delay:
+  every piece of every response body is stamped as it leaves Node's fetch (a wrapped global \`fetch\` passes the
+  body through a TransformStream with no backpressure of its own; the same for all) and each text chunk's event again as the consumer sees
+  it; p50 and p99 over all chunks. CPU per turn: \`process.cpuUsage()\` over the run, less the memory reading's
+  collections, over 2N. Targets: rx-tool-loop below both peers on each figure; delay p99 < 5 ms at 1,000.
 - **W6** over HTTP. A loopback server (\`lib/w6-server.js\`, on 127.0.0.1, started and stopped by the
   workload) runs in a child process of its own and writes replies the bench composes itself
   (\`lib/w6-wire.js\`) in three wire formats: OpenAI Chat Completions SSE (a first chunk with the role,
@@ -1053,6 +1098,7 @@ function report(env, results, list, profiles) {
   section('SSE', 'server-sent events (UI message chunks over a loopback socket, bench/sse.js)', (r) =>
     table(['writer', 'events/s, wall', 'events/s, server CPU', 'bytes'], r.rows.map((row) => [row.name, int(row.wall), int(row.cpu), int(row.bytes)])),
   );
+  section('W10', 'many conversations in one process (D8: 1,000 concurrent conversations over loopback HTTP at 50 chunks/s, tools of 100 ms)', (r) => require('./w10.js').table(r.rows));
   const findings = findingsText();
   if (findings) out.push(findings, '');
   const prof = profileText(profiles);
