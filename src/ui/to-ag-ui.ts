@@ -4,6 +4,7 @@ import type { ConversationEvent, LoopEvent, StopReason, ToolCall, Usage } from '
 import { HeldSubscriber } from '../util/held-subscriber.js';
 import { errorText, shown } from '../util/values.js';
 import { AG_UI_METADATA_KEY, agUiContent, resultNotes, type AgUiMessageNotes } from './ag-ui-messages.js';
+import { ApprovalPause } from './approval-pause.js';
 
 /** An AG-UI 1.0 event: the union of `@ag-ui/core`'s event types (a type only: the entry runs without the package). */
 export type AgUiEvent = Event;
@@ -87,10 +88,6 @@ class Lane {
   private readonly inner = new Map<string, Lane>();
   /** A call's progress, one activity message per call (each update replaces it). */
   private readonly activities = new Map<string, string>();
-  // the two-request approval (H8): the calls that run (tool_start, no result yet), the ones waiting for a person
-  private readonly running = new Set<string>();
-  readonly waiting = new Map<string, ToolCall>();
-  replyOpen = false;
 
   constructor(
     private readonly out: (event: AgUiEvent) => void,
@@ -111,14 +108,11 @@ class Lane {
         this.step = event.answer ? `turn ${event.turn} (answer)` : `turn ${event.turn}`;
         this.turn = event.turn;
         this.emit({ type: STEP_STARTED, stepName: this.step });
-        this.running.clear();
-        this.waiting.clear();
         this.assistantId = undefined;
         this.finalized = false;
         this.sent = undefined;
         return undefined;
       case 'message_start':
-        this.replyOpen = true;
         this.assistantId = this.newId();
         this.finalized = false;
         this.startOrder = [];
@@ -165,13 +159,6 @@ class Lane {
         this.closeReasoning();
         this.closeCalls();
         this.finish(event);
-        this.replyOpen = false;
-        return undefined;
-      case 'tool_approval':
-        this.waiting.set(event.call.id, event.call);
-        return undefined;
-      case 'tool_start':
-        this.running.add(event.call.id);
         return undefined;
       case 'tool_update':
         if (event.event !== undefined) this.innerEvent(event.toolCallId, event.toolName, event.event);
@@ -180,8 +167,6 @@ class Lane {
       case 'tool_result': {
         const message = event.message;
         this.closeInner(message.toolCallId, message.isError ? message.content : undefined);
-        this.running.delete(message.toolCallId);
-        this.waiting.delete(message.toolCallId);
         this.emit({
           type: TOOL_CALL_RESULT,
           messageId: this.newId(),
@@ -208,15 +193,6 @@ class Lane {
       default:
         return undefined;
     }
-  }
-
-  /**
-   * H8's two requests: the turn waits for a person and nothing of it runs — its reply is over, no call is between
-   * its tool_start and its result. Then the run ends with the calls that wait; the next run answers them, and its
-   * turn 0 (R22) resumes every call of the turn that has no result (those behind `maxConcurrency` or a hook too).
-   */
-  suspended(): boolean {
-    return this.waiting.size > 0 && !this.replyOpen && this.running.size === 0;
   }
 
   /** Closes all that is open: inner loops, the message and its calls, the step. */
@@ -436,6 +412,7 @@ export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEve
       let run: string | undefined;
       let count = 0;
       let lane: Lane | undefined;
+      const pause = new ApprovalPause(); // H8's two requests: where a run ends in an interrupt
       const newId = () => `${run}-${++count}`;
       const start = (): Lane => {
         if (lane !== undefined) return lane;
@@ -464,6 +441,7 @@ export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEve
               return;
             }
             const ended = current.next(event);
+            const paused = pause.see(event);
             if (ended?.type === 'loop_end') {
               const usage = tokenUsage(ended.usage);
               if (ended.reason === 'error') {
@@ -474,8 +452,8 @@ export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEve
                 if (ended.output !== undefined && ended.reason !== 'aborted') finished.result = ended.output;
                 end(finished);
               }
-            } else if (current.suspended()) {
-              const interrupts = [...current.waiting.values()].map(interruptOf);
+            } else if (paused) {
+              const interrupts = [...pause.waiting.values()].map(interruptOf);
               upstream.unsubscribe();
               end({ type: RUN_FINISHED, threadId, runId: run as string, outcome: { type: 'interrupt', interrupts } });
               subscriber.complete();

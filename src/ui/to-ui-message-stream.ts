@@ -2,6 +2,7 @@ import { Observable } from 'rxjs';
 import type { OperatorFunction, Subscriber } from 'rxjs';
 import type { JSONValue, UIMessageChunk } from 'ai';
 import { addUsage, copyUsage, NO_USAGE } from '../loop/usage.js';
+import { ApprovalPause } from './approval-pause.js';
 import type { ConversationEvent, LoopEndReason, Usage } from '../types.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
 import { errorText } from '../util/values.js';
@@ -102,10 +103,8 @@ class UiChunks {
   private streamed = new Map<number, { id?: string; name?: string; pending: string; started: boolean }>();
   private usage: Usage = NO_USAGE; // the loop's totals at its last turn_end
   private turnUsage: Usage | undefined; // this turn's reply's usage, until its turn_end
-  /** H8: the turn's calls that wait for a person, and those whose tool runs (tool_start, no result yet). */
-  private waiting = new Set<string>();
-  private running = new Set<string>();
-  private replyEnded = false;
+  /** H8: whether the message ends at a call that waits for a person (the next request goes on). */
+  private readonly pause = new ApprovalPause();
   private turn = -1;
 
   constructor(
@@ -114,16 +113,18 @@ class UiChunks {
   ) {}
 
   next(event: ConversationEvent): void {
+    this.map(event);
+    if (this.pause.see(event)) this.endAtApproval();
+  }
+
+  private map(event: ConversationEvent): void {
     const out = this.out;
     switch (event.type) {
       case 'turn_start':
         this.start();
-        this.waiting.clear();
-        this.running.clear();
         this.streamed.clear();
         this.turnUsage = undefined;
         this.turn = event.turn;
-        this.replyEnded = event.turn === 0; // turn 0 asks no model (R22)
         // turn 0 brings the results of the saved turn's calls: they belong to the step that asked for them
         if (event.turn !== 0) out.next({ type: 'start-step' });
         return;
@@ -156,26 +157,18 @@ class UiChunks {
       case 'message_end':
         this.closeParts(event.reasoning);
         this.turnUsage = event.usage;
-        this.replyEnded = true;
-        this.endIfOnlyWaiting();
         return;
       case 'tool_approval':
-        this.waiting.add(event.call.id);
         out.next({ type: 'tool-approval-request', approvalId: event.call.id, toolCallId: event.call.id });
-        this.endIfOnlyWaiting();
         return;
       case 'tool_start':
-        this.running.add(event.call.id);
         return;
       case 'tool_update':
         out.next({ type: 'tool-output-available', toolCallId: event.toolCallId, output: event.content, preliminary: true });
         return;
       case 'tool_result': {
         const { toolCallId, content, isError } = event.message;
-        this.waiting.delete(toolCallId);
-        this.running.delete(toolCallId);
         out.next(isError ? { type: 'tool-output-error', toolCallId, errorText: content } : { type: 'tool-output-available', toolCallId, output: content });
-        this.endIfOnlyWaiting();
         return;
       }
       case 'turn_end':
@@ -236,13 +229,8 @@ class UiChunks {
     if (text !== '') this.out.next({ type: 'tool-input-delta', toolCallId: call.id!, inputTextDelta: text });
   }
 
-  /**
-   * H8, two requests: when a call waits for a person and no tool of the turn runs, the message ends here. A call that
-   * has not started (queued behind the waiting one's slot, or in its `beforeToolCall`) is left to the next request,
-   * whose turn 0 runs it (R22).
-   */
-  private endIfOnlyWaiting(): void {
-    if (this.waiting.size === 0 || !this.replyEnded || this.running.size > 0) return;
+  /** H8, two requests: a call waits for a person and nothing of the turn runs (ApprovalPause): the message ends here. */
+  private endAtApproval(): void {
     this.closeParts();
     if (this.turn !== 0) this.out.next({ type: 'finish-step' });
     this.finish('toolUse', undefined, addUsage(this.usage, this.turnUsage));
