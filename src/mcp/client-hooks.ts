@@ -70,13 +70,7 @@ export function chainListChanged(client: McpClient, listener: () => void): () =>
   // the SDK stores a wrapper of its own: mark it, so that a later hook sees through it once it ends
   const installed = table?.get(LIST_CHANGED);
   if (installed !== undefined) installed[LINK] = link;
-  return () => {
-    link.live = false;
-    if (table === undefined || table.get(LIST_CHANGED) !== installed) return;
-    const previous = live(link.previous);
-    if (previous === undefined) table.delete(LIST_CHANGED);
-    else table.set(LIST_CHANGED, previous);
-  };
+  return () => unhook(table, LIST_CHANGED, installed, link);
 }
 
 /** A request handler of the SDK's table: the request (checked by its schema) and the SDK's `extra`. */
@@ -103,11 +97,17 @@ export function chainRequestHandler(
   });
   const installed = table?.get(method);
   if (installed !== undefined) installed[LINK] = link;
-  return () => {
-    link.live = false;
-    if (table === undefined || table.get(method) !== installed) return;
-    const previous = live(link.previous);
-    if (previous === undefined) table.delete(method);
-    else table.set(method, previous);
-  };
+  return () => unhook(table, method, installed, link);
+}
+
+/**
+ * Takes a hook off: it ends (a later hook sees through it), and when it is still the table's handler of `key`, the
+ * live handler under it is put back (none: the key is taken out).
+ */
+function unhook(table: Map<string, Handler> | undefined, key: string, installed: Handler | undefined, link: Link): void {
+  link.live = false;
+  if (table === undefined || table.get(key) !== installed) return;
+  const previous = live(link.previous);
+  if (previous === undefined) table.delete(key);
+  else table.set(key, previous);
 }
