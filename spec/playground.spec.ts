@@ -7,11 +7,11 @@
  * written to playground/screenshot.png (ignored by git). A second run goes to an OpenAI-compatible
  * server on loopback, started here. Needs `npm run build` first (`npm test` does it).
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { transform } from 'esbuild';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -22,6 +22,7 @@ import { describeEvent } from 'rx-tool-loop/testing';
 import { buildPlayground, playgroundDir, readScenario, root, scenarioIds } from '../playground/build.js';
 import { serveFolder } from '../playground/server.js';
 import type { Served } from '../playground/server.js';
+import { browserTest, executablePath } from './support/chromium.js';
 
 // the scenario's own loop line and legend, as it hands them to expectObservable
 const mockScenarios: { name: string; body: (helpers: RunHelpers) => void }[] = [];
@@ -33,19 +34,6 @@ const S04 = '01-s04-current-time';
 const SCREENSHOT = join(playgroundDir, 'screenshot.png');
 const AGENT_SCREENSHOT = join(playgroundDir, 'screenshot-agent-tool.png');
 
-/** The chromium executable on the PATH, if any. */
-function findChromium(): string | undefined {
-  for (const folder of (process.env['PATH'] ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      const file = join(folder, name);
-      if (folder !== '' && existsSync(file) && statSync(file).isFile()) return file;
-    }
-  }
-  return undefined;
-}
-
-const executablePath = findChromium();
-const browserTest = executablePath === undefined ? it.skip : it;
 
 /** What a lane of the page draws: from its data attributes, and the marbles in it. */
 interface DrawnLane {

@@ -5,28 +5,16 @@
  * 127.0.0.1, as examples/ui.ts starts it; the script prints its URL (a spec spawns it).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { Observable } from 'rxjs';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { ToolRegistry } from 'rx-tool-loop';
 import { UiServer, scriptedModel, startUi } from '../../examples/ui.js';
+import { browserTest, executablePath } from '../support/chromium.js';
 
 const root = join(__dirname, '..', '..');
 
-function findChromium(): string | undefined {
-  for (const folder of (process.env['PATH'] ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      const file = join(folder, name);
-      if (folder !== '' && existsSync(file) && statSync(file).isFile()) return file;
-    }
-  }
-  return undefined;
-}
-
-const executablePath = findChromium();
-const browserTest = executablePath === undefined ? it.skip : it;
 
 describe('examples/ui.ts (npm run ui)', () => {
   let browser: Browser | undefined;

@@ -5,11 +5,11 @@
  * (H8: `tool-approval-request`, the page's button, `addToolApprovalResponse`, the next request, `fromUiMessages`, turn 0
  * runs it), presses Stop during a slow reply and a slow tool — and the server's provider and tool see their teardown.
  */
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
@@ -18,22 +18,10 @@ import type { UIMessage } from 'ai';
 import { runEventedToolLoop, ToolRegistry } from '../../src/index.js';
 import type { AgentMessage, ApprovalAnswer, Provider, ProviderEvent } from '../../src/index.js';
 import { fromUiMessages, toUiMessageStream, writeSse } from '../../src/ui/index.js';
+import { browserTest, executablePath } from '../support/chromium.js';
 
 const root = join(__dirname, '..', '..');
 
-/** The chromium executable on the PATH, if any. */
-function findChromium(): string | undefined {
-  for (const folder of (process.env['PATH'] ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      const file = join(folder, name);
-      if (folder !== '' && existsSync(file) && statSync(file).isFile()) return file;
-    }
-  }
-  return undefined;
-}
-
-const executablePath = findChromium();
-const browserTest = executablePath === undefined ? it.skip : it;
 
 /** What the server saw, in order: requests, the provider's and the tools' lives. */
 const log: string[] = [];
