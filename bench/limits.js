@@ -1,65 +1,30 @@
 'use strict';
-// L6, outside run.js: what `limited` costs a call with a free slot, against W1's conversation without it, and
-// 10,000 calls through one limiter in their order and in memory that follows what waits, not how many passed.
+// L6, workload `L6` of run.js (a script of its own, `SCRIPTS` in run.js): 10,000 calls through one limiter, in
+// their order and in memory that follows what waits, not how many passed. What a limited call with a free slot
+// costs is W1's paired row `rx-tool-loop+limited` (workload.js, contenders/rx-tool-loop-limited.js): it runs there,
+// paired with the same loop unlimited, as O4's operator is.
 //
-//   npm run build && node --expose-gc bench/limits.js [DIST] [--rounds=N]
+//   npm run build && node --expose-gc bench/limits.js [DIST]
 //
-// DIST is a CommonJS build of the library (default dist/cjs). W1's shape (lib/script.js: 10-turn conversations
-// of the instant fake model, 5 deltas and one synchronous `echo` a turn) runs plain and through
-// `limited(provider, createLimiter({ maxConcurrent: 4 }))`, in interleaved rounds on CPU time; the target is a
-// ratio of at most 1.05 (L6). Then 10,000 calls through a limiter of `maxConcurrent: 1` (each released by hand):
-// their start order is checked, and the heap after the queue passed 10,000 and 100,000 calls, with ten always
-// waiting, is printed beside the heap with 10,000 waiting at once.
+// DIST is a CommonJS build of the library (default: the bench's, lib/paths.js). 10,000 calls through a limiter of
+// `maxConcurrent: 1`, each released by hand: their start order is checked as they start, and the heap is read with
+// 10,000 waiting at once, then after 10,000 and after 100,000 passed with ten always waiting.
+//
+// `--count=plain|limited --conversations=N` runs W1's conversations once, plain or each provider through `limited`
+// (a free slot), and exits: to be counted under callgrind (`valgrind --tool=callgrind node --single-threaded
+// --predictable --hash-seed=1 --random-seed=1 --expose-gc bench/limits.js DIST --count=limited --conversations=7000`;
+// the count at 7,000 less the count at 4,000 is the cost of 3,000 conversations alone, without Node's start and most
+// of TurboFan's compiling, which still weighs ~5,600 instructions a turn between 1,600 and 4,000 and moves with what
+// gets inlined: see findings.md, L6).
 const path = require('node:path');
 const S = require('./lib/script.js');
 const { fakeProviderOn } = require('./lib/rx-provider.js');
 
 const args = process.argv.slice(2);
-const dist = args.find((arg) => !arg.startsWith('--')) ?? path.join(__dirname, '..', 'dist', 'cjs');
-const rounds = Number((args.find((arg) => arg.startsWith('--rounds=')) ?? '--rounds=21').slice('--rounds='.length));
+const dist = args.find((arg) => !arg.startsWith('--')) ?? path.dirname(require('./lib/paths.js').ENTRY);
 if (typeof global.gc !== 'function') throw new Error('run it with node --expose-gc');
 const lib = require(path.resolve(dist));
 const rxjs = require(require.resolve('rxjs', { paths: [path.resolve(dist)] }));
-
-const spec = { conversations: 200, turns: 10, deltas: 5, calls: 1, usage: { inputTokens: 10, outputTokens: 5 } };
-
-/** CPU µs per turn of W1's conversations, each through `wrap(provider)`. */
-function w1(wrap) {
-  const counters = S.newCounters();
-  const echo = S.makeEcho(spec, counters);
-  const registry = new lib.ToolRegistry().register({ name: 'echo', description: S.ECHO_DESCRIPTION, input: { text: 'the text', turn: 'the turn' }, handler: (input) => echo(input) });
-  const start = process.cpuUsage();
-  for (let c = 0; c < spec.conversations; c++) {
-    const loop = lib.runEventedToolLoop({ provider: wrap(fakeProviderOn(rxjs, spec, counters)), registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns });
-    let ended = false;
-    loop.subscribe({ next: S.counting(counters, () => (ended = true)) });
-    if (!ended) throw new Error('the loop did not end synchronously');
-  }
-  const used = process.cpuUsage(start);
-  S.checkCounts(spec, counters);
-  return (used.user + used.system) / (spec.conversations * spec.turns);
-}
-
-const median = (values) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
-function freeSlot() {
-  const limiter = lib.createLimiter({ maxConcurrent: 4 });
-  const rows = { plain: [], limited: [], ratio: [] };
-  for (let i = 0; i < 5; i++) (w1((p) => p), w1((p) => lib.limited(p, limiter))); // warm up
-  for (let r = 0; r < rounds; r++) {
-    global.gc();
-    const first = r % 2 === 0;
-    const a = first ? w1((p) => p) : w1((p) => lib.limited(p, limiter));
-    global.gc();
-    const b = first ? w1((p) => lib.limited(p, limiter)) : w1((p) => p);
-    const [plain, limited] = first ? [a, b] : [b, a];
-    rows.plain.push(plain);
-    rows.limited.push(limited);
-    rows.ratio.push(limited / plain);
-  }
-  if (limiter.state.running !== 0 || limiter.state.waiting !== 0) throw new Error('the limiter kept a call');
-  return { plain: median(rows.plain), limited: median(rows.limited), ratio: median(rows.ratio), low: Math.min(...rows.ratio), high: Math.max(...rows.ratio) };
-}
 
 /** A limiter of one slot whose calls end when released, in order; `calls` pass with `waiting` always queued. */
 function queue(calls, waiting) {
@@ -91,33 +56,50 @@ function queue(calls, waiting) {
   global.gc();
   const heapAfter = process.memoryUsage().heapUsed;
   if (expected !== calls) throw new Error(`${expected} of ${calls} calls started`);
-  return { heapWaiting, heapAfter, state: limiter.state };
+  const { state } = limiter;
+  if (state.running !== 0 || state.waiting !== 0) throw new Error(`the limiter kept calls: ${JSON.stringify(state)}`);
+  return { heapWaiting, heapAfter };
 }
 
-// --count=plain|limited --conversations=N: run W1's conversations once and exit, to be counted under callgrind
-// (`valgrind --tool=callgrind node --single-threaded --predictable --hash-seed=1 --random-seed=1 --expose-gc
-// bench/limits.js --count=limited --conversations=7000`; the count at 7,000 less the count at 4,000 is the cost of
-// 3,000 conversations alone, without Node's start and most of TurboFan's compiling, which still weighs ~5,600
-// instructions a turn between 1,600 and 4,000 and moves with what gets inlined: see findings.md, L6)
+// --count=plain|limited --conversations=N: W1's conversations once, to be counted under callgrind (above)
 const counting = args.find((arg) => arg.startsWith('--count='))?.slice('--count='.length);
 if (counting !== undefined) {
   if (counting !== 'plain' && counting !== 'limited') throw new Error('--count=plain|limited');
-  spec.conversations = Number((args.find((arg) => arg.startsWith('--conversations=')) ?? '--conversations=200').slice('--conversations='.length));
+  const conversations = Number((args.find((arg) => arg.startsWith('--conversations=')) ?? '--conversations=200').slice('--conversations='.length));
+  const spec = { conversations, turns: 10, deltas: 5, calls: 1, usage: { inputTokens: 10, outputTokens: 5 } };
   const limiter = lib.createLimiter({ maxConcurrent: 4 });
-  w1(counting === 'plain' ? (p) => p : (p) => lib.limited(p, limiter));
+  const wrap = counting === 'plain' ? (p) => p : (p) => lib.limited(p, limiter);
+  const counters = S.newCounters();
+  const echo = S.makeEcho(spec, counters);
+  const registry = new lib.ToolRegistry().register({ name: 'echo', description: S.ECHO_DESCRIPTION, input: { text: 'the text', turn: 'the turn' }, handler: (input) => echo(input) });
+  for (let c = 0; c < spec.conversations; c++) {
+    const loop = lib.runEventedToolLoop({ provider: wrap(fakeProviderOn(rxjs, spec, counters)), registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns });
+    let ended = false;
+    loop.subscribe({ next: S.counting(counters, () => (ended = true)) });
+    if (!ended) throw new Error('the loop did not end synchronously');
+  }
+  S.checkCounts(spec, counters);
   process.exit(0);
 }
-
-const slot = freeSlot();
-console.log(`L6 a limited provider with a free slot, W1 (${spec.conversations} conversations of ${spec.turns} turns, ${rounds} interleaved rounds, CPU):`);
-console.log(`  plain ${slot.plain.toFixed(3)} µs/turn, limited ${slot.limited.toFixed(3)} µs/turn: ${slot.ratio.toFixed(3)}× (rounds ${slot.low.toFixed(3)}–${slot.high.toFixed(3)}); target ≤ 1.05 ${slot.ratio <= 1.05 ? 'met' : 'MISSED'}`);
 
 global.gc();
 const base = process.memoryUsage().heapUsed;
 const allAtOnce = queue(10_000, 10_000);
 const tenWaiting10k = queue(10_000, 10);
 const tenWaiting100k = queue(100_000, 10);
-const kb = (bytes) => `${((bytes - base) / 1024).toFixed(0)} KiB`;
-console.log('L6 10,000 calls through one limiter (maxConcurrent 1): started in their order (checked)');
-console.log(`  10,000 waiting at once: heap ${kb(allAtOnce.heapWaiting)} over the start (${((allAtOnce.heapWaiting - base) / 10_000).toFixed(0)} B a waiting call), after they all passed ${kb(allAtOnce.heapAfter)}`);
-console.log(`  ten always waiting: after 10,000 passed ${kb(tenWaiting10k.heapAfter)}, after 100,000 passed ${kb(tenWaiting100k.heapAfter)}`);
+const over = (bytes) => bytes - base;
+const result = {
+  workload: 'L6',
+  calls: 10_000,
+  // FIFO is checked as the calls start: a call out of order throws, and the workload fails
+  fifo: true,
+  waitingAtOnce: { heap: over(allAtOnce.heapWaiting), perCall: over(allAtOnce.heapWaiting) / 10_000, after: over(allAtOnce.heapAfter) },
+  tenWaiting: { after10k: over(tenWaiting10k.heapAfter), after100k: over(tenWaiting100k.heapAfter) },
+};
+if (process.env.BENCH_RUN) process.stdout.write(`BENCH_RESULT ${JSON.stringify(result)}\n`);
+else {
+  const kib = (bytes) => `${(bytes / 1024).toFixed(0)} KiB`;
+  console.log('L6 10,000 calls through one limiter (maxConcurrent 1): started in their order (checked)');
+  console.log(`  10,000 waiting at once: heap ${kib(result.waitingAtOnce.heap)} over the start (${result.waitingAtOnce.perCall.toFixed(0)} B a waiting call), after they all passed ${kib(result.waitingAtOnce.after)}`);
+  console.log(`  ten always waiting: after 10,000 passed ${kib(result.tenWaiting.after10k)}, after 100,000 passed ${kib(result.tenWaiting.after100k)}`);
+}

@@ -61,9 +61,9 @@ let BASELINE_NOTE = 'none (--baseline=none)';
 // (on the paired ratio, see pairedWithBaseline in workload.js)
 const NOISE = 0.05;
 
-const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9', 'U1', 'U2', 'SSE', 'W10'];
+const ALL_WORKLOADS = ['W1', 'W1b', 'W2', 'W3', 'W4', 'W5', 'W6', 'W7', 'W9', 'L6', 'U1', 'U2', 'SSE', 'W10'];
 // workloads that are a script of their own rather than a row of workload.js
-const SCRIPTS = { U1: 'ag-ui.js', U2: 'ui-message-stream.js' };
+const SCRIPTS = { L6: 'limits.js', U1: 'ag-ui.js', U2: 'ui-message-stream.js' };
 if (only?.some((w) => !ALL_WORKLOADS.includes(w))) {
   process.stderr.write(`bench: unknown workload in --only: ${only.filter((w) => !ALL_WORKLOADS.includes(w)).join(', ')} (have: ${ALL_WORKLOADS.join(', ')})\n`);
   process.exit(2);
@@ -74,7 +74,7 @@ const OPENAI_CONTENDERS = 'openai-agents-run,openai-agents-stream';
 // W1's fast contenders run in this many processes in all, their repetitions pooled: the per-turn
 // median of one process moves by up to ±30% from one process to the next (JIT and GC timing)
 const W1_PROCESSES = QUICK ? 1 : 3;
-const W1_FAST = 'floor,rx-expand,rx-tool-loop,rx-tool-loop+otel,pi-runAgentLoop,pi-agentLoop,ai-generateText';
+const W1_FAST = 'floor,rx-expand,rx-tool-loop,rx-tool-loop+otel,rx-tool-loop+limited,pi-runAgentLoop,pi-agentLoop,ai-generateText';
 const PEERS = ['@mariozechner/pi-agent-core', '@mariozechner/pi-ai', 'ai', '@ai-sdk/openai', '@ai-sdk/anthropic', '@openai/agents'];
 
 const LABELS = {
@@ -82,6 +82,7 @@ const LABELS = {
   'rx-expand': 'minimal RxJS expand loop (reference)',
   'rx-tool-loop': '**rx-tool-loop** (runEventedToolLoop + ToolRegistry)',
   'rx-tool-loop+otel': 'rx-tool-loop + traceLoop on a no-op tracer (O4)',
+  'rx-tool-loop+limited': 'rx-tool-loop, its provider through `limited` with a free slot (L6)',
   'pi-runAgentLoop': 'Pi agent core runAgentLoop (callback)',
   'pi-agentLoop': 'Pi agent core agentLoop (EventStream)',
   'ai-generateText': 'AI SDK generateText',
@@ -190,7 +191,7 @@ function statsOf(samples) {
 /** Pools the repetitions of W1's extra timing processes into the main one's. */
 function pool(main, extra) {
   if (!extra || extra.error) return;
-  for (const key of ['paired', 'otel']) {
+  for (const key of ['paired', 'otel', 'limited']) {
     const [m, x] = [main[key], extra[key]];
     if (m && !m.error && x && !x.error) main[key] = { ...statsOf(m.samples.concat(x.samples)), perProcess: (m.perProcess ?? [m.median]).concat(x.median) };
   }
@@ -665,6 +666,12 @@ function targets(results) {
       if (!ok(traced)) add('W1', 'rx-tool-loop + traceLoop (no-op tracer) runs', failed(traced), false, undefined);
       else add('W1', 'with traceLoop on a no-op tracer ≤ 1.10× without it (O4; paired)', ok(W1.otel) ? pairedText(W1.otel) : `paired repetitions: ${W1.otel ? failed(W1.otel) : 'missing'}`, ok(W1.otel) ? W1.otel.median <= 1.1 : undefined, ['cpu', 'W1']);
     }
+    // L6: a limited provider with a free slot, paired as O4 (bench/findings.md, L6, for its count in instructions)
+    const limited = t['rx-tool-loop+limited'];
+    if (limited !== undefined && ours !== undefined) {
+      if (!ok(limited)) add('W1', 'rx-tool-loop with a limited provider runs', failed(limited), false, undefined);
+      else add('L6', 'a limited provider with a free slot ≤ 1.05× W1 without it (paired)', ok(W1.limited) ? pairedText(W1.limited) : `paired repetitions: ${W1.limited ? failed(W1.limited) : 'missing'}`, ok(W1.limited) ? W1.limited.median <= 1.05 : undefined, ['cpu', 'W1']);
+    }
   }
   const W1b = results.W1b;
   if (W1b && !W1b.error) {
@@ -787,6 +794,19 @@ function targets(results) {
         undefined,
       );
     }
+  }
+  const L6 = results.L6;
+  if (L6 && !L6.error) {
+    const { waitingAtOnce: at, tenWaiting: ten } = L6;
+    add('L6', `${int(L6.calls)} calls through one limiter start first in, first out`, 'in their order (checked as each started)', L6.fifo === true, undefined);
+    // constant memory: what the limiter holds follows what waits; 90,000 more calls through it may not add a byte each
+    add(
+      'L6',
+      'constant memory: ten always waiting, the heap after 100,000 calls passed ≤ 1 B a call over the heap after 10,000',
+      `${kib(ten.after100k)} after 100,000, ${kib(ten.after10k)} after 10,000 (${fmt((ten.after100k - ten.after10k) / 90_000, 2)} B a call); ${int(at.perCall)} B a call while 10,000 wait`,
+      ten.after100k - ten.after10k <= 90_000,
+      undefined,
+    );
   }
   const U1 = results.U1;
   if (U1 && !U1.error) {
@@ -1093,6 +1113,17 @@ function report(env, results, list, profiles) {
   section('W6', 'over HTTP (a loopback server streaming to each loop’s own providers, three APIs)', w6Table);
   section('W7', 'sessions (a 10-turn conversation appended to a JSONL session; loading 10,000 and 100,000 entries)', w7Table);
   section('W9', 'agents as tools (W1’s conversation, each call an agent tool of one turn)', w9Table);
+  section('L6', 'one limiter, many calls (10,000 calls through a limiter of one slot, bench/limits.js)', (r) =>
+    table(
+      ['measure', 'heap over the start'],
+      [
+        [`${int(r.calls)} waiting at once`, `${kib(r.waitingAtOnce.heap)} (${int(r.waitingAtOnce.perCall)} B a waiting call)`],
+        ['after they all passed', kib(r.waitingAtOnce.after)],
+        ['ten always waiting, after 10,000 passed', kib(r.tenWaiting.after10k)],
+        ['ten always waiting, after 100,000 passed', kib(r.tenWaiting.after100k)],
+      ],
+    ),
+  );
   section('U1', 'AG-UI events from a run (`toAgUi`, bench/ag-ui.js)', (r) => `${fmt(r.perEvent.median, 3)} µs per loop event beyond a bare operator (${fmt(r.bare.median, 3)} µs), ${int(r.loopEvents)} loop events → ${int(r.agUiEvents)} AG-UI events`);
   section('U2', 'the AI SDK’s UI message stream (a 100-turn scripted run: 20 deltas and 2 streamed calls a turn)', u2Table);
   section('SSE', 'server-sent events (UI message chunks over a loopback socket, bench/sse.js)', (r) =>

@@ -227,8 +227,8 @@ async function inFlightHeap(who, spec) {
 async function w1() {
   const spec = { conversations: QUICK ? 20 : 200, turns: 10, deltas: 5, calls: 1, sequential: true };
   const turns = spec.conversations * spec.turns;
-  // O4: W1 alone also runs rx-tool-loop traced on a no-op tracer, right after it
-  const contenders = names(W1_CONTENDERS.flatMap((name) => (name === 'rx-tool-loop' ? [name, 'rx-tool-loop+otel'] : [name])));
+  // O4 and L6: W1 alone also runs rx-tool-loop traced on a no-op tracer, and with its provider limited, right after it
+  const contenders = names(W1_CONTENDERS.flatMap((name) => (name === 'rx-tool-loop' ? [name, 'rx-tool-loop+otel', 'rx-tool-loop+limited'] : [name])));
   log(`W1: ${spec.conversations} conversations x ${spec.turns} turns (one after the other), µs per turn`);
   // a repetition of the fast contenders takes 10-50 ms: many of them, for a median that other
   // processes on the machine do not move much
@@ -246,7 +246,9 @@ async function w1() {
   const paired = await pairedWithBaseline(timing, spec, 20, { collect: false });
   // 60 pairs: a W1 run takes 10–20 ms, and 20 pairs moved the median by ±0.2 on a busy machine
   const otel = await pairedWithOtel(timing, spec, 60);
-  if (TIMING_ONLY) return { spec, heapSpec, bigHeapSpec, timing, paired, otel, heap: {}, bigHeap: {} };
+  // L6: a limited provider with a free slot against the same loop without it, paired as O4
+  const limited = await pairedRuns(timing, spec, 60, 'rx-tool-loop+limited', 'rx-tool-loop', { collect: false });
+  if (TIMING_ONLY) return { spec, heapSpec, bigHeapSpec, timing, paired, otel, limited, heap: {}, bigHeap: {} };
   log(`W1 heap: ${heapSpec.conversations} and ${bigHeapSpec.conversations} conversations paused at the tool call of turn ${heapSpec.pauseAtTurn}, bytes per conversation`);
   const heap = {};
   const bigHeap = {};
@@ -269,7 +271,7 @@ async function w1() {
       log(`  ${name}, ${spec1.conversations} paused: ${describe(into[name])}`);
     }
   }
-  return { spec, heapSpec, bigHeapSpec, timing, paired, otel, heap, bigHeap };
+  return { spec, heapSpec, bigHeapSpec, timing, paired, otel, limited, heap, bigHeap };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 'use strict';
 // rx-tool-loop as its users call it: one ToolRegistry, `runEventedToolLoop` per conversation, every
 // event consumed by a subscriber. `forLibrary` makes the same contender over another build of the
-// library (the baseline, lib/baseline.js), or with an operator after the loop (`through`: O4's traceLoop,
-// contenders/rx-tool-loop-otel.js); the default export runs the build under test (lib/env.js).
+// library (the baseline, lib/baseline.js), with an operator after the loop (`through`: O4's traceLoop,
+// contenders/rx-tool-loop-otel.js) or with the provider wrapped (`wrap`: L6's `limited`,
+// contenders/rx-tool-loop-limited.js); the default export runs the build under test (lib/env.js).
 const { lib: current, rxjs } = require('../lib/env.js');
 const { fakeProvider } = require('../lib/rx-provider.js');
 const S = require('../lib/script.js');
@@ -23,11 +24,13 @@ function conversation(lib, spec, counters, registry, provider = fakeProvider(spe
 
 /**
  * The contender over the library `loadLibrary()` returns (loaded at the first use, then kept); `loadThrough()`,
- * when given, makes the operator every conversation's events go through.
+ * when given, makes the operator every conversation's events go through, and `loadWrap()` what every
+ * conversation's provider is wrapped in.
  */
-function forLibrary({ name, label, loadLibrary, loadThrough }) {
+function forLibrary({ name, label, loadLibrary, loadThrough, loadWrap }) {
   let lib;
   let through;
+  let wrap;
   const library = () => {
     if (lib) return lib;
     const loaded = loadLibrary();
@@ -35,6 +38,7 @@ function forLibrary({ name, label, loadLibrary, loadThrough }) {
     const probe = loaded.runEventedToolLoop({ provider: () => rxjs.EMPTY, registry: new loaded.ToolRegistry(), messages: [] });
     if (!(probe instanceof rxjs.Observable)) throw new Error(`${label} uses another rxjs instance than the bench`);
     through = loadThrough?.();
+    wrap = loadWrap?.();
     return (lib = loaded);
   };
   return {
@@ -46,7 +50,7 @@ function forLibrary({ name, label, loadLibrary, loadThrough }) {
     },
     run(spec, counters, echo) {
       const registry = registryFor(library(), echo);
-      return S.many(spec, () => conversation(lib, spec, counters, registry, undefined, through));
+      return S.many(spec, () => conversation(lib, spec, counters, registry, wrap?.(fakeProvider(spec, counters)), through));
     },
   };
 }

@@ -5,6 +5,7 @@ const floor = require('../contenders/floor.js');
 const rxExpand = require('../contenders/rx-expand.js');
 const rxToolLoop = require('../contenders/rx-tool-loop.js');
 const rxToolLoopOtel = require('../contenders/rx-tool-loop-otel.js');
+const rxToolLoopLimited = require('../contenders/rx-tool-loop-limited.js');
 const pi = require('../contenders/pi.js');
 const aiSdk = require('../contenders/ai-sdk.js');
 const openaiAgents = require('../contenders/openai-agents.js');
@@ -13,7 +14,7 @@ const baseline = require('./baseline.js').fromEnv();
 // the baseline (when run.js built one): the rx-tool-loop contender over the build of an older commit
 const rxToolLoopBaseline = baseline && rxToolLoop.forLibrary({ name: baseline.name, label: baseline.label, loadLibrary: () => require(baseline.entry) });
 
-const ALL = [floor, rxExpand, rxToolLoop, rxToolLoopBaseline, rxToolLoopOtel, pi.runAgentLoop, pi.agentLoop, aiSdk.generateText, aiSdk.streamText, openaiAgents.run, openaiAgents.stream].filter(Boolean);
+const ALL = [floor, rxExpand, rxToolLoop, rxToolLoopBaseline, rxToolLoopOtel, rxToolLoopLimited, pi.runAgentLoop, pi.agentLoop, aiSdk.generateText, aiSdk.streamText, openaiAgents.run, openaiAgents.stream].filter(Boolean);
 const byName = new Map(ALL.map((contender) => [contender.name, contender]));
 
 function contender(name) {

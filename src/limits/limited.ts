@@ -50,7 +50,7 @@ export function limited(provider: Provider, limiter: Limiter, options: LimitedOp
  * `unsubscribe`) as a subscriber as it is, so the provider subscribes it directly, and no `Subscriber` or
  * `Subscription` constructor runs for it (their field stores, shared by every subscriber class, are megamorphic).
  * L6: W1 through a free slot cost 1.16× a plain turn's instructions with a Subscriber a call, 1.06× so (1,600 → 4,000
- * conversations, bench/findings.md).
+ * conversations); past the JIT's warm-up 1.077×, where a bare forwarding object costs 1.052× (bench/findings.md).
  */
 class MeteredCall implements LimitedCall {
   state: LimitedCall['state'] = 'new';
