@@ -1,5 +1,5 @@
 /** D1 on an engine in memory: what a provider step and a tool step journal, and what a replay makes of it. */
-import { Observable, lastValueFrom, toArray } from 'rxjs';
+import { NEVER, Observable, lastValueFrom, toArray } from 'rxjs';
 import type { LoopEvent, Provider, ProviderEvent } from '../../src/index.js';
 import { ToolRegistry, toolProgress } from '../../src/index.js';
 import { durableLoop, mergeText } from '../../src/restate/index.js';
@@ -150,6 +150,18 @@ describe('durableLoop', () => {
     expect(() => durableLoop(new MemoryJournal(), { ...options, maxTurns: 0 })).toThrow(RangeError);
     expect(() => durableLoop(new MemoryJournal(), { ...options, maxTurns: 0 })).toThrow(/^durableLoop: maxTurns/);
     expect(() => durableLoop({ run: new MemoryJournal().run }, { ...options, needsApproval: () => true })).toThrow(/needsApproval needs a ctx with awakeable\(\)/);
+  });
+
+  it('D3, H8: durableLoop refuses H8 approvals, whose decisions a replay would wait for again, and names needsApproval', () => {
+    const options = { provider: counted([]), registry: registry(), messages: [] };
+    const approvals = { needsApproval: () => true, decisions: NEVER };
+    // @ts-expect-error: not a durableLoop option (its type leaves it out)
+    const refused = () => durableLoop(new MemoryJournal(), { ...options, approvals });
+    expect(refused).toThrow(TypeError);
+    expect(refused).toThrow(
+      'durableLoop: approvals (H8) are not durable: their decisions are not journaled, so a replay would wait again; use needsApproval, whose answers are Restate awakeables (D3)',
+    );
+    expect(() => durableLoop(new MemoryJournal(), { ...options, approvals: undefined } as never)).not.toThrow();
   });
 
   it('D3: a call that needsApproval waits on an awakeable, announced once with its id; the decision runs, denies or rewrites it', async () => {

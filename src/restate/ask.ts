@@ -7,7 +7,7 @@ import { durableLoop } from './durable-loop.js';
 import type { Awakeables, Journal } from './journal.js';
 
 /** D2: what a conversation object's `setup(key)` gives each `ask`: the loop's options (not `messages`), approvals. */
-export type ConversationSetup = Omit<LoopOptions, 'messages'> & ApprovalOptions;
+export type ConversationSetup = Omit<LoopOptions, 'messages' | 'approvals'> & ApprovalOptions;
 
 /** D2: what `ask` answers: how the loop ended, its last assistant message, and what it cost. */
 export interface AskResult {

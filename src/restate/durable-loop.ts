@@ -9,8 +9,11 @@ import { journaledProvider } from './journaled-provider.js';
 import { journaledTools } from './journaled-tools.js';
 import { restateJournal } from './restate-journal.js';
 
-/** The options of {@link durableLoop}: the loop's, and which calls wait for approval (D3). */
-export interface DurableLoopOptions extends LoopOptions, ApprovalOptions {}
+/**
+ * The options of {@link durableLoop}: the loop's, and which calls wait for approval (D3). Not H8's `approvals`:
+ * its decisions are not journaled, so a replay would wait for them again; `needsApproval` waits on awakeables.
+ */
+export interface DurableLoopOptions extends Omit<LoopOptions, 'approvals'>, ApprovalOptions {}
 
 /**
  * D1: the same loop, each provider call journaled as one step (its events, text merged) and each tool call as
@@ -37,6 +40,11 @@ export function durableLoop(ctx: Journal & Partial<Awakeables>, options: Durable
   if (typeof ctx?.run !== 'function') throw new TypeError(`durableLoop: ctx must have a run(name, fn) method, as a Restate context has (got ${shown(ctx)})`);
   const { needsApproval, announce, ...loop } = options;
   checkOptions(loop, 'durableLoop');
+  if ((loop as LoopOptions).approvals !== undefined) {
+    throw new TypeError(
+      'durableLoop: approvals (H8) are not durable: their decisions are not journaled, so a replay would wait again; use needsApproval, whose answers are Restate awakeables (D3)',
+    );
+  }
   if (needsApproval !== undefined && typeof needsApproval !== 'function') throw new TypeError(`durableLoop: needsApproval must be a function (got ${shown(needsApproval)})`);
   if (announce !== undefined && typeof announce !== 'function') throw new TypeError(`durableLoop: announce must be a function (got ${shown(announce)})`);
   if (needsApproval !== undefined && typeof ctx.awakeable !== 'function') {
