@@ -6,6 +6,7 @@ import { ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Written } from './support/written.js';
 
 const root = join(__dirname, '..');
 /** ts-node starts in a few seconds on a small machine; the scripted chat itself answers within one. */
@@ -28,33 +29,16 @@ let running: ChildProcessWithoutNullStreams | undefined;
 function startChat(...args: string[]): Chat {
   const child = spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), 'examples/chat.ts', ...args], { cwd: root });
   running = child;
-  let stdout = '';
+  const stdout = new Written();
   let stderr = '';
-  const waiters = new Set<() => void>();
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-    for (const check of waiters) check();
-  });
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => stdout.append(chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const exited = new Promise<number | NodeJS.Signals>((resolve) => child.on('close', (code, signal) => resolve(code ?? signal!)));
   return {
     child,
-    stdout: () => stdout,
+    stdout: () => stdout.value,
     printed: (text, from = 0) =>
-      new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`the chat did not print ${JSON.stringify(text)} within ${WAIT_MS} ms; stdout:\n${stdout}\nstderr:\n${stderr}`));
-        }, WAIT_MS);
-        const check = () => {
-          if (!stdout.includes(text, from)) return;
-          clearTimeout(timer);
-          waiters.delete(check);
-          resolve();
-        };
-        waiters.add(check);
-        check();
-      }),
+      stdout.until(text, { ms: WAIT_MS, from, failure: () => `the chat did not print ${JSON.stringify(text)} within ${WAIT_MS} ms; stdout:\n${stdout.value}\nstderr:\n${stderr}` }),
     exited,
     say: (line) => child.stdin.write(`${line}\n`),
   };

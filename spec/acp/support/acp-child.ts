@@ -6,6 +6,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { Written } from '../../support/written.js';
 import { type ClientConnection, type RequestPermissionRequest, type RequestPermissionResponse, type SessionNotification, client, ndJsonStream } from '@agentclientprotocol/sdk';
 
 const root = join(__dirname, '..', '..', '..');
@@ -37,12 +38,8 @@ export function startAgent(args: readonly string[], how: 'ts-node' | 'npm' = 'ts
       ? spawn(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', '--silent', 'acp', '--', ...args], { cwd: root, detached: true })
       : spawn(process.execPath, [require.resolve('ts-node/dist/bin.js'), 'examples/acp-agent.ts', ...args], { cwd: root });
   let stdout = '';
-  let stderr = '';
-  const waiters = new Set<() => void>();
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-    for (const check of waiters) check();
-  });
+  const stderr = new Written();
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => stderr.append(chunk));
   const exited = new Promise<number | NodeJS.Signals>((resolve) => child.on('close', (code, signal) => resolve(code ?? signal!)));
   // the SDK reads what the child wrote; every byte is kept as well, to check it is nothing but JSON-RPC
   const readable = new ReadableStream<Uint8Array>({
@@ -61,22 +58,9 @@ export function startAgent(args: readonly string[], how: 'ts-node' | 'npm' = 'ts
     permissions: [],
     answer: () => ({ outcome: { outcome: 'selected', optionId: 'allow_once' } }),
     stdout: () => stdout,
-    stderr: () => stderr,
+    stderr: () => stderr.value,
     printed: (text, ms = 10_000) =>
-      new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`the agent did not write ${JSON.stringify(text)} to stderr within ${ms} ms; stderr:\n${stderr}`));
-        }, ms);
-        const check = () => {
-          if (!stderr.includes(text)) return;
-          clearTimeout(timer);
-          waiters.delete(check);
-          resolve();
-        };
-        waiters.add(check);
-        check();
-      }),
+      stderr.until(text, { ms, failure: () => `the agent did not write ${JSON.stringify(text)} to stderr within ${ms} ms; stderr:\n${stderr.value}` }),
     exited,
   };
   const app = client({ name: 'spec-editor' })
