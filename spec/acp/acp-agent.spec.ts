@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PROTOCOL_VERSION, type SessionUpdate } from '@agentclientprotocol/sdk';
 import { type AcpChild, agentPid, alive, startAgent } from './support/acp-child';
+import { until } from '../support/until';
 
 jest.setTimeout(60_000);
 
@@ -40,12 +41,6 @@ const kinds = (agent: AcpChild, from: number) =>
 const updatesOf = (agent: AcpChild, from: number): SessionUpdate[] => agent.updates.slice(from).map(({ update }) => update);
 const textOf = (updates: SessionUpdate[], kind: string) =>
   updates.map((update) => (update.sessionUpdate === kind && 'content' in update && update.content && !Array.isArray(update.content) && update.content.type === 'text' ? update.content.text : '')).join('');
-const until = async (check: () => boolean, what: string, ms = 10_000) => {
-  for (const end = Date.now() + ms; !check(); ) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-};
 
 beforeAll(() => {
   first = start();

@@ -6,12 +6,14 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { ElicitRequestSchema, type ElicitResult, ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { NEVER, type Observable, Subject, type Subscription, firstValueFrom, lastValueFrom, of, tap, toArray } from 'rxjs';
+import { NEVER, type Observable, firstValueFrom, lastValueFrom, of, tap, toArray } from 'rxjs';
 import { z } from 'zod';
-import { type LoopEvent, type Tool, ToolRegistry, runEventedToolLoop, scriptedProvider } from 'rx-tool-loop';
-import { type McpElicitContext, type McpElicitRequest, type McpToolsOptions, mcpTools } from 'rx-tool-loop/mcp';
+import { type LoopEvent, ToolRegistry, runEventedToolLoop, scriptedProvider } from 'rx-tool-loop';
+import { type McpElicitContext, type McpElicitRequest, mcpTools } from 'rx-tool-loop/mcp';
 import { answerTurn, call, callOf, only, toolTurn } from '../support/events';
 import { type HttpMcpServer, startHttp } from './support/servers';
+import { until } from '../support/until';
+import { subscribed } from './support/subscribed';
 
 const PROFILE = {
   type: 'object' as const,
@@ -56,13 +58,6 @@ function elicitingClient(): Client {
 }
 
 /** The tools of `client` while subscribed (the handlers are on only then). */
-async function subscribed(client: Client, options: McpToolsOptions): Promise<{ tools: ToolRegistry; subscription: Subscription }> {
-  const tools = new ToolRegistry();
-  const listed = new Subject<Tool[]>();
-  const subscription = mcpTools(client, options).subscribe(listed);
-  for (const tool of await firstValueFrom(listed)) tools.register(tool);
-  return { tools, subscription };
-}
 
 describe('M7: elicitation', () => {
   let http: HttpMcpServer;
@@ -214,6 +209,3 @@ describe('M7: elicitation', () => {
   });
 });
 
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
-}

@@ -20,13 +20,11 @@ import { type LoopEvent, type Tool, ToolRegistry, runEventedToolLoop, scriptedPr
 import { MCP_CANCEL_REASON, type McpToolsOptions, mcpTools } from 'rx-tool-loop/mcp';
 import { answerTurn, call, loopEndOf, only, toolTurn } from '../support/events';
 import { type HttpMcpServer, newClient, startHttp } from './support/servers';
+import { until } from '../support/until';
 
 jest.setTimeout(20_000);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const until = async (condition: () => boolean) => {
-  while (!condition()) await sleep(5);
-};
 const TOOLS = ['wait', 'slow', 'gateway', 'beat', 'spare1', 'spare2'];
 
 /** What the servers of one `startHttp` saw, shared by their sessions. */

@@ -10,6 +10,7 @@ import { MCP_CANCEL_REASON, mcpTools, type McpToolsOptions } from 'rx-tool-loop/
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { answerTurn, call, loopEndOf, only, toolTurn } from '../support/events';
 import { inMemory } from './support/servers';
+import { until } from '../support/until';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -94,9 +95,6 @@ function loopCalling(registry: ToolRegistry, name: string, extra: { signal?: Abo
   return { provider, run$: runEventedToolLoop({ provider, registry, messages: [{ role: 'user', content: 'go' }], ...extra }) };
 }
 
-const until = async (condition: () => boolean) => {
-  while (!condition()) await sleep(5);
-};
 
 describe('MCP calls through the loop', () => {
   const unit = unitServer();

@@ -5,6 +5,7 @@ import { firstValueFrom, lastValueFrom, take, toArray } from 'rxjs';
 import { ToolRegistry } from 'rx-tool-loop';
 import { mcpTools } from 'rx-tool-loop/mcp';
 import { inMemory } from './support/servers';
+import { until } from '../support/until';
 
 const schema = { type: 'object' as const, properties: { q: { type: 'string' } }, required: ['q'] };
 
@@ -142,6 +143,3 @@ describe('mcpTools', () => {
   });
 });
 
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
-}

@@ -5,12 +5,14 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { type CreateMessageRequest, type CreateMessageResult, CreateMessageResultSchema } from '@modelcontextprotocol/sdk/types.js';
-import { Observable, Subject, type Subscription, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
+import { Observable, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
-import { type Provider, type ProviderEvent, type ProviderInput, type Tool, ToolRegistry, runEventedToolLoop, scriptedProvider } from 'rx-tool-loop';
-import { type McpSamplingRequest, type McpToolsOptions, mcpTools } from 'rx-tool-loop/mcp';
+import { type Provider, type ProviderEvent, type ProviderInput, runEventedToolLoop, scriptedProvider } from 'rx-tool-loop';
+import { type McpSamplingRequest, mcpTools } from 'rx-tool-loop/mcp';
 import { answerTurn, call, callOf, only, toolTurn } from '../support/events';
 import { type HttpMcpServer, startHttp } from './support/servers';
+import { until } from '../support/until';
+import { subscribed } from './support/subscribed';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
@@ -56,13 +58,6 @@ function samplingClient(): Client {
   return new Client({ name: 'rx-tool-loop-spec', version: '1.0.0' }, { capabilities: { sampling: {} } });
 }
 
-async function subscribed(client: Client, options: McpToolsOptions): Promise<{ tools: ToolRegistry; subscription: Subscription }> {
-  const tools = new ToolRegistry();
-  const listed = new Subject<Tool[]>();
-  const subscription = mcpTools(client, options).subscribe(listed);
-  for (const tool of await firstValueFrom(listed)) tools.register(tool);
-  return { tools, subscription };
-}
 
 const reply = (text: string, stopReason: 'stop' | 'length' = 'stop'): ProviderEvent[] => [
   { type: 'message_start' },
@@ -161,6 +156,3 @@ describe('M8: sampling', () => {
   });
 });
 
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
-}

@@ -14,6 +14,7 @@ import {
 } from 'rx-tool-loop';
 import { fromAgUiInput, fromAgUiMessages, toAgUi, writeSse, type AgUiEvent } from 'rx-tool-loop/ui';
 import { verified } from './ag-ui-check.js';
+import { until } from '../support/until';
 
 // U6, the AG-UI half: a node:http server serves the loop as AG-UI over SSE (POST RunAgentInput -> fromAgUiInput ->
 // the loop -> toAgUi -> writeSse), and @ag-ui/client's own HttpAgent runs against it on 127.0.0.1.
@@ -165,7 +166,3 @@ describe("@ag-ui/client's HttpAgent against the loop served as AG-UI over SSE (U
   });
 });
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  if (!condition()) throw new Error('timed out waiting for the server');
-}

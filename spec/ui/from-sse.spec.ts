@@ -1,7 +1,8 @@
 import { NEVER, concat, finalize, firstValueFrom, interval, last, lastValueFrom, map, of, take, throwError, toArray } from 'rxjs';
 import { LoopEvent, ProviderInput, ToolRegistry, runEventedToolLoop, scriptedProvider, toViewModel } from 'rx-tool-loop';
 import { SseError, fromSse, replayable, writeSse } from 'rx-tool-loop/ui';
-import { TestServer, serve, until } from './support/http';
+import { until } from '../support/until';
+import { TestServer, serve } from './support/http';
 
 let server: TestServer | undefined;
 afterEach(async () => {

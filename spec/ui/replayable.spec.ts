@@ -2,7 +2,8 @@ import { request as httpRequest } from 'node:http';
 import { NEVER, Observable, concat, defer, finalize, interval, map, of, take, throwError } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { replayable, writeSse } from 'rx-tool-loop/ui';
-import { serve, until } from './support/http';
+import { until } from '../support/until';
+import { serve } from './support/http';
 
 /** The events of a resume that must succeed. */
 function resumed<T>(resume: { first: number; events: Observable<T> } | { missed: string }): Observable<T> {

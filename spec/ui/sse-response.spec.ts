@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { NEVER, concat, finalize, interval, mergeMap, of, range, take, tap, throwError } from 'rxjs';
 import { replayable, sseResponse } from 'rx-tool-loop/ui';
-import { serve, until } from './support/http';
+import { until } from '../support/until';
+import { serve } from './support/http';
 
 describe('sseResponse', () => {
   it('U3: a fetch-API Response with the same wire as writeSse: headers, ids, data, the end', async () => {

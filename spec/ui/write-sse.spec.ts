@@ -3,7 +3,8 @@ import { NEVER, Observable, concat, finalize, interval, map, mergeMap, of, range
 import { UI_MESSAGE_STREAM_HEADERS } from 'ai';
 import { LoopEvent, ProviderEvent, ToolRegistry, runEventedToolLoop } from 'rx-tool-loop';
 import { replayable, writeSse } from 'rx-tool-loop/ui';
-import { TestServer, serve, until } from './support/http';
+import { until } from '../support/until';
+import { TestServer, serve } from './support/http';
 
 let server: TestServer | undefined;
 afterEach(async () => {

@@ -28,11 +28,3 @@ export async function serve(handler: (request: IncomingMessage, response: Server
   };
 }
 
-/** Resolves when `predicate` holds, polled every few ms (a spec's wait for something another socket does). */
-export async function until(predicate: () => boolean, what: string, ms = 5_000): Promise<void> {
-  const start = Date.now();
-  while (!predicate()) {
-    if (Date.now() - start > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
