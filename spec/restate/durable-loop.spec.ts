@@ -161,6 +161,7 @@ describe('durableLoop', () => {
     expect(refused).toThrow(
       'durableLoop: approvals (H8) are not durable: their decisions are not journaled, so a replay would wait again; use needsApproval, whose answers are Restate awakeables (D3)',
     );
+    expect(() => durableLoop(new MemoryJournal(), { ...options, approvals: 42 } as never)).toThrow(/^durableLoop: approvals \(H8\) are not durable/);
     expect(() => durableLoop(new MemoryJournal(), { ...options, approvals: undefined } as never)).not.toThrow();
   });
 

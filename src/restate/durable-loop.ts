@@ -38,13 +38,14 @@ export interface DurableLoopOptions extends Omit<LoopOptions, 'approvals'>, Appr
  */
 export function durableLoop(ctx: Journal & Partial<Awakeables>, options: DurableLoopOptions): Observable<LoopEvent> {
   if (typeof ctx?.run !== 'function') throw new TypeError(`durableLoop: ctx must have a run(name, fn) method, as a Restate context has (got ${shown(ctx)})`);
-  const { needsApproval, announce, ...loop } = options;
-  checkOptions(loop, 'durableLoop');
-  if ((loop as LoopOptions).approvals !== undefined) {
+  // refused before the options are checked: whatever its shape, what `approvals` asks cannot be durable here
+  const { needsApproval, announce, approvals, ...loop } = options as DurableLoopOptions & Pick<LoopOptions, 'approvals'>;
+  if (approvals !== undefined) {
     throw new TypeError(
       'durableLoop: approvals (H8) are not durable: their decisions are not journaled, so a replay would wait again; use needsApproval, whose answers are Restate awakeables (D3)',
     );
   }
+  checkOptions(loop, 'durableLoop');
   if (needsApproval !== undefined && typeof needsApproval !== 'function') throw new TypeError(`durableLoop: needsApproval must be a function (got ${shown(needsApproval)})`);
   if (announce !== undefined && typeof announce !== 'function') throw new TypeError(`durableLoop: announce must be a function (got ${shown(announce)})`);
   if (needsApproval !== undefined && typeof ctx.awakeable !== 'function') {
