@@ -1,13 +1,11 @@
-import { Observable, catchError, map, mergeMap, of } from 'rxjs';
-import { finish } from '../tools/execute-tool.js';
+import { EMPTY, NEVER, Observable, catchError, concat, defer, filter, map, merge, mergeMap, of, take, tap } from 'rxjs';
 import { firstAnswer } from '../util/first-answer.js';
-import { HeldSubscriber } from '../util/held-subscriber.js';
 import { LazyAbort } from '../util/lazy-abort.js';
 import { isPlainObject, shown } from '../util/values.js';
 import { ToolSettled, resultOf, settled } from '../tools/tool-outcome.js';
 import type { ToolProgress } from '../tools/tool-outcome.js';
 import { failureResult, isToolOutput, toolErrorMessage, toolResultMessage } from '../tools/tool-result.js';
-import type { AfterToolCall, AgentMessage, ApprovalAnswer, ApprovalDecision, BeforeToolCall, HookContext, ToolApprovals, ToolCall, ToolDecision, ToolOutput } from '../types.js';
+import type { AfterToolCall, AgentMessage, ApprovalDecision, BeforeToolCall, HookContext, ToolApprovals, ToolCall, ToolDecision, ToolOutput } from '../types.js';
 
 /** The hooks of one turn's calls, and what they are told (H2, H3). */
 export interface ToolHooks {
@@ -88,48 +86,23 @@ export function hooked(hooks: ToolHooks, call: ToolCall, run: Run): Observable<T
  * ```
  */
 function approved(approvals: ToolApprovals, call: ToolCall, run: Run): Observable<ToolProgress> {
-  return new Observable<ToolProgress>((subscriber) => {
-    try {
-      if (approvals.needsApproval(call) !== true) return run().subscribe(subscriber);
-    } catch (error) {
-      return finish(subscriber, approvalFailed(call, error));
-    }
-    let heard = false;
-    const decide = (answer: ApprovalAnswer): void => {
-      let then: Observable<ToolProgress>;
-      try {
-        then = act(toDecision(answer.decision), call, run);
-      } catch (error) {
-        return finish(subscriber, approvalFailed(call, error));
-      }
-      subscriber.add(then.subscribe(subscriber));
-    };
-    // held before it subscribes: an answer inside the synchronous subscribe closes it at once
-    const listening = new HeldSubscriber<ApprovalAnswer>({
-      next: (answer) => {
-        if (heard) return;
-        try {
-          if (typeof answer !== 'object' || answer === null || answer.toolCallId !== call.id) return;
-        } catch (error) {
-          heard = true;
-          listening.unsubscribe();
-          return finish(subscriber, approvalFailed(call, error)); // an answer whose fields throw when read (R20)
-        }
-        heard = true;
-        listening.unsubscribe();
-        decide(answer);
-      },
-      error: (error: unknown) => {
-        heard = true;
-        finish(subscriber, approvalFailed(call, error));
-      },
-      // no answer for this call, and none will come: it waits until the loop ends or is aborted
-    });
-    subscriber.add(listening);
-    approvals.decisions.subscribe(listening);
-    if (!heard && !subscriber.closed) subscriber.next({ type: 'approval', call });
-    return undefined;
-  });
+  return defer(() => {
+    if (approvals.needsApproval(call) !== true) return run();
+    let decided = false;
+    const decision = concat(approvals.decisions, NEVER).pipe(
+      // an answer whose fields throw when read fails the call (R20); anything but an object is passed over
+      filter((answer) => typeof answer === 'object' && answer !== null && answer.toolCallId === call.id),
+      take(1),
+      tap(() => (decided = true)),
+      mergeMap((answer) => act(toDecision(answer.decision), call, run)),
+    );
+    // subscribed after `decision`: an answer there at once has decided, and the call never says it waits
+    const waits = defer(() => (decided ? EMPTY : of<ToolProgress>({ type: 'approval', call })));
+    return merge(decision, waits);
+  }).pipe(
+    // a run never errors (R9): only needsApproval, decisions or the answer can fail here
+    catchError((error: unknown) => of(approvalFailed(call, error))),
+  );
 }
 
 /** H8, D3: what a person answered as an H2 decision: `true` runs the call, `false` denies it; anything else is no decision. */
