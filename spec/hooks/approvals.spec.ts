@@ -160,6 +160,35 @@ describe('approvals (H8)', () => {
     expect(ran).toEqual([]);
   });
 
+  it('H8, R20: only `true` from needsApproval asks; decisions that are no object are passed over; an answer whose id throws when read fails the call', () => {
+    const turns = [toolTurn(call('transfer', {}, 'c1')), answerTurn('done')];
+    // a truthy 1 is not `true`: the call runs unasked, and decisions are never subscribed
+    const unasked = bank();
+    const idle = new Subject<ApprovalAnswer>();
+    const ranAtOnce = runSync({ turns, registry: unasked.registry, approvals: { needsApproval: () => 1 as never, decisions: idle } });
+    expect(only(ranAtOnce, 'tool_approval')).toEqual([]);
+    expect(unasked.ran).toHaveLength(1);
+    expect(idle.observed).toBe(false);
+    // null, a string and a number on decisions are not answers: the call's own answer after them decides
+    const passed = bank();
+    const noise = of(null, 'c1', 7, answer('c1', true)) as Observable<ApprovalAnswer>;
+    const decided = runSync({ turns, registry: passed.registry, approvals: { needsApproval: () => true, decisions: noise } });
+    expect(only(decided, 'tool_approval')).toEqual([]);
+    expect(results(decided)[0]).toMatchObject({ content: 'transfer {}', isError: false });
+    // an answer whose toolCallId throws when read
+    const hostile = bank();
+    const throwingId = {
+      get toolCallId(): string {
+        throw new Error('no id');
+      },
+      decision: true,
+    };
+    const failed = runSync({ turns, registry: hostile.registry, approvals: { needsApproval: () => true, decisions: of(throwingId) } });
+    expect(results(failed)[0]).toMatchObject({ content: 'error: approval failed: no id', isError: true });
+    expect(loopEndOf(failed).reason).toBe('stop');
+    expect(hostile.ran).toEqual([]);
+  });
+
   it('H8, H4: decisions that error later fail the waiting call then, after its tool_approval', () => {
     testScheduler().run((helpers) => {
       const { cold } = helpers;
