@@ -10,15 +10,9 @@
 // `maxConcurrent: 1`, each released by hand: their start order is checked as they start, and the heap is read with
 // 10,000 waiting at once, then after 10,000 and after 100,000 passed with ten always waiting.
 //
-// `--count=plain|limited --conversations=N` runs W1's conversations once, plain or each provider through `limited`
-// (a free slot), and exits: to be counted under callgrind (`valgrind --tool=callgrind node --single-threaded
-// --predictable --hash-seed=1 --random-seed=1 --expose-gc bench/limits.js DIST --count=limited --conversations=7000`;
-// the count at 7,000 less the count at 4,000 is the cost of 3,000 conversations alone, without Node's start and most
-// of TurboFan's compiling, which still weighs ~5,600 instructions a turn between 1,600 and 4,000 and moves with what
-// gets inlined: see findings.md, L6).
+// The free slot's cost in instructions is machinery.js's `W1L` against its `W1`, counted under callgrind at 4,000
+// and 7,000 conversations (below 4,000, TurboFan's compiling is a large and shifting share: findings.md, L6).
 const path = require('node:path');
-const S = require('./lib/script.js');
-const { fakeProviderOn } = require('./lib/rx-provider.js');
 
 const args = process.argv.slice(2);
 const dist = args.find((arg) => !arg.startsWith('--')) ?? path.dirname(require('./lib/paths.js').ENTRY);
@@ -59,27 +53,6 @@ function queue(calls, waiting) {
   const { state } = limiter;
   if (state.running !== 0 || state.waiting !== 0) throw new Error(`the limiter kept calls: ${JSON.stringify(state)}`);
   return { heapWaiting, heapAfter };
-}
-
-// --count=plain|limited --conversations=N: W1's conversations once, to be counted under callgrind (above)
-const counting = args.find((arg) => arg.startsWith('--count='))?.slice('--count='.length);
-if (counting !== undefined) {
-  if (counting !== 'plain' && counting !== 'limited') throw new Error('--count=plain|limited');
-  const conversations = Number((args.find((arg) => arg.startsWith('--conversations=')) ?? '--conversations=200').slice('--conversations='.length));
-  const spec = { conversations, turns: 10, deltas: 5, calls: 1, usage: { inputTokens: 10, outputTokens: 5 } };
-  const limiter = lib.createLimiter({ maxConcurrent: 4 });
-  const wrap = counting === 'plain' ? (p) => p : (p) => lib.limited(p, limiter);
-  const counters = S.newCounters();
-  const echo = S.makeEcho(spec, counters);
-  const registry = new lib.ToolRegistry().register({ name: 'echo', description: S.ECHO_DESCRIPTION, input: { text: 'the text', turn: 'the turn' }, handler: (input) => echo(input) });
-  for (let c = 0; c < spec.conversations; c++) {
-    const loop = lib.runEventedToolLoop({ provider: wrap(fakeProviderOn(rxjs, spec, counters)), registry, messages: [{ role: 'user', content: 'hi' }], maxTurns: spec.turns });
-    let ended = false;
-    loop.subscribe({ next: S.counting(counters, () => (ended = true)) });
-    if (!ended) throw new Error('the loop did not end synchronously');
-  }
-  S.checkCounts(spec, counters);
-  process.exit(0);
 }
 
 global.gc();
