@@ -94,6 +94,7 @@ const rxToolLoop = forLibrary({ name: 'rx-tool-loop', label: 'rx-tool-loop (runE
 let core;
 let piAi;
 
+/** Pi's model record for one of the three APIs on the loopback server (W6, and W10's Chat Completions). */
 function piModel(api, scenario, baseURL) {
   return {
     id: scenario.name,
@@ -318,4 +319,4 @@ const versions = () => ({
   '@mariozechner/pi-ai': versionOf('@mariozechner/pi-ai'),
 });
 
-module.exports = { ALL, httpContender, versions };
+module.exports = { ALL, httpContender, versions, piModel };

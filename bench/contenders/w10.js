@@ -9,6 +9,7 @@
 //   between the two requests: what any client pays per turn (not a peer: no target is judged against it).
 // `run` resolves when the conversation ends; `onText(text)` is called as the consumer sees each text event.
 const { lib } = require('../lib/env.js');
+const { piModel } = require('./http.js');
 
 const API_KEY = 'w10-bench-key';
 const TOOL_MS = 100;
@@ -59,24 +60,12 @@ const pi = {
         execute: async () => ({ content: [{ type: 'text', text: await lookup() }], details: {} }),
       },
     ];
-    const piModel = {
-      id: model,
-      name: model,
-      api: 'openai-completions',
-      provider: 'openai',
-      baseUrl: `${baseURL}/v1`,
-      reasoning: false,
-      input: ['text'],
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-      contextWindow: 200_000,
-      maxTokens: 4096,
-    };
     let failure;
     const emit = (event) => {
       if (event.type === 'message_update' && event.assistantMessageEvent.type === 'text_delta') onText(event.assistantMessageEvent.delta);
       else if (event.type === 'message_end' && event.message.role === 'assistant' && (event.message.stopReason === 'error' || event.message.stopReason === 'aborted')) failure = event.message.errorMessage;
     };
-    const config = { model: piModel, apiKey: API_KEY, maxRetries: 0, convertToLlm: (messages) => messages, toolExecution: 'parallel' };
+    const config = { model: piModel('openai', { name: model }, baseURL), apiKey: API_KEY, maxRetries: 0, convertToLlm: (messages) => messages, toolExecution: 'parallel' };
     await core.runAgentLoop([{ role: 'user', content: 'hi', timestamp: Date.now() }], { systemPrompt: '', messages: [], tools }, config, emit, undefined);
     if (failure !== undefined) throw new Error(`pi: ${String(failure).split('\n')[0]}`);
   },
