@@ -23,7 +23,9 @@ const rxjs = require(require.resolve('rxjs', { paths: [path.resolve(dist)] }));
 /** A limiter of one slot whose calls end when released, in order; `calls` pass with `waiting` always queued. */
 function queue(calls, waiting) {
   const limiter = lib.createLimiter({ maxConcurrent: 1 });
-  let expected = 0; // the start order, checked as the calls start: nothing of the bench grows with `calls`
+  // the start order, counted as the calls start: nothing of the bench grows with `calls`
+  let started = 0;
+  let inOrder = 0;
   let release;
   const input = { messages: [{ role: 'user', content: 'hi' }], tools: [] };
   const call = (i) =>
@@ -31,7 +33,7 @@ function queue(calls, waiting) {
       .limited(
         () =>
           new rxjs.Observable((subscriber) => {
-            if (i !== expected++) throw new Error(`call ${i} started as call ${expected - 1}: not FIFO`);
+            if (i === started++) inOrder++;
             release = () => subscriber.complete();
           }),
         limiter,
@@ -49,10 +51,9 @@ function queue(calls, waiting) {
   }
   global.gc();
   const heapAfter = process.memoryUsage().heapUsed;
-  if (expected !== calls) throw new Error(`${expected} of ${calls} calls started`);
   const { state } = limiter;
   if (state.running !== 0 || state.waiting !== 0) throw new Error(`the limiter kept calls: ${JSON.stringify(state)}`);
-  return { heapWaiting, heapAfter };
+  return { heapWaiting, heapAfter, started, inOrder };
 }
 
 global.gc();
@@ -64,15 +65,16 @@ const over = (bytes) => bytes - base;
 const result = {
   workload: 'L6',
   calls: 10_000,
-  // FIFO is checked as the calls start: a call out of order throws, and the workload fails
-  fifo: true,
+  // each call counted as it starts: how many started, and how many of them as the n-th call started n-th
+  started: allAtOnce.started,
+  inOrder: allAtOnce.inOrder,
   waitingAtOnce: { heap: over(allAtOnce.heapWaiting), perCall: over(allAtOnce.heapWaiting) / 10_000, after: over(allAtOnce.heapAfter) },
   tenWaiting: { after10k: over(tenWaiting10k.heapAfter), after100k: over(tenWaiting100k.heapAfter) },
 };
 if (process.env.BENCH_RUN) process.stdout.write(`BENCH_RESULT ${JSON.stringify(result)}\n`);
 else {
   const kib = (bytes) => `${(bytes / 1024).toFixed(0)} KiB`;
-  console.log('L6 10,000 calls through one limiter (maxConcurrent 1): started in their order (checked)');
+  console.log(`L6 10,000 calls through one limiter (maxConcurrent 1): ${result.started} started, ${result.inOrder} of them in their order`);
   console.log(`  10,000 waiting at once: heap ${kib(result.waitingAtOnce.heap)} over the start (${result.waitingAtOnce.perCall.toFixed(0)} B a waiting call), after they all passed ${kib(result.waitingAtOnce.after)}`);
   console.log(`  ten always waiting: after 10,000 passed ${kib(result.tenWaiting.after10k)}, after 100,000 passed ${kib(result.tenWaiting.after100k)}`);
 }

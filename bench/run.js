@@ -798,7 +798,7 @@ function targets(results) {
   const L6 = results.L6;
   if (L6 && !L6.error) {
     const { waitingAtOnce: at, tenWaiting: ten } = L6;
-    add('L6', `${int(L6.calls)} calls through one limiter start first in, first out`, 'in their order (checked as each started)', L6.fifo === true, undefined);
+    add('L6', `${int(L6.calls)} calls through one limiter start first in, first out`, `${int(L6.started)} started, ${int(L6.inOrder)} in their order (counted as each started)`, L6.started === L6.calls && L6.inOrder === L6.calls, undefined);
     // constant memory: what the limiter holds follows what waits; 90,000 more calls through it may not add a byte each
     add(
       'L6',
