@@ -11,6 +11,7 @@ import type { SessionStore } from '../sessions/session-entry.js';
 import { SessionTree } from '../sessions/session-tree.js';
 import type { AgentMessage, ApprovalAnswer, ApprovalDecision, ConversationEvent, LoopEventOf, ProviderFailure, ToolCall, UserMessage } from '../types.js';
 import { onAbort } from '../util/abort-signal.js';
+import { attachmentsProblem } from '../util/attachments.js';
 import { errorText, isPlainObject, shown } from '../util/values.js';
 import { acpPrompt } from './acp-prompt.js';
 import { type ToolKindOf, acpUpdates, guessToolKind, historyUpdates } from './acp-updates.js';
@@ -67,7 +68,8 @@ const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
  * `session/prompt` is one prompt of it, streamed as `session/update`s ({@link acpUpdates}) and answered with its
  * stop reason (`end_turn`; `max_tokens` for `length` or a spent `budget`; `max_turn_requests` for `maxTurns`;
  * `refusal` for a provider's refusal; `cancelled`); a loop that ends with any other error answers a JSON-RPC error
- * with its message. `session/cancel` aborts the running loop (its tools see their signal abort) and the prompt
+ * with its message; a prompt whose image, audio or blob is no valid attachment (F1: its bytes not base64, say) answers
+ * invalid params, naming the problem, and the session goes on. `session/cancel` aborts the running loop (its tools see their signal abort) and the prompt
  * answers `cancelled`. A call `needsApproval` picks becomes `session/request_permission` (allow once, allow
  * always, reject, reject always; "always" holds for that tool in that session; a cancelled request rejects), its
  * answer the call's decision (H8). With a `store`, each session is saved as it goes, and `session/load` replays
@@ -144,7 +146,11 @@ export function serveAcp(options: ServeAcpOptions): Observable<never> {
       .onRequest('session/prompt', async ({ params, signal }) => {
         const run = sessions.get(params.sessionId);
         if (run === undefined) throw RequestError.sessionNotFound(params.sessionId);
-        return { stopReason: await run.prompt(acpPrompt(params.prompt), signal) };
+        const message = acpPrompt(params.prompt);
+        // F1: the SDK checks only that the bytes are a string; in the conversation a bad one would end the session
+        const problem = message.attachments === undefined ? undefined : attachmentsProblem(message.attachments);
+        if (problem !== undefined) throw RequestError.invalidParams({ problem }, `the prompt's ${problem}`);
+        return { stopReason: await run.prompt(message, signal) };
       })
       .onNotification('session/cancel', ({ params }) => sessions.get(params.sessionId)?.cancel());
     if (store !== undefined) {
