@@ -7,6 +7,7 @@ import { NEVER, Observable, type Subscription } from 'rxjs';
 import { type ProviderEvent, type ProviderInput, ToolRegistry, TokenBudget, scriptedProvider, toolProgress } from 'rx-tool-loop';
 import { memoryStore } from 'rx-tool-loop/sessions';
 import { type AcpSession, type ServeAcpOptions, serveAcp } from 'rx-tool-loop/acp';
+import { until } from '../support/until';
 
 interface Editor {
   connection: ClientConnection;
@@ -287,6 +288,27 @@ describe('serveAcp', () => {
       { sessionUpdate: 'tool_call', toolCallId: 'c1', status: 'pending' },
       { sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'failed', rawOutput: { content: 'error: aborted' } },
     ]);
+  });
+
+  it('E1: a loop that ends another way (the agent\'s own signal) while the editor asks for permission cancels the request', async () => {
+    const tools = registry().register({ name: 'deploy', description: 'deploys', input: {}, handler: () => 'deployed' });
+    const provider = scriptedProvider([[start, { type: 'tool_call', call: { id: 'c1', name: 'deploy', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }]]);
+    const stopAgent = new AbortController();
+    const editor = connect({ agent: { provider, registry: tools, signal: stopAgent.signal }, needsApproval: () => true });
+    let withdrawn = false;
+    editor.answer = (_request, signal) =>
+      new Promise((resolve) =>
+        signal.addEventListener('abort', () => {
+          withdrawn = true;
+          resolve({ outcome: { outcome: 'cancelled' } });
+        }),
+      );
+    const sessionId = await newSession(editor);
+    const answer = prompt(editor, sessionId, 'deploy');
+    await until(() => editor.permissions.length > 0, 'the permission request');
+    stopAgent.abort();
+    await expect(answer).resolves.toEqual({ stopReason: 'cancelled' });
+    await until(() => withdrawn, 'the permission request to be withdrawn', 2_000);
   });
 
   it('E1: completes when the editor closes its end of the connection', async () => {

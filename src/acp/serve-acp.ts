@@ -222,7 +222,7 @@ class AcpSessionRun {
   /** Prompts sent that have not joined the history yet, in order; `current` has joined and its loop runs. */
   private readonly waiting: PendingPrompt[] = [];
   private current: PendingPrompt | undefined;
-  /** Aborts the permission requests in flight when their prompt ends (the editor then drops its dialog). */
+  /** The signal of the permission requests in flight: {@link withdraw} aborts it when their loop ends. */
   private asking = new AbortController();
   private subscription: Subscription | undefined;
   private failed: { error: unknown } | undefined;
@@ -275,13 +275,19 @@ class AcpSessionRun {
     if (this.current === undefined && this.waiting.length === 0) return; // nothing runs: a cancel racing an answer
     if (this.current !== undefined) this.current.cancelled = true;
     for (const pending of this.waiting) pending.cancelled = true;
-    this.asking.abort();
+    this.withdraw();
     this.cancels.next();
   }
 
   close(): void {
-    this.asking.abort();
+    this.withdraw();
     this.subscription?.unsubscribe();
+  }
+
+  /** The permission requests in flight are cancelled (the editor drops its dialog); later ones get a new signal. */
+  private withdraw(): void {
+    this.asking.abort();
+    this.asking = new AbortController();
   }
 
   private handle(event: ConversationEvent): void {
@@ -290,7 +296,6 @@ class AcpSessionRun {
     switch (event.type) {
       case 'user_message':
         this.current = this.waiting.shift();
-        this.asking = new AbortController(); // a cancel of the prompts before it aborted the last one
         return;
       case 'message_end':
         if (this.current !== undefined) this.current.failure = event.failure;
@@ -302,7 +307,7 @@ class AcpSessionRun {
       case 'loop_end': {
         const pending = this.current;
         this.current = undefined;
-        this.asking = new AbortController();
+        this.withdraw(); // however the loop ended: a cancel, the agent's own signal, an error
         if (pending === undefined) return; // a loop that resumed a saved history (R22): no prompt asked for it
         const stop = stopReason(event, pending);
         if (typeof stop === 'string') pending.resolve(stop);
