@@ -68,12 +68,14 @@ const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
  * `session/prompt` is one prompt of it, streamed as `session/update`s ({@link acpUpdates}) and answered with its
  * stop reason (`end_turn`; `max_tokens` for `length` or a spent `budget`; `max_turn_requests` for `maxTurns`;
  * `refusal` for a provider's refusal; `cancelled`); a loop that ends with any other error answers a JSON-RPC error
- * with its message; a prompt whose image, audio or blob is no valid attachment (F1: its bytes not base64, say) answers
- * invalid params, naming the problem, and the session goes on. `session/cancel` aborts the running loop (its tools see their signal abort) and the prompt
- * answers `cancelled`. A call `needsApproval` picks becomes `session/request_permission` (allow once, allow
- * always, reject, reject always; "always" holds for that tool in that session; a cancelled request rejects), its
- * answer the call's decision (H8). With a `store`, each session is saved as it goes, and `session/load` replays
- * its history as `session/update`s, then goes on from it, in this process or a new one.
+ * with its message; a prompt whose image, audio or blob is no valid attachment (F1: its bytes not base64, say)
+ * answers invalid params, naming the problem, and the session goes on. `session/cancel` aborts the running loop
+ * (its tools see their signal abort) and the prompt answers `cancelled`; a `$/cancel_request` for one prompt
+ * cancels that prompt only (queued, it leaves the queue). A call `needsApproval` picks becomes
+ * `session/request_permission` (allow once, allow always, reject, reject always; "always" holds for that tool in
+ * that session; a cancelled request rejects), its answer the call's decision (H8). With a `store`, each session is
+ * saved as it goes, and `session/load` replays its history as `session/update`s, then goes on from it, in this
+ * process or a new one.
  *
  * Cold: each subscription serves one connection; it completes when the editor closes it (standard input ends), and
  * unsubscribing closes it, every running loop with it.
@@ -200,11 +202,12 @@ interface SessionSettings {
   toolKind: ToolKindOf;
 }
 
-/** A prompt waiting for its answer: how it ends, and what the loop told about it so far. */
+/** A prompt waiting for its answer: what it says, how it ends, and what the loop told about it so far. */
 interface PendingPrompt {
+  message: UserMessage;
   resolve(stopReason: StopReason): void;
   reject(error: unknown): void;
-  /** `session/cancel` came for it: it answers `cancelled` whatever the loop's reason. */
+  /** A cancel came for it: it answers `cancelled` whatever the loop's reason. */
   cancelled: boolean;
   /** The last model call's failure (a refusal answers `refusal`). */
   failure?: ProviderFailure | undefined;
@@ -219,8 +222,13 @@ class AcpSessionRun {
   private readonly decisions = new Subject<ApprovalAnswer>();
   /** "Allow always" / "Reject always", by tool name, for this session. */
   private readonly always = new Map<string, boolean>();
-  /** Prompts sent that have not joined the history yet, in order; `current` has joined and its loop runs. */
-  private readonly waiting: PendingPrompt[] = [];
+  /**
+   * Prompts sent, in order, held here until the one before has ended: the conversation queues them too, but
+   * cannot take one out, and a `$/cancel_request` takes out its prompt only. `given` is in the conversation and
+   * has not joined the history yet; `current` has joined and its loop runs.
+   */
+  private readonly queued: PendingPrompt[] = [];
+  private given: PendingPrompt | undefined;
   private current: PendingPrompt | undefined;
   /** The signal of the permission requests in flight: {@link withdraw} aborts it when their loop ends. */
   private asking = new AbortController();
@@ -261,10 +269,11 @@ class AcpSessionRun {
         stopListening();
         end();
       };
-      this.waiting.push({ resolve: (stop) => settle(() => resolve(stop)), reject: (error) => settle(() => reject(error)), cancelled: false });
-      // $/cancel_request for the prompt itself is a cancel too
-      stopListening = onAbort(signal, () => this.cancel());
-      this.prompts.next(message);
+      const pending: PendingPrompt = { message, resolve: (stop) => settle(() => resolve(stop)), reject: (error) => settle(() => reject(error)), cancelled: false };
+      this.queued.push(pending);
+      // $/cancel_request for this prompt
+      stopListening = onAbort(signal, () => this.cancelPrompt(pending));
+      this.next();
     });
     await this.sent;
     return stopReason;
@@ -272,11 +281,33 @@ class AcpSessionRun {
 
   /** `session/cancel`: the running loop aborts (R11, its tools torn down), waiting prompts are dropped; each answers `cancelled`. */
   cancel(): void {
-    if (this.current === undefined && this.waiting.length === 0) return; // nothing runs: a cancel racing an answer
+    for (const pending of this.queued.splice(0)) pending.resolve('cancelled');
+    if (this.current === undefined && this.given === undefined) return; // nothing runs: a cancel racing an answer
     if (this.current !== undefined) this.current.cancelled = true;
-    for (const pending of this.waiting) pending.cancelled = true;
+    if (this.given !== undefined) this.given.cancelled = true;
     this.withdraw();
     this.cancels.next();
+  }
+
+  /** `$/cancel_request` for one prompt: queued, it leaves the queue; running, its loop aborts (R11); it answers `cancelled`. */
+  private cancelPrompt(pending: PendingPrompt): void {
+    const at = this.queued.indexOf(pending);
+    if (at >= 0) {
+      this.queued.splice(at, 1);
+      return pending.resolve('cancelled');
+    }
+    if (pending !== this.current && pending !== this.given) return; // answered already
+    pending.cancelled = true;
+    if (pending === this.current) this.withdraw();
+    // only this prompt is in the conversation: the others are still queued here
+    this.cancels.next();
+  }
+
+  /** The next queued prompt goes to the conversation once the one before has ended. */
+  private next(): void {
+    if (this.failed !== undefined || this.current !== undefined || this.given !== undefined) return;
+    this.given = this.queued.shift();
+    if (this.given !== undefined) this.prompts.next(this.given.message);
   }
 
   close(): void {
@@ -295,24 +326,31 @@ class AcpSessionRun {
     if ('messages' in event) this.history = event.messages;
     switch (event.type) {
       case 'user_message':
-        this.current = this.waiting.shift();
+        this.current = this.given;
+        this.given = undefined;
         return;
       case 'message_end':
         if (this.current !== undefined) this.current.failure = event.failure;
         return;
       case 'tool_approval':
         return void this.ask(event.call);
-      case 'prompt_dropped':
-        return this.waiting.shift()?.resolve('cancelled');
+      case 'prompt_dropped': {
+        const dropped = this.given;
+        this.given = undefined;
+        dropped?.resolve('cancelled');
+        return this.next();
+      }
       case 'loop_end': {
         const pending = this.current;
         this.current = undefined;
         this.withdraw(); // however the loop ended: a cancel, the agent's own signal, an error
-        if (pending === undefined) return; // a loop that resumed a saved history (R22): no prompt asked for it
-        const stop = stopReason(event, pending);
-        if (typeof stop === 'string') pending.resolve(stop);
-        else pending.reject(stop);
-        return;
+        // pending is undefined for a loop that resumed a saved history (R22): no prompt asked for it
+        if (pending !== undefined) {
+          const stop = stopReason(event, pending);
+          if (typeof stop === 'string') pending.resolve(stop);
+          else pending.reject(stop);
+        }
+        return this.next();
       }
     }
   }
@@ -354,8 +392,9 @@ class AcpSessionRun {
   private fail(error: unknown): void {
     this.failed = { error };
     const failure = RequestError.internalError(undefined, errorText(error));
-    for (const pending of [...(this.current === undefined ? [] : [this.current]), ...this.waiting.splice(0)]) pending.reject(failure);
-    this.current = undefined;
+    const waiting = [this.current, this.given, ...this.queued.splice(0)];
+    this.current = this.given = undefined;
+    for (const pending of waiting) pending?.reject(failure);
   }
 }
 
