@@ -14,7 +14,7 @@ import { onAbort } from '../util/abort-signal.js';
 import { attachmentsProblem } from '../util/attachments.js';
 import { errorText, isPlainObject, shown } from '../util/values.js';
 import { acpPrompt } from './acp-prompt.js';
-import { type ToolKindOf, acpUpdates, guessToolKind, historyUpdates } from './acp-updates.js';
+import { type ToolKindOf, acpUpdates, guessToolKind, historyUpdates, pendingToolCall } from './acp-updates.js';
 
 /** E1: what a session is, for an {@link AcpAgent} made per session: its id, and what `session/new` (or `session/load`) said. */
 export interface AcpSession {
@@ -365,7 +365,7 @@ class AcpSessionRun {
       await this.sent; // the call's own tool_call update first
       const request: RequestPermissionRequest = {
         sessionId: this.sessionId,
-        toolCall: { toolCallId: call.id, title: call.name, kind: this.settings.toolKind(call), status: 'pending', rawInput: call.input },
+        toolCall: pendingToolCall(call, this.settings.toolKind),
         options: PERMISSIONS.map(({ optionId, name, kind }) => ({ optionId, name, kind })),
       };
       const { outcome } = await this.client.request('session/request_permission', request, { cancellationSignal: signal });
