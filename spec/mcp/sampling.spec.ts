@@ -141,6 +141,27 @@ describe('M8: sampling', () => {
     expect(output).toMatchObject({ isError: true });
   });
 
+  it('M8: a request with tools is refused before { provider(request) } is asked for a provider', async () => {
+    const client = await http.connect(samplingClient());
+    let made = 0;
+    const model = scriptedProvider([reply('never')]);
+    const { tools, subscription } = await subscribed(client, { sampling: { provider: () => (made++, model) } });
+    await lastValueFrom(tools.get('summarize_with_tools')!.handler({}, { call: callOf('c1', 'summarize_with_tools'), signal: new AbortController().signal }) as Observable<unknown>);
+    subscription.unsubscribe();
+    expect(sampledResults).toEqual([expect.stringMatching(/sampling with tools is not supported/)]);
+    expect(made).toBe(0);
+  });
+
+  it('M8: a reply that ends aborted is an error to the server', async () => {
+    const client = await http.connect(samplingClient());
+    const stopped: Provider = scriptedProvider([[{ type: 'message_start' }, { type: 'text_delta', text: 'half' }, { type: 'message_end', stopReason: 'aborted' }]]);
+    const { tools, subscription } = await subscribed(client, { sampling: stopped });
+    const output = await lastValueFrom(tools.get('summarize')!.handler({ text: 'x' }, { call: callOf('c1', 'summarize', { text: 'x' }), signal: new AbortController().signal }) as Observable<unknown>);
+    subscription.unsubscribe();
+    expect(sampledResults).toEqual([expect.stringMatching(/the model's reply ended in aborted/)]);
+    expect(output).toMatchObject({ isError: true });
+  });
+
   it('M8: a reply that ends in error is an error to the server; sampling on a client without the capability is an error naming sampling; a bad sampling is refused at call time', async () => {
     const client = await http.connect(samplingClient());
     const failing: Provider = scriptedProvider([[{ type: 'message_start' }, { type: 'message_end', stopReason: 'error', errorMessage: 'HTTP 529: overloaded' }]]);

@@ -107,7 +107,10 @@ async function elicit(onElicit: McpElicitHandler, request: McpElicitRequest, ext
 function sample(sampling: McpSampling, request: McpSamplingRequest, extra: McpRequestExtra, subscriptionEnds: WhenEnds) {
   const related = relatedCall(isCallInProgress);
   return answerWhile(
-    () => sampled(samplingProvider(sampling, request), samplingInput(request)),
+    () => {
+      const input = samplingInput(request); // a request refused (tools) asks `sampling.provider` for nothing
+      return sampled(samplingProvider(sampling, request), input);
+    },
     () => {
       throw new Error(NOT_WANTED);
     },
