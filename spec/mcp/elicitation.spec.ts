@@ -203,8 +203,11 @@ describe('M7: elicitation', () => {
 
   it('M7: onElicit on a client created without the elicitation capability is an error naming onElicit, and onElicit must be a function', async () => {
     const client = await http.connect();
+    const { onclose, onerror } = client;
     const error = await firstValueFrom(mcpTools(client, { onElicit: () => ({ action: 'decline' }) })).catch((caught: unknown) => caught);
     expect(String(error)).toMatch(/^TypeError: mcpTools: onElicit needs a client created with the elicitation capability/);
+    // M1 (7): the hooks chained before it came off with the failed subscription
+    expect([client.onclose, client.onerror]).toEqual([onclose, onerror]);
     expect(() => mcpTools(client, { onElicit: 'yes' as never })).toThrow('mcpTools: onElicit must be a function (got "yes", a string)');
   });
 });

@@ -84,12 +84,8 @@ export function mcpTools(client: McpClient, options: McpToolsOptions = {}): Obse
       subscriber.add(stop);
       return () => subscriber.remove(stop);
     };
-    try {
-      unhook.push(answerServerRequests(client, { onElicit, sampling, whenEnds }));
-    } catch (error) {
-      subscriber.error(error);
-      return;
-    }
+    // a client without the capability throws: RxJS makes it this subscription's error, and the hooks above come off
+    unhook.push(answerServerRequests(client, { onElicit, sampling, whenEnds }));
     const lists = concat(of(undefined), changed.pipe(debounceTime(LIST_CHANGED_DEBOUNCE_MS)))
       .pipe(
         // a newer notification abandons a listing still running
