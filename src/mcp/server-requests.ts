@@ -76,7 +76,7 @@ export function answerServerRequests(client: McpClient, options: ServerRequestOp
     'onElicit',
     'elicitation',
     () =>
-      chainRequestHandler(client, ElicitRequestSchema, (request, extra, previous) => {
+      chainRequestHandler(client, 'elicitation/create', ElicitRequestSchema, (request, extra, previous) => {
         if (onElicit === undefined) return previous === undefined ? Promise.resolve({ action: 'decline' }) : previous(request, extra);
         return elicit(onElicit, (request as { params: McpElicitRequest }).params, extra, options.whenEnds);
       }),
@@ -84,7 +84,7 @@ export function answerServerRequests(client: McpClient, options: ServerRequestOp
   );
   if (sampling !== undefined) {
     const answerSampling = (request: unknown, extra: McpRequestExtra) => sample(sampling, (request as { params: McpSamplingRequest }).params, extra, options.whenEnds);
-    chain('sampling', 'sampling', () => chainRequestHandler(client, CreateMessageRequestSchema, answerSampling), true);
+    chain('sampling', 'sampling', () => chainRequestHandler(client, 'sampling/createMessage', CreateMessageRequestSchema, answerSampling), true);
   }
   return () => {
     for (const off of offs.splice(0)) off();
