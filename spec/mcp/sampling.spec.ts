@@ -48,6 +48,17 @@ function samplingServer(): McpServer {
       extra,
     ),
   );
+  // unrelated: the SDK's createMessage sends it on the standalone stream
+  server.registerTool('summarize_aside', { description: 'Asks aside' }, async () => {
+    try {
+      const result = await server.server.createMessage({ maxTokens: 50, messages: [{ role: 'user', content: { type: 'text', text: 'aside' } }] });
+      sampledResults.push(result);
+      return { content: [{ type: 'text' as const, text: 'sampled' }] };
+    } catch (error) {
+      sampledResults.push(String(error));
+      return { content: [{ type: 'text' as const, text: String(error) }], isError: true };
+    }
+  });
   server.registerTool('summarize_with_tools', { description: 'Asks for tools' }, (extra) =>
     ask({ maxTokens: 50, messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], tools: [{ name: 'x', inputSchema: { type: 'object' } }] }, extra),
   );
@@ -128,6 +139,27 @@ describe('M8: sampling', () => {
     subscription.unsubscribe();
     expect(unsubscribed).toBe(true);
     expect(sampledResults[0]).toMatch(/rx-tool-loop: the answer is no longer wanted/);
+  });
+
+  it('M8: unsubscribing mcpTools unsubscribes the provider call of a request that relates to no call, and the server gets an error', async () => {
+    const client = await http.connect(samplingClient());
+    let calls = 0;
+    let unsubscribed = false;
+    const sampling: Provider = () =>
+      new Observable<ProviderEvent>(() => {
+        calls += 1;
+        return () => {
+          unsubscribed = true;
+        };
+      });
+    const { tools, subscription } = await subscribed(client, { sampling });
+    const output = lastValueFrom(tools.get('summarize_aside')!.handler({}, { call: callOf('c1', 'summarize_aside'), signal: new AbortController().signal }) as Observable<unknown>);
+    await until(() => calls === 1, 'the provider to be called');
+    expect(unsubscribed).toBe(false);
+    subscription.unsubscribe();
+    expect(unsubscribed).toBe(true);
+    await expect(output).resolves.toMatchObject({ isError: true });
+    expect(sampledResults).toEqual([expect.stringMatching(/rx-tool-loop: the answer is no longer wanted/)]);
   });
 
   it('M8: a request with tools is refused, and the provider is never called', async () => {
