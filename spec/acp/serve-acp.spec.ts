@@ -334,6 +334,23 @@ describe('serveAcp', () => {
     ]);
   });
 
+  it('E1: a permission request the editor fails (a JSON-RPC error) denies the call, and the prompt goes on', async () => {
+    const tools = registry().register({ name: 'deploy', description: 'deploys', input: {}, handler: () => 'deployed' });
+    const provider = scriptedProvider([[start, { type: 'tool_call', call: { id: 'c1', name: 'deploy', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }], stop('not deployed')]);
+    const editor = connect({ agent: { provider, registry: tools }, needsApproval: () => true });
+    editor.answer = async () => {
+      throw new Error('the dialog crashed');
+    };
+    const sessionId = await newSession(editor);
+    await expect(prompt(editor, sessionId, 'deploy')).resolves.toEqual({ stopReason: 'end_turn' });
+    expect(editor.permissions).toHaveLength(1);
+    expect(editor.updates.map(({ update }) => update)).toMatchObject([
+      { sessionUpdate: 'tool_call', toolCallId: 'c1', status: 'pending' },
+      { sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'failed', rawOutput: { content: 'denied: not approved' } },
+      { sessionUpdate: 'agent_message_chunk' },
+    ]);
+  });
+
   it('E1: a loop that ends another way (the agent\'s own signal) while the editor asks for permission cancels the request', async () => {
     const tools = registry().register({ name: 'deploy', description: 'deploys', input: {}, handler: () => 'deployed' });
     const provider = scriptedProvider([[start, { type: 'tool_call', call: { id: 'c1', name: 'deploy', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }]]);
