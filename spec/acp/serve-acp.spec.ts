@@ -372,6 +372,15 @@ describe('serveAcp', () => {
     await until(() => withdrawn, 'the permission request to be withdrawn', 2_000);
   });
 
+  it('E1: once the agent\'s own signal has stopped its conversation, a prompt is answered an error that says so, never left waiting', async () => {
+    const stopAgent = new AbortController();
+    const editor = connect({ agent: { provider: scriptedProvider([stop('one')]), registry: registry(), signal: stopAgent.signal } });
+    const sessionId = await newSession(editor);
+    await expect(prompt(editor, sessionId, 'one')).resolves.toEqual({ stopReason: 'end_turn' });
+    stopAgent.abort();
+    await expect(prompt(editor, sessionId, 'two')).rejects.toMatchObject({ code: -32603, message: expect.stringMatching(/the session cannot go on: .*stopped/) });
+  });
+
   it('E1: completes when the editor closes its end of the connection', async () => {
     const editor = connect({ agent: { provider: scriptedProvider([]), registry: registry() } });
     await newSession(editor);

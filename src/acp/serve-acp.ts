@@ -257,6 +257,8 @@ class AcpSessionRun {
     this.subscription = (saved === undefined ? events$ : events$.pipe(persist(saved.tree, saved.store))).subscribe({
       next: (event) => this.handle(event),
       error: (error: unknown) => this.fail(error),
+      // only the agent's own `signal` completes it: a prompt after that must still be answered
+      complete: () => this.fail(new Error('the agent stopped: its signal aborted')),
     });
   }
 
@@ -388,7 +390,10 @@ class AcpSessionRun {
     this.sent = this.client.notify('session/update', { sessionId: this.sessionId, update }).catch(() => undefined);
   }
 
-  /** The conversation failed (its store did): every prompt waiting answers the error, and so does every later one. */
+  /**
+   * The conversation ended (its store failed, or the agent's signal aborted): every prompt waiting answers the
+   * error, and so does every later one.
+   */
   private fail(error: unknown): void {
     this.failed = { error };
     const failure = RequestError.internalError(undefined, errorText(error));
