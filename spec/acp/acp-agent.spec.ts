@@ -147,6 +147,15 @@ describe('examples/acp-agent.ts over real pipes', () => {
     await expect(prompt(first, 'After the races')).resolves.toEqual({ stopReason: 'end_turn' });
   });
 
+  it('E1: a prompt with an image that is not base64 answers invalid params, naming it, and the next prompt is answered', async () => {
+    const image = { type: 'image' as const, mimeType: 'image/png', data: 'not base64!' };
+    await expect(first.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'What is this?' }, image] })).rejects.toMatchObject({
+      code: -32602,
+      message: 'Invalid params: the prompt\'s attachments[0].data must be standard base64 text (got "not base64!", a string)',
+    });
+    await expect(prompt(first, 'Still there?')).resolves.toEqual({ stopReason: 'end_turn' });
+  });
+
   it('E2: stdout carries nothing but JSON-RPC 2.0, and each request got exactly one answer', () => {
     const lines = first.stdout().split('\n');
     expect(lines.pop()).toBe(''); // every message ends its line

@@ -38,6 +38,18 @@ describe('acpPrompt', () => {
     });
   });
 
+  it('E1: an embedded blob\'s attachment type is its MIME type\'s, as an MCP blob\'s (F3): an image is an image, a sound audio', () => {
+    expect(
+      acpPrompt([
+        { type: 'resource', resource: { uri: 'file:///shot.png', blob: 'iVBORw0KGgo=', mimeType: 'image/png' } },
+        { type: 'resource', resource: { uri: 'file:///memo.wav', blob: 'UklGRg==', mimeType: 'audio/wav' } },
+      ]).attachments,
+    ).toEqual([
+      { type: 'image', mimeType: 'image/png', data: 'iVBORw0KGgo=', name: 'file:///shot.png' },
+      { type: 'audio', mimeType: 'audio/wav', data: 'UklGRg==', name: 'file:///memo.wav' },
+    ]);
+  });
+
   it('E1: a prompt with no text and no attachment is an empty user message', () => {
     expect(acpPrompt([])).toEqual({ role: 'user', content: '' });
   });

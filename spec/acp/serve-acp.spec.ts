@@ -7,6 +7,7 @@ import { NEVER, Observable, type Subscription } from 'rxjs';
 import { type ProviderEvent, type ProviderInput, ToolRegistry, TokenBudget, scriptedProvider, toolProgress } from 'rx-tool-loop';
 import { memoryStore } from 'rx-tool-loop/sessions';
 import { type AcpSession, type ServeAcpOptions, serveAcp } from 'rx-tool-loop/acp';
+import { until } from '../support/until';
 
 interface Editor {
   connection: ClientConnection;
@@ -240,6 +241,50 @@ describe('serveAcp', () => {
     expect(aborted).toEqual(['wait', 'wait']);
   });
 
+  it('E1: a $/cancel_request for one prompt cancels that prompt only: a queued one leaves the queue, a running one aborts, each answers cancelled', async () => {
+    const aborted: string[] = [];
+    const tools = registry().register({
+      name: 'wait',
+      description: 'waits',
+      input: {},
+      handler: (_input, { signal }) => (signal.addEventListener('abort', () => aborted.push('wait')), NEVER),
+    });
+    const provider = scriptedProvider([[start, { type: 'tool_call', call: { id: 'c1', name: 'wait', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }], stop('three done')]);
+    const editor = connect({ agent: { provider, registry: tools } });
+    const sessionId = await newSession(editor);
+    const ask = (text: string, cancel: AbortController) =>
+      editor.connection.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] }, { cancellationSignal: cancel.signal });
+    const [one, two, three] = [new AbortController(), new AbortController(), new AbortController()];
+    const first = ask('one', one);
+    await until(() => editor.updates.some(({ update }) => update.sessionUpdate === 'tool_call_update'), 'the tool to start');
+    const second = ask('two', two);
+    const third = ask('three', three);
+    two.abort();
+    await expect(second).resolves.toEqual({ stopReason: 'cancelled' });
+    expect(aborted).toEqual([]); // the running prompt goes on
+    one.abort();
+    await expect(first).resolves.toEqual({ stopReason: 'cancelled' });
+    expect(aborted).toEqual(['wait']);
+    // the prompt queued after it was not dropped: it runs, and the cancelled one never joined the history
+    await expect(third).resolves.toEqual({ stopReason: 'end_turn' });
+    expect(provider.inputs[1]!.messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual(['one', 'three']);
+  });
+
+  it('E1: session/cancel drops the prompts still queued behind the running one: each answers cancelled and none reaches the model', async () => {
+    const tools = registry().register({ name: 'wait', description: 'waits', input: {}, handler: () => NEVER });
+    const provider = scriptedProvider([[start, { type: 'tool_call', call: { id: 'c1', name: 'wait', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }], stop('after')]);
+    const editor = connect({ agent: { provider, registry: tools } });
+    const sessionId = await newSession(editor);
+    const first = prompt(editor, sessionId, 'one');
+    await until(() => editor.updates.some(({ update }) => update.sessionUpdate === 'tool_call_update'), 'the tool to start');
+    const queued = [prompt(editor, sessionId, 'two'), prompt(editor, sessionId, 'three')];
+    await new Promise((resolve) => setTimeout(resolve, 5)); // they reach the agent
+    await editor.connection.agent.notify('session/cancel', { sessionId });
+    await expect(Promise.all([first, ...queued])).resolves.toEqual([{ stopReason: 'cancelled' }, { stopReason: 'cancelled' }, { stopReason: 'cancelled' }]);
+    await expect(prompt(editor, sessionId, 'four')).resolves.toEqual({ stopReason: 'end_turn' });
+    expect(provider.inputs[1]!.messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual(['one', 'four']);
+  });
+
   it('E1: "reject always" denies the tool\'s later calls in that session without asking; another session asks again', async () => {
     const deploy = (id: string): ProviderEvent[] => [start, { type: 'tool_call', call: { id, name: 'deploy', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }];
     const tools = registry().register({ name: 'deploy', description: 'deploys', input: {}, handler: () => 'deployed' });
@@ -287,6 +332,53 @@ describe('serveAcp', () => {
       { sessionUpdate: 'tool_call', toolCallId: 'c1', status: 'pending' },
       { sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'failed', rawOutput: { content: 'error: aborted' } },
     ]);
+  });
+
+  it('E1: a permission request the editor fails (a JSON-RPC error) denies the call, and the prompt goes on', async () => {
+    const tools = registry().register({ name: 'deploy', description: 'deploys', input: {}, handler: () => 'deployed' });
+    const provider = scriptedProvider([[start, { type: 'tool_call', call: { id: 'c1', name: 'deploy', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }], stop('not deployed')]);
+    const editor = connect({ agent: { provider, registry: tools }, needsApproval: () => true });
+    editor.answer = async () => {
+      throw new Error('the dialog crashed');
+    };
+    const sessionId = await newSession(editor);
+    await expect(prompt(editor, sessionId, 'deploy')).resolves.toEqual({ stopReason: 'end_turn' });
+    expect(editor.permissions).toHaveLength(1);
+    expect(editor.updates.map(({ update }) => update)).toMatchObject([
+      { sessionUpdate: 'tool_call', toolCallId: 'c1', status: 'pending' },
+      { sessionUpdate: 'tool_call_update', toolCallId: 'c1', status: 'failed', rawOutput: { content: 'denied: not approved' } },
+      { sessionUpdate: 'agent_message_chunk' },
+    ]);
+  });
+
+  it('E1: a loop that ends another way (the agent\'s own signal) while the editor asks for permission cancels the request', async () => {
+    const tools = registry().register({ name: 'deploy', description: 'deploys', input: {}, handler: () => 'deployed' });
+    const provider = scriptedProvider([[start, { type: 'tool_call', call: { id: 'c1', name: 'deploy', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }]]);
+    const stopAgent = new AbortController();
+    const editor = connect({ agent: { provider, registry: tools, signal: stopAgent.signal }, needsApproval: () => true });
+    let withdrawn = false;
+    editor.answer = (_request, signal) =>
+      new Promise((resolve) =>
+        signal.addEventListener('abort', () => {
+          withdrawn = true;
+          resolve({ outcome: { outcome: 'cancelled' } });
+        }),
+      );
+    const sessionId = await newSession(editor);
+    const answer = prompt(editor, sessionId, 'deploy');
+    await until(() => editor.permissions.length > 0, 'the permission request');
+    stopAgent.abort();
+    await expect(answer).resolves.toEqual({ stopReason: 'cancelled' });
+    await until(() => withdrawn, 'the permission request to be withdrawn', 2_000);
+  });
+
+  it('E1: once the agent\'s own signal has stopped its conversation, a prompt is answered an error that says so, never left waiting', async () => {
+    const stopAgent = new AbortController();
+    const editor = connect({ agent: { provider: scriptedProvider([stop('one')]), registry: registry(), signal: stopAgent.signal } });
+    const sessionId = await newSession(editor);
+    await expect(prompt(editor, sessionId, 'one')).resolves.toEqual({ stopReason: 'end_turn' });
+    stopAgent.abort();
+    await expect(prompt(editor, sessionId, 'two')).rejects.toMatchObject({ code: -32603, message: expect.stringMatching(/the session cannot go on: .*stopped/) });
   });
 
   it('E1: completes when the editor closes its end of the connection', async () => {

@@ -184,6 +184,24 @@ describe('M7: elicitation', () => {
     expect(output).toMatchObject({ content: 'gave up', isError: false });
   });
 
+  it('M7: unsubscribing mcpTools while onElicit waits on a question that relates to no call aborts its signal and answers the server cancel', async () => {
+    const client = await http.connect(elicitingClient());
+    let signal: AbortSignal | undefined;
+    const { tools, subscription } = await subscribed(client, {
+      onElicit: (_request, context) => {
+        signal = context.signal;
+        return NEVER;
+      },
+    });
+    const output = lastValueFrom(tools.get('ask_aside')!.handler({}, { call: callOf('c1', 'ask_aside'), signal: new AbortController().signal }) as Observable<unknown>);
+    await until(() => signal !== undefined, 'onElicit to be asked');
+    expect(signal!.aborted).toBe(false);
+    subscription.unsubscribe();
+    expect(signal!.aborted).toBe(true);
+    await expect(output).resolves.toMatchObject({ content: 'cancel', isError: false });
+    expect(answers).toEqual([{ tool: 'ask_aside', input: '', result: { action: 'cancel' } }]);
+  });
+
   it('M7: an elicitation that relates to no call (the standalone stream) goes to onElicit with no call, and shows on none', async () => {
     const client = await http.connect(elicitingClient());
     const contexts: McpElicitContext[] = [];
@@ -203,8 +221,11 @@ describe('M7: elicitation', () => {
 
   it('M7: onElicit on a client created without the elicitation capability is an error naming onElicit, and onElicit must be a function', async () => {
     const client = await http.connect();
+    const { onclose, onerror } = client;
     const error = await firstValueFrom(mcpTools(client, { onElicit: () => ({ action: 'decline' }) })).catch((caught: unknown) => caught);
     expect(String(error)).toMatch(/^TypeError: mcpTools: onElicit needs a client created with the elicitation capability/);
+    // M1 (7): the hooks chained before it came off with the failed subscription
+    expect([client.onclose, client.onerror]).toEqual([onclose, onerror]);
     expect(() => mcpTools(client, { onElicit: 'yes' as never })).toThrow('mcpTools: onElicit must be a function (got "yes", a string)');
   });
 });

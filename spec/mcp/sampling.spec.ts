@@ -48,6 +48,17 @@ function samplingServer(): McpServer {
       extra,
     ),
   );
+  // unrelated: the SDK's createMessage sends it on the standalone stream
+  server.registerTool('summarize_aside', { description: 'Asks aside' }, async () => {
+    try {
+      const result = await server.server.createMessage({ maxTokens: 50, messages: [{ role: 'user', content: { type: 'text', text: 'aside' } }] });
+      sampledResults.push(result);
+      return { content: [{ type: 'text' as const, text: 'sampled' }] };
+    } catch (error) {
+      sampledResults.push(String(error));
+      return { content: [{ type: 'text' as const, text: String(error) }], isError: true };
+    }
+  });
   server.registerTool('summarize_with_tools', { description: 'Asks for tools' }, (extra) =>
     ask({ maxTokens: 50, messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], tools: [{ name: 'x', inputSchema: { type: 'object' } }] }, extra),
   );
@@ -130,6 +141,27 @@ describe('M8: sampling', () => {
     expect(sampledResults[0]).toMatch(/rx-tool-loop: the answer is no longer wanted/);
   });
 
+  it('M8: unsubscribing mcpTools unsubscribes the provider call of a request that relates to no call, and the server gets an error', async () => {
+    const client = await http.connect(samplingClient());
+    let calls = 0;
+    let unsubscribed = false;
+    const sampling: Provider = () =>
+      new Observable<ProviderEvent>(() => {
+        calls += 1;
+        return () => {
+          unsubscribed = true;
+        };
+      });
+    const { tools, subscription } = await subscribed(client, { sampling });
+    const output = lastValueFrom(tools.get('summarize_aside')!.handler({}, { call: callOf('c1', 'summarize_aside'), signal: new AbortController().signal }) as Observable<unknown>);
+    await until(() => calls === 1, 'the provider to be called');
+    expect(unsubscribed).toBe(false);
+    subscription.unsubscribe();
+    expect(unsubscribed).toBe(true);
+    await expect(output).resolves.toMatchObject({ isError: true });
+    expect(sampledResults).toEqual([expect.stringMatching(/rx-tool-loop: the answer is no longer wanted/)]);
+  });
+
   it('M8: a request with tools is refused, and the provider is never called', async () => {
     const client = await http.connect(samplingClient());
     const model = scriptedProvider([reply('never')]);
@@ -138,6 +170,27 @@ describe('M8: sampling', () => {
     subscription.unsubscribe();
     expect(model.inputs).toEqual([]);
     expect(sampledResults).toEqual([expect.stringMatching(/sampling with tools is not supported/)]);
+    expect(output).toMatchObject({ isError: true });
+  });
+
+  it('M8: a request with tools is refused before { provider(request) } is asked for a provider', async () => {
+    const client = await http.connect(samplingClient());
+    let made = 0;
+    const model = scriptedProvider([reply('never')]);
+    const { tools, subscription } = await subscribed(client, { sampling: { provider: () => (made++, model) } });
+    await lastValueFrom(tools.get('summarize_with_tools')!.handler({}, { call: callOf('c1', 'summarize_with_tools'), signal: new AbortController().signal }) as Observable<unknown>);
+    subscription.unsubscribe();
+    expect(sampledResults).toEqual([expect.stringMatching(/sampling with tools is not supported/)]);
+    expect(made).toBe(0);
+  });
+
+  it('M8: a reply that ends aborted is an error to the server', async () => {
+    const client = await http.connect(samplingClient());
+    const stopped: Provider = scriptedProvider([[{ type: 'message_start' }, { type: 'text_delta', text: 'half' }, { type: 'message_end', stopReason: 'aborted' }]]);
+    const { tools, subscription } = await subscribed(client, { sampling: stopped });
+    const output = await lastValueFrom(tools.get('summarize')!.handler({ text: 'x' }, { call: callOf('c1', 'summarize', { text: 'x' }), signal: new AbortController().signal }) as Observable<unknown>);
+    subscription.unsubscribe();
+    expect(sampledResults).toEqual([expect.stringMatching(/the model's reply ended in aborted/)]);
     expect(output).toMatchObject({ isError: true });
   });
 

@@ -1,4 +1,4 @@
-import type { ContentBlock, SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
+import type { ToolCall as AcpToolCall, ContentBlock, SessionUpdate, ToolCallContent, ToolKind } from '@agentclientprotocol/sdk';
 import type { AgentMessage, Attachment, ConversationEvent, ToolCall, ToolResultMessage } from '../types.js';
 
 /** E1: what kind of tool a call is, for the editor's icon; default {@link guessToolKind}. */
@@ -58,9 +58,14 @@ function attachmentBlocks(attachments: readonly Attachment[] | undefined): Conte
 
 const rawOutput = (result: ToolResultMessage) => (result.details === undefined ? { content: result.content } : { content: result.content, details: result.details });
 
+/** A call as the editor first sees it — its title, kind and input, `pending` — in a `tool_call` update and a permission request. */
+export function pendingToolCall(call: ToolCall, kindOf: ToolKindOf): AcpToolCall {
+  return { toolCallId: call.id, title: call.name, kind: kindOf(call), status: 'pending', rawInput: call.input };
+}
+
 /** The first `tool_call` update of a call: its title, kind and input, `pending` until it starts. */
 function toolCallUpdate(call: ToolCall, kindOf: ToolKindOf): SessionUpdate {
-  return { sessionUpdate: 'tool_call', toolCallId: call.id, title: call.name, kind: kindOf(call), status: 'pending', rawInput: call.input };
+  return { sessionUpdate: 'tool_call', ...pendingToolCall(call, kindOf) };
 }
 
 /** The last update of a call: `completed`, or `failed` for an error result (R9), with its content and output. */

@@ -11,9 +11,10 @@ import type { SessionStore } from '../sessions/session-entry.js';
 import { SessionTree } from '../sessions/session-tree.js';
 import type { AgentMessage, ApprovalAnswer, ApprovalDecision, ConversationEvent, LoopEventOf, ProviderFailure, ToolCall, UserMessage } from '../types.js';
 import { onAbort } from '../util/abort-signal.js';
+import { attachmentsProblem } from '../util/attachments.js';
 import { errorText, isPlainObject, shown } from '../util/values.js';
 import { acpPrompt } from './acp-prompt.js';
-import { type ToolKindOf, acpUpdates, guessToolKind, historyUpdates } from './acp-updates.js';
+import { type ToolKindOf, acpUpdates, guessToolKind, historyUpdates, pendingToolCall } from './acp-updates.js';
 
 /** E1: what a session is, for an {@link AcpAgent} made per session: its id, and what `session/new` (or `session/load`) said. */
 export interface AcpSession {
@@ -67,11 +68,14 @@ const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
  * `session/prompt` is one prompt of it, streamed as `session/update`s ({@link acpUpdates}) and answered with its
  * stop reason (`end_turn`; `max_tokens` for `length` or a spent `budget`; `max_turn_requests` for `maxTurns`;
  * `refusal` for a provider's refusal; `cancelled`); a loop that ends with any other error answers a JSON-RPC error
- * with its message. `session/cancel` aborts the running loop (its tools see their signal abort) and the prompt
- * answers `cancelled`. A call `needsApproval` picks becomes `session/request_permission` (allow once, allow
- * always, reject, reject always; "always" holds for that tool in that session; a cancelled request rejects), its
- * answer the call's decision (H8). With a `store`, each session is saved as it goes, and `session/load` replays
- * its history as `session/update`s, then goes on from it, in this process or a new one.
+ * with its message; a prompt whose image, audio or blob is no valid attachment (F1: its bytes not base64, say)
+ * answers invalid params, naming the problem, and the session goes on. `session/cancel` aborts the running loop
+ * (its tools see their signal abort) and the prompt answers `cancelled`; a `$/cancel_request` for one prompt
+ * cancels that prompt only (queued, it leaves the queue). A call `needsApproval` picks becomes
+ * `session/request_permission` (allow once, allow always, reject, reject always; "always" holds for that tool in
+ * that session; a cancelled request rejects), its answer the call's decision (H8). With a `store`, each session is
+ * saved as it goes, and `session/load` replays its history as `session/update`s, then goes on from it, in this
+ * process or a new one.
  *
  * Cold: each subscription serves one connection; it completes when the editor closes it (standard input ends), and
  * unsubscribing closes it, every running loop with it.
@@ -144,7 +148,11 @@ export function serveAcp(options: ServeAcpOptions): Observable<never> {
       .onRequest('session/prompt', async ({ params, signal }) => {
         const run = sessions.get(params.sessionId);
         if (run === undefined) throw RequestError.sessionNotFound(params.sessionId);
-        return { stopReason: await run.prompt(acpPrompt(params.prompt), signal) };
+        const message = acpPrompt(params.prompt);
+        // F1: the SDK checks only that the bytes are a string; in the conversation a bad one would end the session
+        const problem = message.attachments === undefined ? undefined : attachmentsProblem(message.attachments);
+        if (problem !== undefined) throw RequestError.invalidParams({ problem }, `the prompt's ${problem}`);
+        return { stopReason: await run.prompt(message, signal) };
       })
       .onNotification('session/cancel', ({ params }) => sessions.get(params.sessionId)?.cancel());
     if (store !== undefined) {
@@ -194,11 +202,12 @@ interface SessionSettings {
   toolKind: ToolKindOf;
 }
 
-/** A prompt waiting for its answer: how it ends, and what the loop told about it so far. */
+/** A prompt waiting for its answer: what it says, how it ends, and what the loop told about it so far. */
 interface PendingPrompt {
+  message: UserMessage;
   resolve(stopReason: StopReason): void;
   reject(error: unknown): void;
-  /** `session/cancel` came for it: it answers `cancelled` whatever the loop's reason. */
+  /** A cancel came for it: it answers `cancelled` whatever the loop's reason. */
   cancelled: boolean;
   /** The last model call's failure (a refusal answers `refusal`). */
   failure?: ProviderFailure | undefined;
@@ -213,10 +222,15 @@ class AcpSessionRun {
   private readonly decisions = new Subject<ApprovalAnswer>();
   /** "Allow always" / "Reject always", by tool name, for this session. */
   private readonly always = new Map<string, boolean>();
-  /** Prompts sent that have not joined the history yet, in order; `current` has joined and its loop runs. */
-  private readonly waiting: PendingPrompt[] = [];
+  /**
+   * Prompts sent, in order, held here until the one before has ended: the conversation queues them too, but
+   * cannot take one out, and a `$/cancel_request` takes out its prompt only. `given` is in the conversation and
+   * has not joined the history yet; `current` has joined and its loop runs.
+   */
+  private readonly queued: PendingPrompt[] = [];
+  private given: PendingPrompt | undefined;
   private current: PendingPrompt | undefined;
-  /** Aborts the permission requests in flight when their prompt ends (the editor then drops its dialog). */
+  /** The signal of the permission requests in flight: {@link withdraw} aborts it when their loop ends. */
   private asking = new AbortController();
   private subscription: Subscription | undefined;
   private failed: { error: unknown } | undefined;
@@ -243,6 +257,8 @@ class AcpSessionRun {
     this.subscription = (saved === undefined ? events$ : events$.pipe(persist(saved.tree, saved.store))).subscribe({
       next: (event) => this.handle(event),
       error: (error: unknown) => this.fail(error),
+      // only the agent's own `signal` completes it: a prompt after that must still be answered
+      complete: () => this.fail(new Error('the agent stopped: its signal aborted')),
     });
   }
 
@@ -255,10 +271,11 @@ class AcpSessionRun {
         stopListening();
         end();
       };
-      this.waiting.push({ resolve: (stop) => settle(() => resolve(stop)), reject: (error) => settle(() => reject(error)), cancelled: false });
-      // $/cancel_request for the prompt itself is a cancel too
-      stopListening = onAbort(signal, () => this.cancel());
-      this.prompts.next(message);
+      const pending: PendingPrompt = { message, resolve: (stop) => settle(() => resolve(stop)), reject: (error) => settle(() => reject(error)), cancelled: false };
+      this.queued.push(pending);
+      // $/cancel_request for this prompt
+      stopListening = onAbort(signal, () => this.cancelPrompt(pending));
+      this.next();
     });
     await this.sent;
     return stopReason;
@@ -266,16 +283,44 @@ class AcpSessionRun {
 
   /** `session/cancel`: the running loop aborts (R11, its tools torn down), waiting prompts are dropped; each answers `cancelled`. */
   cancel(): void {
-    if (this.current === undefined && this.waiting.length === 0) return; // nothing runs: a cancel racing an answer
+    for (const pending of this.queued.splice(0)) pending.resolve('cancelled');
+    if (this.current === undefined && this.given === undefined) return; // nothing runs: a cancel racing an answer
     if (this.current !== undefined) this.current.cancelled = true;
-    for (const pending of this.waiting) pending.cancelled = true;
-    this.asking.abort();
+    if (this.given !== undefined) this.given.cancelled = true;
+    this.withdraw();
     this.cancels.next();
   }
 
+  /** `$/cancel_request` for one prompt: queued, it leaves the queue; running, its loop aborts (R11); it answers `cancelled`. */
+  private cancelPrompt(pending: PendingPrompt): void {
+    const at = this.queued.indexOf(pending);
+    if (at >= 0) {
+      this.queued.splice(at, 1);
+      return pending.resolve('cancelled');
+    }
+    if (pending !== this.current && pending !== this.given) return; // answered already
+    pending.cancelled = true;
+    if (pending === this.current) this.withdraw();
+    // only this prompt is in the conversation: the others are still queued here
+    this.cancels.next();
+  }
+
+  /** The next queued prompt goes to the conversation once the one before has ended. */
+  private next(): void {
+    if (this.failed !== undefined || this.current !== undefined || this.given !== undefined) return;
+    this.given = this.queued.shift();
+    if (this.given !== undefined) this.prompts.next(this.given.message);
+  }
+
   close(): void {
-    this.asking.abort();
+    this.withdraw();
     this.subscription?.unsubscribe();
+  }
+
+  /** The permission requests in flight are cancelled (the editor drops its dialog); later ones get a new signal. */
+  private withdraw(): void {
+    this.asking.abort();
+    this.asking = new AbortController();
   }
 
   private handle(event: ConversationEvent): void {
@@ -283,25 +328,31 @@ class AcpSessionRun {
     if ('messages' in event) this.history = event.messages;
     switch (event.type) {
       case 'user_message':
-        this.current = this.waiting.shift();
-        this.asking = new AbortController(); // a cancel of the prompts before it aborted the last one
+        this.current = this.given;
+        this.given = undefined;
         return;
       case 'message_end':
         if (this.current !== undefined) this.current.failure = event.failure;
         return;
       case 'tool_approval':
         return void this.ask(event.call);
-      case 'prompt_dropped':
-        return this.waiting.shift()?.resolve('cancelled');
+      case 'prompt_dropped': {
+        const dropped = this.given;
+        this.given = undefined;
+        dropped?.resolve('cancelled');
+        return this.next();
+      }
       case 'loop_end': {
         const pending = this.current;
         this.current = undefined;
-        this.asking = new AbortController();
-        if (pending === undefined) return; // a loop that resumed a saved history (R22): no prompt asked for it
-        const stop = stopReason(event, pending);
-        if (typeof stop === 'string') pending.resolve(stop);
-        else pending.reject(stop);
-        return;
+        this.withdraw(); // however the loop ended: a cancel, the agent's own signal, an error
+        // pending is undefined for a loop that resumed a saved history (R22): no prompt asked for it
+        if (pending !== undefined) {
+          const stop = stopReason(event, pending);
+          if (typeof stop === 'string') pending.resolve(stop);
+          else pending.reject(stop);
+        }
+        return this.next();
       }
     }
   }
@@ -316,7 +367,7 @@ class AcpSessionRun {
       await this.sent; // the call's own tool_call update first
       const request: RequestPermissionRequest = {
         sessionId: this.sessionId,
-        toolCall: { toolCallId: call.id, title: call.name, kind: this.settings.toolKind(call), status: 'pending', rawInput: call.input },
+        toolCall: pendingToolCall(call, this.settings.toolKind),
         options: PERMISSIONS.map(({ optionId, name, kind }) => ({ optionId, name, kind })),
       };
       const { outcome } = await this.client.request('session/request_permission', request, { cancellationSignal: signal });
@@ -339,12 +390,16 @@ class AcpSessionRun {
     this.sent = this.client.notify('session/update', { sessionId: this.sessionId, update }).catch(() => undefined);
   }
 
-  /** The conversation failed (its store did): every prompt waiting answers the error, and so does every later one. */
+  /**
+   * The conversation ended (its store failed, or the agent's signal aborted): every prompt waiting answers the
+   * error, and so does every later one.
+   */
   private fail(error: unknown): void {
     this.failed = { error };
     const failure = RequestError.internalError(undefined, errorText(error));
-    for (const pending of [...(this.current === undefined ? [] : [this.current]), ...this.waiting.splice(0)]) pending.reject(failure);
-    this.current = undefined;
+    const waiting = [this.current, this.given, ...this.queued.splice(0)];
+    this.current = this.given = undefined;
+    for (const pending of waiting) pending?.reject(failure);
   }
 }
 

@@ -1,4 +1,4 @@
-import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { McpClient, McpRequestExtra, McpServerRequestResult, McpServerRequestSchema } from './mcp-client.js';
 
 /**
@@ -77,16 +77,16 @@ export function chainListChanged(client: McpClient, listener: () => void): () =>
 export type RequestHandler = (request: unknown, extra: McpRequestExtra) => Promise<McpServerRequestResult>;
 
 /**
- * M7, M8: installs `answer` as the client's handler of `method`'s requests while subscribed, given the handler it
- * replaced (the application's own, or the SDK's), to pass on what is not its to answer. Taken off, the handler
+ * M7, M8: installs `answer` as the client's handler of `method`'s requests (checked by `schema`) while subscribed,
+ * given the handler it replaced (the application's own, or the SDK's), to pass on what is not its to answer. Taken off, the handler
  * under it is back. A request has one answer, so unlike a notification it is answered by one handler only.
  */
 export function chainRequestHandler(
   client: McpClient,
+  method: 'elicitation/create' | 'sampling/createMessage',
   schema: McpServerRequestSchema,
   answer: (request: unknown, extra: McpRequestExtra, previous: RequestHandler | undefined) => Promise<McpServerRequestResult>,
 ): () => void {
-  const method = schema === ElicitRequestSchema ? 'elicitation/create' : 'sampling/createMessage';
   const table = handlerTable(client, '_requestHandlers');
   const link: Link = { previous: live(table?.get(method)), live: true };
   client.setRequestHandler?.(schema, (request: unknown, extra: McpRequestExtra) => {

@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable, Subscription } from 'rxjs';
 import { toolProgress } from '../tools/tool-progress.js';
 import type { ToolContext, ToolOutput, ToolProgressValue } from '../types.js';
 import { onAbort } from '../util/abort-signal.js';
@@ -9,8 +9,7 @@ import { errorText } from '../util/values.js';
 import type { McpCallResult, McpClient, McpProgress, McpRequestOptions } from './mcp-client.js';
 import { chainHandler } from './client-hooks.js';
 import { mcpOutput } from './mcp-content.js';
-import { inCallContext } from './related-call.js';
-import { callInProgress } from './server-requests.js';
+import { type CallInProgress, inCallContext } from './related-call.js';
 
 /**
  * The reason of every cancellation this library sends (M3): the SDK puts it into `notifications/cancelled`,
@@ -78,32 +77,29 @@ export function mcpCall(
       return undefined;
     }
     const controller = new AbortController();
-    let done = false;
-    const stops: (() => void)[] = [];
-    const end = () => {
-      done = true;
-      for (const stop of stops.splice(0)) stop();
-    };
+    /** What the call holds while it runs (timers, listeners, its server's requests): closed once it has ended. */
+    const running = new Subscription();
+    const end = () => running.unsubscribe();
     // the SDK sends notifications/cancelled on this abort, with this reason: never one of the SDK's or the loop's
     const cancel = () => controller.abort(MCP_CANCEL_REASON);
     const answer = (value: ToolOutput) => {
-      if (done) return;
+      if (running.closed) return;
       end();
       subscriber.next(value);
       subscriber.complete();
     };
     const fail = (message: string) => {
-      if (done) return;
+      if (running.closed) return;
       end();
       subscriber.error(new Error(`MCP ${settings.server}: ${message}`));
     };
     const giveUp = (outcome: () => void) => () => {
-      if (done) return;
+      if (running.closed) return;
       cancel();
       outcome();
     };
 
-    if (signal !== undefined) stops.push(onAbort(signal, giveUp(() => answer(aborted()))));
+    if (signal !== undefined) running.add(onAbort(signal, giveUp(() => answer(aborted()))));
     const { callTimeoutMs, maxTotalTimeoutMs } = settings;
     let idle: (() => void) | undefined;
     const restartIdle = () => {
@@ -112,16 +108,16 @@ export function mcpCall(
     };
     if (callTimeoutMs !== Infinity) {
       restartIdle();
-      stops.push(() => idle?.());
+      running.add(() => idle?.());
     }
-    if (maxTotalTimeoutMs !== Infinity) stops.push(setLongTimeout(giveUp(() => answer(timedOut(maxTotalTimeoutMs))), maxTotalTimeoutMs));
+    if (maxTotalTimeoutMs !== Infinity) running.add(setLongTimeout(giveUp(() => answer(timedOut(maxTotalTimeoutMs))), maxTotalTimeoutMs));
     const onprogress = (progress: McpProgress) => {
-      if (done) return;
+      if (running.closed) return;
       if (callTimeoutMs !== Infinity) restartIdle();
       subscriber.next(toolProgress(progressText(progress), progressDetails(progress)));
     };
     let token: unknown;
-    stops.push(
+    running.add(
       chainHandler(client, 'onerror', (error) => {
         const message = errorText(error);
         // M4: a Streamable HTTP stream that drops fails no request in the SDK: the call would run forever
@@ -134,23 +130,13 @@ export function mcpCall(
 
     const options: McpRequestOptions = { signal: controller.signal, onprogress, resetTimeoutOnProgress: true, timeout: SDK_TIMEOUT };
     // M7, M8: a server's request read from this call's stream is answered in this context, and ends with the call
-    const inProgress = callInProgress(
-      context.call,
-      (value) => {
-        if (!done) subscriber.next(value);
+    const inProgress: CallInProgress = {
+      call: context.call,
+      show: (value) => {
+        if (!running.closed) subscriber.next(value);
       },
-      (stop) => {
-        if (done) {
-          stop();
-          return () => undefined;
-        }
-        stops.push(stop);
-        return () => {
-          const at = stops.indexOf(stop);
-          if (at >= 0) stops.splice(at, 1);
-        };
-      },
-    );
+      ends: running,
+    };
     let sent: Promise<McpCallResult>;
     try {
       ({ sent, token } = sentWithToken(client, () => inCallContext(inProgress, () => client.callTool({ name, arguments: input }, undefined, options))));
@@ -165,7 +151,7 @@ export function mcpCall(
       complete: () => undefined,
     });
     return () => {
-      if (!done) giveUp(end)();
+      if (!running.closed) giveUp(end)();
     };
   });
 }

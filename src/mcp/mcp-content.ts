@@ -1,5 +1,5 @@
 import type { Attachment, ToolOutput } from '../types.js';
-import { attachmentsProblem, base64Bytes } from '../util/attachments.js';
+import { attachmentsProblem, base64Bytes, contentAttachment } from '../util/attachments.js';
 import type { McpCallResult } from './mcp-client.js';
 
 /**
@@ -38,20 +38,11 @@ export function mcpOutput(result: McpCallResult): ToolOutput {
 
 type Block = { type?: unknown; text?: unknown; mimeType?: unknown; data?: unknown; blob?: unknown; uri?: unknown; resource?: Block };
 
-/** F3: an image, an audio or an embedded blob as an attachment; `undefined` for anything else, or one that is not valid (F1). */
+/** F3: an image, an audio or an embedded blob as an attachment, named by the last part of its URI; `undefined` for anything else, or one that is not valid (F1). */
 function attachmentOf(block: Block): Attachment | undefined {
-  let attachment: Attachment;
-  if (block.type === 'image' || block.type === 'audio') {
-    attachment = { type: block.type, mimeType: block.mimeType as string, data: block.data as string };
-  } else if (block.type === 'resource' && typeof block.resource === 'object' && block.resource !== null && block.resource.blob !== undefined) {
-    const { mimeType, blob, uri } = block.resource;
-    const kind = typeof mimeType === 'string' && mimeType.startsWith('image/') ? 'image' : typeof mimeType === 'string' && mimeType.startsWith('audio/') ? 'audio' : 'file';
-    attachment = { type: kind, mimeType: typeof mimeType === 'string' ? mimeType : 'application/octet-stream', data: blob as string };
-    const name = typeof uri === 'string' ? uri.slice(uri.lastIndexOf('/') + 1) : '';
-    if (name !== '') attachment.name = name;
-  } else return undefined;
+  const attachment = contentAttachment(block, (uri) => uri.slice(uri.lastIndexOf('/') + 1));
   // a server's bad data stays a line: the result is never lost to it
-  return attachmentsProblem([attachment]) === undefined ? attachment : undefined;
+  return attachment !== undefined && attachmentsProblem([attachment]) === undefined ? attachment : undefined;
 }
 
 function line(block: Block): string {

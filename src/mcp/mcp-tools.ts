@@ -79,17 +79,9 @@ export function mcpTools(client: McpClient, options: McpToolsOptions = {}): Obse
     subscriber.add(() => {
       for (const off of unhook) off();
     });
-    // M7, M8: a request that relates to no call is given up on when this subscription ends
-    const whenEnds = (stop: () => void) => {
-      subscriber.add(stop);
-      return () => subscriber.remove(stop);
-    };
-    try {
-      unhook.push(answerServerRequests(client, { onElicit, sampling, whenEnds }));
-    } catch (error) {
-      subscriber.error(error);
-      return;
-    }
+    // M7, M8: a request that relates to no call is given up on when this subscription ends. A client without
+    // the capability throws: RxJS makes it this subscription's error, and the hooks above come off
+    unhook.push(answerServerRequests(client, { onElicit, sampling, ends: subscriber }));
     const lists = concat(of(undefined), changed.pipe(debounceTime(LIST_CHANGED_DEBOUNCE_MS)))
       .pipe(
         // a newer notification abandons a listing still running

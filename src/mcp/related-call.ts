@@ -1,3 +1,6 @@
+import type { Subscription } from 'rxjs';
+import type { ToolCall, ToolProgressValue } from '../types.js';
+
 /**
  * M7, M8: which tool call a server's request relates to. The MCP SDK's client tells a request handler nothing of
  * it: on Streamable HTTP the relation is the stream — a server sends a request that relates to a `tools/call`
@@ -7,6 +10,16 @@
  * of a request read from that stream in it too. Where nothing carries a context (stdio, a runtime without
  * `AsyncLocalStorage`) a request relates to no call.
  */
+
+/** A `tools/call` while it runs, as a server's request related to it sees it (M7, M8). */
+export interface CallInProgress {
+  /** The loop's call: id, name and input as the model sent them. */
+  readonly call: ToolCall;
+  /** Shows `value` as a `tool_update` of the call, while it runs. */
+  show(value: ToolProgressValue): void;
+  /** Closed when the call ends (answered, failed, unsubscribed or timed out): a teardown added then runs at once. */
+  readonly ends: Pick<Subscription, 'add' | 'remove'>;
+}
 
 interface ContextStorage<T> {
   run<R>(store: T, callback: () => R): R;
@@ -26,18 +39,17 @@ function asyncHooks(): AsyncHooks | undefined {
 }
 
 /** The context a call runs in: a value the running code reads, not a table kept by the module (R34). */
-const storage: ContextStorage<unknown> | undefined = (() => {
+const storage: ContextStorage<CallInProgress> | undefined = (() => {
   const hooks = asyncHooks();
-  return hooks === undefined ? undefined : new hooks.AsyncLocalStorage<unknown>();
+  return hooks === undefined ? undefined : new hooks.AsyncLocalStorage<CallInProgress>();
 })();
 
 /** Runs `send` (the synchronous part of sending a call) in `call`'s context. */
-export function inCallContext<T, R>(call: T, send: () => R): R {
+export function inCallContext<R>(call: CallInProgress, send: () => R): R {
   return storage === undefined ? send() : storage.run(call, send);
 }
 
-/** The call whose context the running code is in, if it is one `is` accepts. */
-export function relatedCall<T>(is: (value: unknown) => value is T): T | undefined {
-  const value = storage?.getStore();
-  return is(value) ? value : undefined;
+/** The call whose context the running code is in: only {@link inCallContext} writes this storage. */
+export function relatedCall(): CallInProgress | undefined {
+  return storage?.getStore();
 }

@@ -1,10 +1,10 @@
-import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CreateMessageResult, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { Observable, Unsubscribable } from 'rxjs';
+import { EMPTY, Observable, type Subscription, catchError, concat, firstValueFrom, of, takeUntil, throwError } from 'rxjs';
 import { toolProgress } from '../tools/tool-progress.js';
-import type { ToolCall, ToolProgressValue } from '../types.js';
+import type { HookAnswer } from '../types.js';
 import { onAbort } from '../util/abort-signal.js';
-import { fromAnswer } from '../util/answer.js';
+import { NoAnswer, firstAnswer } from '../util/first-answer.js';
 import { errorText } from '../util/values.js';
 import { chainRequestHandler } from './client-hooks.js';
 import type { McpClient, McpRequestExtra } from './mcp-client.js';
@@ -15,37 +15,15 @@ import { relatedCall } from './related-call.js';
 /** Why an answer is given up on: the reason its signal aborts with, and a sampling's error to the server. */
 const NOT_WANTED = 'rx-tool-loop: the answer is no longer wanted';
 
-/** Registers a teardown to run when something ends (at once if it has); returns what unregisters it. */
-export type WhenEnds = (stop: () => void) => () => void;
-
-/** The mark of a {@link CallInProgress}: the context a call runs in is read back by shape, never looked up. */
-const IN_PROGRESS = Symbol('rx-tool-loop/mcp call in progress');
-
-/** A `tools/call` while it runs, as a server's request related to it sees it (M7, M8). */
-export interface CallInProgress {
-  readonly [IN_PROGRESS]: true;
-  /** The loop's call: id, name and input as the model sent them. */
-  readonly call: ToolCall;
-  /** Shows `value` as a `tool_update` of the call, while it runs. */
-  show(value: ToolProgressValue): void;
-  /** When the call ends: answered, failed, unsubscribed or timed out. */
-  whenEnds: WhenEnds;
-}
-
-export function callInProgress(call: ToolCall, show: (value: ToolProgressValue) => void, whenEnds: WhenEnds): CallInProgress {
-  return { [IN_PROGRESS]: true, call, show, whenEnds };
-}
-
-function isCallInProgress(value: unknown): value is CallInProgress {
-  return typeof value === 'object' && value !== null && (value as Partial<CallInProgress>)[IN_PROGRESS] === true;
-}
+/** Closed when something ends (a call, the `mcpTools` subscription): a teardown added then runs at once. */
+type Ends = Pick<Subscription, 'add' | 'remove'>;
 
 /** What answers a server's requests for one `mcpTools` (M7, M8). */
 export interface ServerRequestOptions {
   onElicit: McpElicitHandler | undefined;
   sampling: McpSampling | undefined;
-  /** When the `mcpTools` subscription ends: a request that relates to no call is given up on then. */
-  whenEnds: WhenEnds;
+  /** Closed when the `mcpTools` subscription ends: a request that relates to no call is given up on then. */
+  ends: Ends;
 }
 
 /**
@@ -76,15 +54,15 @@ export function answerServerRequests(client: McpClient, options: ServerRequestOp
     'onElicit',
     'elicitation',
     () =>
-      chainRequestHandler(client, ElicitRequestSchema, (request, extra, previous) => {
+      chainRequestHandler(client, 'elicitation/create', ElicitRequestSchema, (request, extra, previous) => {
         if (onElicit === undefined) return previous === undefined ? Promise.resolve({ action: 'decline' }) : previous(request, extra);
-        return elicit(onElicit, (request as { params: McpElicitRequest }).params, extra, options.whenEnds);
+        return elicit(onElicit, (request as { params: McpElicitRequest }).params, extra, options.ends);
       }),
     onElicit !== undefined,
   );
   if (sampling !== undefined) {
-    const answerSampling = (request: unknown, extra: McpRequestExtra) => sample(sampling, (request as { params: McpSamplingRequest }).params, extra, options.whenEnds);
-    chain('sampling', 'sampling', () => chainRequestHandler(client, CreateMessageRequestSchema, answerSampling), true);
+    const answerSampling = (request: unknown, extra: McpRequestExtra) => sample(sampling, (request as { params: McpSamplingRequest }).params, extra, options.ends);
+    chain('sampling', 'sampling', () => chainRequestHandler(client, 'sampling/createMessage', CreateMessageRequestSchema, answerSampling), true);
   }
   return () => {
     for (const off of offs.splice(0)) off();
@@ -92,76 +70,51 @@ export function answerServerRequests(client: McpClient, options: ServerRequestOp
 }
 
 /** M7: shown on the related call, then asked; an accepted answer gets the schema's defaults (SEP-1034). */
-async function elicit(onElicit: McpElicitHandler, request: McpElicitRequest, extra: McpRequestExtra, subscriptionEnds: WhenEnds): Promise<ElicitResult> {
-  const related = relatedCall(isCallInProgress);
+async function elicit(onElicit: McpElicitHandler, request: McpElicitRequest, extra: McpRequestExtra, subscription: Ends): Promise<ElicitResult> {
+  const related = relatedCall();
   related?.show(toolProgress(request.message, { elicitation: shownElicitation(request) }));
   const result = await answerWhile(
-    (signal) => fromAnswer(onElicit(request, related === undefined ? { signal } : { call: related.call, signal })),
-    (): ElicitResult => ({ action: 'cancel' }),
-    ends(extra, related, subscriptionEnds),
+    (signal) => onElicit(request, related === undefined ? { signal } : { call: related.call, signal }),
+    of<ElicitResult>({ action: 'cancel' }),
+    notWanted(extra, related?.ends ?? subscription),
   );
   return withSchemaDefaults(request, result);
 }
 
 /** M8: one call of the provider, unsubscribed when the related call ends. */
-function sample(sampling: McpSampling, request: McpSamplingRequest, extra: McpRequestExtra, subscriptionEnds: WhenEnds) {
-  const related = relatedCall(isCallInProgress);
+function sample(sampling: McpSampling, request: McpSamplingRequest, extra: McpRequestExtra, subscription: Ends): Promise<CreateMessageResult> {
   return answerWhile(
-    () => sampled(samplingProvider(sampling, request), samplingInput(request)),
     () => {
-      throw new Error(NOT_WANTED);
+      const input = samplingInput(request); // a request refused (tools) asks `sampling.provider` for nothing
+      return sampled(samplingProvider(sampling, request), input);
     },
-    ends(extra, related, subscriptionEnds),
+    throwError(() => new Error(NOT_WANTED)),
+    notWanted(extra, relatedCall()?.ends ?? subscription),
   );
 }
 
-/** What ends a request's answer: the server's cancellation, the related call's end, else the subscription's. */
-function ends(extra: McpRequestExtra, related: CallInProgress | undefined, subscriptionEnds: WhenEnds): WhenEnds[] {
-  const cancelled: WhenEnds = (stop) => onAbort(extra.signal, stop);
-  return [cancelled, related === undefined ? subscriptionEnds : related.whenEnds];
+/** Emits when a request's answer is no longer wanted: the server cancelled it, or `ends` (its call's, else the subscription's) closed. */
+function notWanted(extra: McpRequestExtra, ends: Ends): Observable<void> {
+  return new Observable<void>((subscriber) => {
+    const stop = () => subscriber.next();
+    ends.add(stop); // run at once when it has closed already
+    const stopListening = onAbort(extra.signal, stop);
+    return () => {
+      ends.remove(stop);
+      stopListening();
+    };
+  });
 }
 
 /**
- * `work`'s first value, as a Promise. When one of `ends` fires first, `work` is unsubscribed (its signal aborts)
- * and the answer is `ended()` (or its throw); so is it when `work` completes with no value.
+ * `ask`'s first answer (H1's {@link firstAnswer}), as a Promise; when `unwanted$` emits first, it is left (its signal
+ * aborts) and the answer is `otherwise`'s. So is it when `ask`'s Observable completes with no value.
  */
-function answerWhile<T>(work: (signal: AbortSignal) => Observable<T>, ended: () => T, endings: WhenEnds[]): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const asking = new AbortController();
-    const offs: (() => void)[] = [];
-    let subscription: Unsubscribable | undefined;
-    let settled = false;
-    const settle = (outcome: () => void) => {
-      if (settled) return;
-      settled = true;
-      for (const off of offs.splice(0)) off();
-      subscription?.unsubscribe();
-      outcome();
-    };
-    const end = () =>
-      settle(() => {
-        try {
-          resolve(ended());
-        } catch (error) {
-          reject(error);
-        }
-      });
-    const stop = () => {
-      if (settled) return;
-      asking.abort(NOT_WANTED);
-      end();
-    };
-    for (const whenEnds of endings) offs.push(whenEnds(stop));
-    if (settled) return;
-    try {
-      subscription = work(asking.signal).subscribe({
-        next: (value) => settle(() => resolve(value)),
-        error: (error: unknown) => settle(() => reject(error)),
-        complete: end,
-      });
-    } catch (error) {
-      settle(() => reject(error));
-    }
-    if (settled) subscription?.unsubscribe();
-  });
+function answerWhile<T>(ask: (signal: AbortSignal) => HookAnswer<T>, otherwise: Observable<T>, unwanted$: Observable<void>): Promise<T> {
+  const asking = new AbortController();
+  const answer$ = firstAnswer(() => ask(asking.signal), () => asking.abort(NOT_WANTED)).pipe(
+    catchError((error: unknown) => (error instanceof NoAnswer ? EMPTY : throwError(() => error))),
+    takeUntil(unwanted$),
+  );
+  return firstValueFrom(concat(answer$, otherwise));
 }

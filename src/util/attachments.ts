@@ -34,6 +34,27 @@ export function attachmentsProblem(list: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * F3, E1: an `image` or `audio` content block, or an embedded resource's blob (`{ type: 'resource', resource: { uri,
+ * mimeType?, blob } }`), as an attachment — MCP's content and ACP's prompt blocks share these shapes; `undefined`
+ * for any other block. A blob's type is its MIME type's (`image/*`, `audio/*`, else `file`;
+ * `application/octet-stream` when it has none) and `blobName` names it from its URI (no name when that is `''`).
+ * Unchecked: each caller decides what an invalid one is ({@link attachmentsProblem}).
+ */
+export function contentAttachment(block: unknown, blobName: (uri: string) => string): Attachment | undefined {
+  if (typeof block !== 'object' || block === null) return undefined;
+  const { type, mimeType, data, resource } = block as { type?: unknown; mimeType?: unknown; data?: unknown; resource?: unknown };
+  if (type === 'image' || type === 'audio') return { type, mimeType: mimeType as string, data: data as string };
+  if (type !== 'resource' || typeof resource !== 'object' || resource === null || !('blob' in resource)) return undefined;
+  const blob = resource as { uri?: unknown; mimeType?: unknown; blob: unknown };
+  const mime = typeof blob.mimeType === 'string' ? blob.mimeType : undefined;
+  const kind = mime?.startsWith('image/') ? 'image' : mime?.startsWith('audio/') ? 'audio' : 'file';
+  const attachment: Attachment = { type: kind, mimeType: mime ?? 'application/octet-stream', data: blob.blob as string };
+  const name = typeof blob.uri === 'string' ? blobName(blob.uri) : '';
+  if (name !== '') attachment.name = name;
+  return attachment;
+}
+
 /** The image types every model API here takes as data (OpenAI, Anthropic): others are a line, never a 400 (F2). */
 export const WEB_IMAGE_TYPES: ReadonlySet<string> = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
