@@ -273,6 +273,20 @@ describe('toUiMessageStream (U2)', () => {
     expect((await lastValueFrom(failing.pipe(toUiMessageStream(), toArray()))).map(line)).toEqual(['error bad history']);
   });
 
+  it('U2: a messageId() that throws errors the stream with its error and unsubscribes the loop', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const events$ = cold<ConversationEvent>('-a-b', {
+        a: { type: 'turn_start', turn: 1 } as ConversationEvent,
+        b: { type: 'turn_start', turn: 2 } as ConversationEvent,
+      });
+      const failing = () => {
+        throw new Error('no id');
+      };
+      expectObservable(events$.pipe(toUiMessageStream({ messageId: failing }))).toBe('-#', undefined, new Error('no id'));
+      expectSubscriptions(events$.subscriptions).toBe('^!');
+    });
+  });
+
   it('U2: a bad option is refused at call time, naming it', () => {
     expect(() => toUiMessageStream({ messageId: 'm1' as never })).toThrow('toUiMessageStream: options.messageId must be a function');
   });

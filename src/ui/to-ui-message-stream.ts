@@ -84,7 +84,15 @@ export function toUiMessageStream(options?: UiMessageStreamOptions): OperatorFun
       const chunks = new UiChunks(subscriber, messageId);
       // held before it subscribes: a message that ends at an approval closes a synchronous loop at once (C3)
       const events = new HeldSubscriber<ConversationEvent>({
-        next: (event) => chunks.next(event),
+        next(event) {
+          // an error of our own (a messageId() that throws) is the consumer's to hear, not the source's
+          try {
+            chunks.next(event);
+          } catch (error) {
+            events.unsubscribe();
+            subscriber.error(error);
+          }
+        },
         error: (error: unknown) => chunks.fail(error),
         complete: () => subscriber.complete(),
       });
