@@ -1,4 +1,4 @@
-import { lastValueFrom, map, NEVER, of, Subject, toArray, type Observable } from 'rxjs';
+import { concat, lastValueFrom, map, NEVER, of, Subject, toArray, type Observable } from 'rxjs';
 import {
   agentTool,
   conversation,
@@ -202,6 +202,36 @@ describe('toAgUi on real loops (U1): every stream passes verifyEvents and the ev
     expect(runs).toEqual(['run1', 'run2']);
     expect(agUi.filter((e) => e.type === 'TEXT_MESSAGE_START' && e.role === 'user')).toHaveLength(2);
     expect(agUi.filter((e) => e.type === 'RUN_FINISHED')).toHaveLength(2);
+  });
+
+  it("U1, H8: an interrupt's RUN_FINISHED carries the loop's usage so far — a conversation's second loop counts its own turns only", async () => {
+    const first: AgentMessage[] = [user];
+    const second: AgentMessage[] = [user, { role: 'assistant', content: 'Done.', stopReason: 'stop' }, { role: 'user', content: 'again' }];
+    const echoes: ProviderEvent[] = [
+      { type: 'message_start' },
+      { type: 'tool_call', call: { id: 'e1', name: 'echo', input: { text: 'x' } } },
+      { type: 'message_end', stopReason: 'toolUse', usage: { inputTokens: 3, outputTokens: 1 } },
+    ];
+    const waits: ProviderEvent[] = [
+      { type: 'message_start' },
+      { type: 'tool_call', call: { id: 'h1', name: 'hangs', input: {} } },
+      { type: 'message_end', stopReason: 'toolUse', usage: { inputTokens: 5, outputTokens: 2, cacheReadTokens: 4 } },
+    ];
+    const approvals = { needsApproval: (c: { name: string }) => c.name === 'hangs', decisions: NEVER };
+    const { agUi } = await both(
+      concat(
+        runEventedToolLoop({ provider: scriptedProvider([answer]), registry: registry(), messages: first }),
+        of<ConversationEvent>({ type: 'user_message', message: { role: 'user', content: 'again' }, messages: second }),
+        runEventedToolLoop({ provider: scriptedProvider([echoes, waits]), registry: registry(), messages: second, approvals }),
+      ),
+    );
+    await verified(agUi);
+    const finished = agUi.filter((e) => e.type === 'RUN_FINISHED');
+    expect(finished.map((e) => [e.outcome?.type, e.usage])).toEqual([
+      ['success', [{ inputTokens: 30, outputTokens: 2, totalTokens: 32, cacheWriteInputTokens: 4 }]],
+      // the second loop's turn 1 (its turn_end) and turn 2's reply, which the interrupt ends after
+      ['interrupt', [{ inputTokens: 8, outputTokens: 3, totalTokens: 11, cachedInputTokens: 4 }]],
+    ]);
   });
 
   it('U1: bad options are refused at call time, naming the option', () => {

@@ -260,6 +260,26 @@ describe('toUiMessageStream (U2)', () => {
     expect({ id: built.id, steps: stepsOfMessage(built) }).toEqual({ id: 'm2', steps: [{ text: 'two', reasoning: '', tools: [] }] });
   });
 
+  it("U2, H8: a conversation's second loop that waits for approval finishes with its own usage, not the first loop's too", async () => {
+    const second: AgentMessage[] = [...ask, { role: 'assistant', content: 'one', stopReason: 'stop' }, { role: 'user', content: 'again' }];
+    const registry = new ToolRegistry().register({ name: 'guarded', description: 'g', input: {}, handler: () => 'opened' });
+    const events$ = concat(
+      runEventedToolLoop({ provider: scriptedProvider([[start, text('one'), end('stop', { usage: { inputTokens: 100, outputTokens: 10 } })]]), registry, messages: ask }),
+      of<ConversationEvent>({ type: 'user_message', message: { role: 'user', content: 'again' }, messages: second }),
+      runEventedToolLoop({
+        provider: scriptedProvider([[start, call('guarded', {}, 'g1'), end('toolUse', { usage: { inputTokens: 5, outputTokens: 2 } })]]),
+        registry,
+        messages: second,
+        approvals: { needsApproval: () => true, decisions: EMPTY },
+      }),
+    );
+    const chunks = await lastValueFrom(events$.pipe(toUiMessageStream(), toArray()));
+    expect(chunks.filter((c) => c.type === 'finish').map(line)).toEqual([
+      'finish stop {"usage":{"inputTokens":100,"outputTokens":10}}',
+      'finish tool-calls {"usage":{"inputTokens":5,"outputTokens":2}}',
+    ]);
+  });
+
   it('U2: a provider error is an error chunk, then finish with reason error; the client sees the API\'s message', async () => {
     const provider = scriptedProvider([[start, text('Hal'), end('error', { errorMessage: '429 slow down' })]]);
     const { chunks, events } = await chunksOf({ provider, registry: new ToolRegistry(), messages: ask });

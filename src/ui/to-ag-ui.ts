@@ -412,7 +412,7 @@ export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEve
       let run: string | undefined;
       let count = 0;
       let lane: Lane | undefined;
-      const pause = new ApprovalPause(); // H8's two requests: where a run ends in an interrupt
+      const pause = new ApprovalPause(); // H8's two requests: where a run ends in an interrupt, with the loop's usage then
       const newId = () => `${run}-${++count}`;
       const start = (): Lane => {
         if (lane !== undefined) return lane;
@@ -455,7 +455,7 @@ export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEve
             } else if (paused) {
               const interrupts = [...pause.waiting.values()].map(interruptOf);
               upstream.unsubscribe();
-              end({ type: RUN_FINISHED, threadId, runId: run as string, outcome: { type: 'interrupt', interrupts } });
+              end({ type: RUN_FINISHED, threadId, runId: run as string, usage: tokenUsage(pause.usage), outcome: { type: 'interrupt', interrupts } });
               subscriber.complete();
             }
           } catch (error) {

@@ -1,7 +1,7 @@
 import { Observable } from 'rxjs';
 import type { OperatorFunction, Subscriber } from 'rxjs';
 import type { JSONValue, UIMessageChunk } from 'ai';
-import { addUsage, copyUsage, NO_USAGE } from '../loop/usage.js';
+import { copyUsage } from '../loop/usage.js';
 import { ApprovalPause } from './approval-pause.js';
 import type { ConversationEvent, LoopEndReason, Usage } from '../types.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
@@ -109,9 +109,7 @@ class UiChunks {
   private reasoning: string | undefined;
   /** The turn's streamed calls by index: the id and name once known, and the argument text that came before them. */
   private streamed = new Map<number, { id?: string; name?: string; pending: string; started: boolean }>();
-  private usage: Usage = NO_USAGE; // the loop's totals at its last turn_end
-  private turnUsage: Usage | undefined; // this turn's reply's usage, until its turn_end
-  /** H8: whether the message ends at a call that waits for a person (the next request goes on). */
+  /** H8: whether the message ends at a call that waits for a person (the next request goes on), and the loop's usage then. */
   private readonly pause = new ApprovalPause();
   private turn = -1;
 
@@ -131,7 +129,6 @@ class UiChunks {
       case 'turn_start':
         this.start();
         this.streamed.clear();
-        this.turnUsage = undefined;
         this.turn = event.turn;
         // turn 0 brings the results of the saved turn's calls: they belong to the step that asked for them
         if (event.turn !== 0) out.next({ type: 'start-step' });
@@ -164,7 +161,6 @@ class UiChunks {
         return;
       case 'message_end':
         this.closeParts(event.reasoning);
-        this.turnUsage = event.usage;
         return;
       case 'tool_approval':
         out.next({ type: 'tool-approval-request', approvalId: event.call.id, toolCallId: event.call.id });
@@ -181,8 +177,6 @@ class UiChunks {
       }
       case 'turn_end':
         this.closeParts();
-        this.usage = event.usage;
-        this.turnUsage = undefined;
         if (event.turn !== 0) out.next({ type: 'finish-step' });
         return;
       case 'loop_end':
@@ -241,7 +235,7 @@ class UiChunks {
   private endAtApproval(): void {
     this.closeParts();
     if (this.turn !== 0) this.out.next({ type: 'finish-step' });
-    this.finish('toolUse', undefined, addUsage(this.usage, this.turnUsage));
+    this.finish('toolUse', undefined, this.pause.usage);
     this.out.complete();
   }
 
