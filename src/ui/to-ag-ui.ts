@@ -5,6 +5,7 @@ import { HeldSubscriber } from '../util/held-subscriber.js';
 import { errorText, shown } from '../util/values.js';
 import { AG_UI_METADATA_KEY, agUiContent, resultNotes, type AgUiMessageNotes } from './ag-ui-messages.js';
 import { ApprovalPause } from './approval-pause.js';
+import { StreamedCalls, type CallStep } from './streamed-calls.js';
 
 /** An AG-UI 1.0 event: the union of `@ag-ui/core`'s event types (a type only: the entry runs without the package). */
 export type AgUiEvent = Event;
@@ -53,17 +54,6 @@ const SUBAGENT_STARTED = 'SUBAGENT_STARTED' as EventType.SUBAGENT_STARTED;
 const SUBAGENT_FINISHED = 'SUBAGENT_FINISHED' as EventType.SUBAGENT_FINISHED;
 const SUBAGENT_ERROR = 'SUBAGENT_ERROR' as EventType.SUBAGENT_ERROR;
 
-/** One call of a reply as it streams: its id and name once known, the arguments held until then. */
-interface StreamedCall {
-  id?: string;
-  name?: string;
-  started: boolean;
-  ended: boolean;
-  args: string;
-  /** Arguments that came before the id and the name, sent at TOOL_CALL_START. */
-  held: string;
-}
-
 /**
  * One loop as AG-UI events: the run itself (no `subagentRunId`), or an agent tool's inner loop (A1), whose events
  * carry its `subagentRunId`. It keeps what is open (a step, a text or reasoning message, calls, inner loops) so
@@ -79,9 +69,8 @@ class Lane {
   /** What the turn's assistant message was told at its end. */
   private sent: AgUiMessageNotes | undefined;
   private reasoningId: string | undefined;
-  /** The reply's calls, in the order they began, and those that streamed by their P9 index. */
-  private calls: StreamedCall[] = [];
-  private readonly byIndex = new Map<number, StreamedCall>();
+  /** P9: the reply's streamed calls, what of each to start and send. */
+  private readonly calls = new StreamedCalls();
   /** The order the calls started in (the client's order) and the order they came whole (the history's, R4). */
   private startOrder: string[] = [];
   private callOrder: string[] = [];
@@ -133,22 +122,8 @@ class Lane {
         return undefined;
       case 'tool_call_delta': {
         this.closeReasoning();
-        let call = this.byIndex.get(event.index);
-        if (call === undefined) {
-          call = { started: false, ended: false, args: '', held: '' };
-          this.byIndex.set(event.index, call);
-          this.calls.push(call);
-        }
-        if (call.ended) return undefined;
-        if (event.id !== undefined && call.id === undefined) call.id = event.id;
-        if (event.name !== undefined && call.name === undefined) call.name = event.name;
-        call.args += event.argumentsDelta;
-        if (!call.started) {
-          call.held += event.argumentsDelta;
-          if (call.id !== undefined && call.name !== undefined) this.startCall(call, call.id, call.name);
-        } else if (event.argumentsDelta !== '') {
-          this.emit({ type: TOOL_CALL_ARGS, toolCallId: this.callId(call.id as string), delta: event.argumentsDelta });
-        }
+        const step = this.calls.delta(event.index, event.id, event.name, event.argumentsDelta);
+        if (step !== undefined) this.sendCall(step);
         return undefined;
       }
       case 'tool_call':
@@ -225,42 +200,30 @@ class Lane {
     this.emit({ type: TEXT_MESSAGE_START, messageId: this.assistant(), role: 'assistant' });
   }
 
-  private startCall(call: StreamedCall, id: string, name: string): void {
-    call.started = true;
-    this.startOrder.push(id);
-    this.emit({ type: TOOL_CALL_START, toolCallId: this.callId(id), toolCallName: name, parentMessageId: this.assistant() });
-    if (call.held !== '') this.emit({ type: TOOL_CALL_ARGS, toolCallId: this.callId(id), delta: call.held });
-    call.held = '';
+  /** A call's start, under the turn's assistant message, and its argument text. */
+  private sendCall(step: CallStep): void {
+    const toolCallId = this.callId(step.id);
+    if (step.start !== undefined) {
+      this.startOrder.push(step.id);
+      this.emit({ type: TOOL_CALL_START, toolCallId, toolCallName: step.start.name, parentMessageId: this.assistant() });
+    }
+    if (step.text !== '') this.emit({ type: TOOL_CALL_ARGS, toolCallId, delta: step.text });
   }
 
   private endCall(done: ToolCall): void {
-    // the call's streamed pieces: by its id, else the first without one (P9: a provider may send ids late)
-    let call = this.calls.find((c) => c.id === done.id && !c.ended) ?? this.calls.find((c) => c.id === undefined && !c.ended);
-    if (call === undefined) {
-      call = { started: false, ended: false, args: '', held: '' };
-      this.calls.push(call);
-    }
-    call.id = done.id;
-    if (!call.started) {
-      if (call.args === '') call.held = call.args = JSON.stringify(done.input);
-      this.startCall(call, done.id, done.name);
-    }
-    call.ended = true;
+    const { step, args } = this.calls.whole(done);
+    this.sendCall(step);
     this.callOrder.push(done.id);
-    const notes = argumentsSay(call.args, done.input) ? undefined : { [AG_UI_METADATA_KEY]: { input: done.input } satisfies AgUiMessageNotes };
+    const notes = argumentsSay(args, done.input) ? undefined : { [AG_UI_METADATA_KEY]: { input: done.input } satisfies AgUiMessageNotes };
     const toolCallId = this.callId(done.id);
     this.emit(notes === undefined ? { type: TOOL_CALL_END, toolCallId } : { type: TOOL_CALL_END, toolCallId, metadata: notes });
   }
 
   // a call cut before its tool_call is closed as the protocol needs, and marked: it is not in the history
   private closeCalls(): void {
-    for (const call of this.calls) {
-      if (call.ended || !call.started) continue;
-      call.ended = true;
-      this.emit({ type: TOOL_CALL_END, toolCallId: this.callId(call.id as string), metadata: { [AG_UI_METADATA_KEY]: { incomplete: true } } });
+    for (const id of this.calls.clear()) {
+      this.emit({ type: TOOL_CALL_END, toolCallId: this.callId(id), metadata: { [AG_UI_METADATA_KEY]: { incomplete: true } } });
     }
-    this.calls = [];
-    this.byIndex.clear();
   }
 
   private closeReasoning(): void {

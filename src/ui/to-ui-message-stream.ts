@@ -3,6 +3,7 @@ import type { OperatorFunction, Subscriber } from 'rxjs';
 import type { JSONValue, UIMessageChunk } from 'ai';
 import { copyUsage } from '../loop/usage.js';
 import { ApprovalPause } from './approval-pause.js';
+import { StreamedCalls } from './streamed-calls.js';
 import type { ConversationEvent, LoopEndReason, Usage } from '../types.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
 import { errorText } from '../util/values.js';
@@ -107,8 +108,8 @@ class UiChunks {
   private parts = 0; // numbers the text and reasoning parts of the stream
   private text: string | undefined; // the open text part's id
   private reasoning: string | undefined;
-  /** The turn's streamed calls by index: the id and name once known, and the argument text that came before them. */
-  private streamed = new Map<number, { id?: string; name?: string; pending: string; started: boolean }>();
+  /** P9: the turn's streamed calls, what of each to start and send. */
+  private readonly streamed = new StreamedCalls();
   /** H8: whether the message ends at a call that waits for a person (the next request goes on), and the loop's usage then. */
   private readonly pause = new ApprovalPause();
   private turn = -1;
@@ -153,9 +154,13 @@ class UiChunks {
         out.next({ type: 'reasoning-delta', id, delta: event.text });
         return;
       }
-      case 'tool_call_delta':
-        this.inputDelta(event.index, event.id, event.name, event.argumentsDelta);
+      case 'tool_call_delta': {
+        // a call's part starts once its id and name are known, with the arguments that came before
+        const step = this.streamed.delta(event.index, event.id, event.name, event.argumentsDelta);
+        if (step?.start !== undefined) out.next({ type: 'tool-input-start', toolCallId: step.id, toolName: step.start.name });
+        if (step !== undefined && step.text !== '') out.next({ type: 'tool-input-delta', toolCallId: step.id, inputTextDelta: step.text });
         return;
+      }
       case 'tool_call':
         out.next({ type: 'tool-input-available', toolCallId: event.call.id, toolName: event.call.name, input: event.call.input });
         return;
@@ -213,22 +218,6 @@ class UiChunks {
       this.out.next({ type: 'reasoning-end', id: this.reasoning, providerMetadata: { [REASONING_KEY]: { reasoning: blocks as JSONValue[] } } });
     } else if (this.reasoning !== undefined) this.out.next({ type: 'reasoning-end', id: this.reasoning });
     this.text = this.reasoning = undefined;
-  }
-
-  /** P9: a call's arguments as they stream; its part starts once its id and name are known. */
-  private inputDelta(index: number, id: string | undefined, name: string | undefined, text: string): void {
-    let call = this.streamed.get(index);
-    if (call === undefined) this.streamed.set(index, (call = { pending: '', started: false }));
-    call.id ??= id;
-    call.name ??= name;
-    if (!call.started) {
-      call.pending += text;
-      if (call.id === undefined || call.name === undefined) return;
-      call.started = true;
-      this.out.next({ type: 'tool-input-start', toolCallId: call.id, toolName: call.name });
-      text = call.pending;
-    }
-    if (text !== '') this.out.next({ type: 'tool-input-delta', toolCallId: call.id!, inputTextDelta: text });
   }
 
   /** H8, two requests: a call waits for a person and nothing of the turn runs (ApprovalPause): the message ends here. */
