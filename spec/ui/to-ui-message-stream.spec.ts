@@ -307,7 +307,10 @@ describe('toUiMessageStream (U2)', () => {
     });
   });
 
-  it('U2: a bad option is refused at call time, naming it', () => {
+  it('U2: a bad option is refused at call time, naming it and showing it (R31: an array is no options object)', () => {
     expect(() => toUiMessageStream({ messageId: 'm1' as never })).toThrow('toUiMessageStream: options.messageId must be a function');
+    expect(() => toUiMessageStream({ messageId: 'm1' as never })).toThrow('toUiMessageStream: options.messageId must be a function that returns an id (got "m1", a string)');
+    expect(() => toUiMessageStream([] as never)).toThrow('toUiMessageStream: options must be an object (got [], an array)');
+    expect(() => toUiMessageStream(null as never)).toThrow('toUiMessageStream: options must be an object (got null)');
   });
 });

@@ -6,7 +6,7 @@ import { ApprovalPause } from './approval-pause.js';
 import { StreamedCalls } from './streamed-calls.js';
 import type { ConversationEvent, LoopEndReason, Usage } from '../types.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
-import { errorText } from '../util/values.js';
+import { errorText, isPlainObject, shown } from '../util/values.js';
 
 /** U2: what `toUiMessageStream` puts in a message's metadata: the loop's token counts so far (R27). */
 export interface UiMessageMetadata {
@@ -73,12 +73,11 @@ const FINISH_REASON: Record<Exclude<LoopEndReason, 'aborted'>, 'stop' | 'tool-ca
  * ```
  */
 export function toUiMessageStream(options?: UiMessageStreamOptions): OperatorFunction<ConversationEvent, UIMessageChunk> {
-  if (options !== undefined && (typeof options !== 'object' || options === null)) {
-    throw new TypeError(`toUiMessageStream: options must be an object (got ${typeof options})`);
-  }
+  const given: unknown = options;
+  if (given !== undefined && !isPlainObject(given)) throw new TypeError(`toUiMessageStream: options must be an object (got ${shown(given)})`);
   const messageId = options?.messageId;
   if (messageId !== undefined && typeof messageId !== 'function') {
-    throw new TypeError(`toUiMessageStream: options.messageId must be a function that returns an id (got ${typeof messageId})`);
+    throw new TypeError(`toUiMessageStream: options.messageId must be a function that returns an id (got ${shown(messageId)})`);
   }
   return (source) =>
     new Observable<UIMessageChunk>((subscriber) => {
