@@ -64,9 +64,7 @@ class Lane {
   private turn = 0;
   private assistantId: string | undefined;
   private textOpen = false;
-  /** The turn's assistant message got its stop reason (message_end). */
-  private finalized = false;
-  /** What the turn's assistant message was told at its end. */
+  /** What the turn's assistant message was told at its end (its message_end, or the turn's); undefined before. */
   private sent: AgUiMessageNotes | undefined;
   private reasoningId: string | undefined;
   /** P9: the reply's streamed calls, what of each to start and send. */
@@ -89,8 +87,8 @@ class Lane {
     this.out(event);
   }
 
-  /** Maps one loop event; gives the `loop_end` back when it ended the loop. */
-  next(event: LoopEvent): LoopEvent | undefined {
+  /** Maps one loop event. */
+  next(event: LoopEvent): void {
     switch (event.type) {
       case 'turn_start':
         this.closeTurn();
@@ -98,20 +96,19 @@ class Lane {
         this.turn = event.turn;
         this.emit({ type: STEP_STARTED, stepName: this.step });
         this.assistantId = undefined;
-        this.finalized = false;
         this.sent = undefined;
-        return undefined;
+        return;
       case 'message_start':
         this.assistantId = this.newId();
-        this.finalized = false;
+        this.sent = undefined;
         this.startOrder = [];
         this.callOrder = [];
-        return undefined;
+        return;
       case 'text_delta':
         this.closeReasoning();
         if (!this.textOpen) this.openText();
         this.emit({ type: TEXT_MESSAGE_CONTENT, messageId: this.assistant(), delta: event.text });
-        return undefined;
+        return;
       case 'reasoning_delta':
         if (this.reasoningId === undefined) {
           this.reasoningId = this.newId();
@@ -119,26 +116,26 @@ class Lane {
           this.emit({ type: REASONING_MESSAGE_START, messageId: this.reasoningId, role: 'reasoning' });
         }
         this.emit({ type: REASONING_MESSAGE_CONTENT, messageId: this.reasoningId, delta: event.text });
-        return undefined;
+        return;
       case 'tool_call_delta': {
         this.closeReasoning();
         const step = this.calls.delta(event.index, event.id, event.name, event.argumentsDelta);
         if (step !== undefined) this.sendCall(step);
-        return undefined;
+        return;
       }
       case 'tool_call':
         this.closeReasoning();
         this.endCall(event.call);
-        return undefined;
+        return;
       case 'message_end':
         this.closeReasoning();
         this.closeCalls();
         this.finish(event);
-        return undefined;
+        return;
       case 'tool_update':
         if (event.event !== undefined) this.innerEvent(event.toolCallId, event.toolName, event.event);
         else this.progress(event.toolCallId, event.toolName, event.content);
-        return undefined;
+        return;
       case 'tool_result': {
         const message = event.message;
         this.closeInner(message.toolCallId, message.isError ? message.content : undefined);
@@ -150,23 +147,23 @@ class Lane {
           content: agUiContent(message.content, message.attachments),
           metadata: { [AG_UI_METADATA_KEY]: resultNotes(message) },
         });
-        return undefined;
+        return;
       }
       case 'turn_end':
       case 'loop_end':
         // the turn's assistant message as the history holds it (turn 0 has none): a reply cut before its end gets it
         // now, and one the loop judged otherwise than its message_end (an abort at that moment) is told again
         if (this.step !== undefined && this.turn !== 0) {
-          if (!this.finalized) this.finish(event.assistant);
-          else if (this.sent?.stopReason !== event.assistant.stopReason || this.sent.errorMessage !== event.assistant.errorMessage) {
+          if (this.sent === undefined) this.finish(event.assistant);
+          else if (this.sent.stopReason !== event.assistant.stopReason || this.sent.errorMessage !== event.assistant.errorMessage) {
             this.openText();
             this.finish({ stopReason: event.assistant.stopReason, errorMessage: event.assistant.errorMessage });
           }
         }
         this.closeTurn();
-        return event.type === 'loop_end' ? event : undefined;
+        return;
       default:
-        return undefined;
+        return;
     }
   }
 
@@ -235,7 +232,6 @@ class Lane {
 
   /** The reply's end: its assistant message gets its stop reason (and P10's reasoning blocks), opened if it had no text. */
   private finish(assistant: { stopReason: StopReason; errorMessage?: string; reasoning?: unknown[] }): void {
-    this.finalized = true;
     if (!this.textOpen) this.openText();
     const id = this.assistant();
     if (assistant.reasoning !== undefined) {
@@ -269,10 +265,10 @@ class Lane {
       if (this.subagentRunId !== undefined) started.parentSubagentRunId = this.subagentRunId;
       this.out(started);
     }
-    const end = lane.next(event);
-    if (end?.type === 'loop_end') {
+    lane.next(event);
+    if (event.type === 'loop_end') {
       this.inner.delete(toolCallId);
-      this.endInner(lane, end.reason === 'error' || end.reason === 'aborted' ? (end.assistant.errorMessage ?? end.reason) : undefined);
+      this.endInner(lane, event.reason === 'error' || event.reason === 'aborted' ? (event.assistant.errorMessage ?? event.reason) : undefined);
     }
   }
 
@@ -403,16 +399,16 @@ export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEve
               out({ type: TEXT_MESSAGE_END, messageId });
               return;
             }
-            const ended = current.next(event);
+            current.next(event);
             const paused = pause.see(event);
-            if (ended?.type === 'loop_end') {
-              const usage = tokenUsage(ended.usage);
-              if (ended.reason === 'error') {
-                end({ type: RUN_ERROR, message: ended.assistant.errorMessage ?? 'error', usage });
+            if (event.type === 'loop_end') {
+              const usage = tokenUsage(event.usage);
+              if (event.reason === 'error') {
+                end({ type: RUN_ERROR, message: event.assistant.errorMessage ?? 'error', usage });
               } else {
                 const finished: AgUiEvent = { type: RUN_FINISHED, threadId, runId: run as string, usage };
-                finished.outcome = ended.reason === 'aborted' ? { type: 'cancelled' } : { type: 'success' };
-                if (ended.output !== undefined && ended.reason !== 'aborted') finished.result = ended.output;
+                finished.outcome = event.reason === 'aborted' ? { type: 'cancelled' } : { type: 'success' };
+                if (event.output !== undefined && event.reason !== 'aborted') finished.result = event.output;
                 end(finished);
               }
             } else if (paused) {
