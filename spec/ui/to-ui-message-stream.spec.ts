@@ -288,6 +288,34 @@ describe('toUiMessageStream (U2)', () => {
     await expectFaithful(chunks, last.messages, 1);
   });
 
+  it("U2: the loop's end as the AI SDK's finish reason — length, and other for maxTurns, terminated and budget", async () => {
+    const usage = { inputTokens: 1, outputTokens: 1 };
+    const finishOf = async (reason: Extract<LoopEvent, { type: 'loop_end' }>['reason']): Promise<string> => {
+      const events: LoopEvent[] = [
+        { type: 'turn_start', turn: 1 },
+        { type: 'loop_end', reason, assistant: { role: 'assistant', content: '', stopReason: 'stop' }, messages: ask, usage },
+      ];
+      const chunks = await lastValueFrom(of(...events).pipe(toUiMessageStream(), toArray()));
+      return line(chunks.at(-1)!);
+    };
+    const reasons = ['length', 'maxTurns', 'terminated', 'budget'] as const;
+    expect(await Promise.all(reasons.map(finishOf))).toEqual([
+      'finish length {"usage":{"inputTokens":1,"outputTokens":1}}',
+      'finish other {"usage":{"inputTokens":1,"outputTokens":1}}',
+      'finish other {"usage":{"inputTokens":1,"outputTokens":1}}',
+      'finish other {"usage":{"inputTokens":1,"outputTokens":1}}',
+    ]);
+  });
+
+  it('U2: prompt_dropped sends nothing (the client has its prompt)', async () => {
+    const dropped: ConversationEvent = { type: 'prompt_dropped', message: { role: 'user', content: 'later' } };
+    expect(await lastValueFrom(of(dropped).pipe(toUiMessageStream(), toArray()))).toEqual([]);
+    const loop = () => runEventedToolLoop({ provider: scriptedProvider([[start, text('one'), end('stop')]]), registry: new ToolRegistry(), messages: ask });
+    const alone = await lastValueFrom(loop().pipe(toUiMessageStream({ messageId: () => 'm1' }), toArray()));
+    const withDropped = await lastValueFrom(concat(of(dropped), loop(), of(dropped)).pipe(toUiMessageStream({ messageId: () => 'm1' }), toArray()));
+    expect(withDropped).toEqual(alone);
+  });
+
   it('U2: an error of the source is an error chunk, and the stream completes', async () => {
     const failing = new Observable<LoopEvent>((subscriber) => subscriber.error(new Error('bad history')));
     expect((await lastValueFrom(failing.pipe(toUiMessageStream(), toArray()))).map(line)).toEqual(['error bad history']);
