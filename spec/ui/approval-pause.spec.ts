@@ -19,6 +19,39 @@ describe('ApprovalPause, where a run of the two-request model stops (H8, U1, U2)
     expect([...pause.waiting.keys()]).toEqual(['c']);
   });
 
+  it("U1, U2: the loop's usage so far — the last turn_end's plus the reply's — and a next loop counts from nothing", () => {
+    const pause = new ApprovalPause();
+    const usage = (inputTokens: number, outputTokens: number) => ({ inputTokens, outputTokens });
+    const counted = [
+      { type: 'turn_start', turn: 1 },
+      { type: 'message_start' },
+      { type: 'message_end', usage: usage(3, 1) },
+      { type: 'turn_end', turn: 1, usage: usage(3, 1) },
+      { type: 'turn_start', turn: 2 },
+      { type: 'message_start' },
+      { type: 'message_end', usage: usage(5, 2) },
+      { type: 'turn_end', turn: 2, usage: usage(8, 3) },
+      { type: 'loop_end', usage: usage(8, 3) },
+      { type: 'turn_start', turn: 1 },
+      { type: 'message_start' },
+      { type: 'message_end', usage: usage(4, 4) },
+    ] as unknown as ConversationEvent[];
+    expect(counted.map((event) => (pause.see(event), pause.usage))).toEqual([
+      usage(0, 0),
+      usage(0, 0),
+      usage(3, 1),
+      usage(3, 1),
+      usage(3, 1),
+      usage(3, 1),
+      usage(8, 3),
+      usage(8, 3),
+      usage(0, 0),
+      usage(0, 0),
+      usage(0, 0),
+      usage(4, 4),
+    ]);
+  });
+
   it('U1: a call answered before the turn ends leaves nothing waiting; a new turn starts afresh; turn 0 has no reply to wait for', () => {
     const pause = new ApprovalPause();
     const answered = [

@@ -121,6 +121,39 @@ describe('fromSse', () => {
     expect(connections[1]!.at - dropped.at).toBeGreaterThanOrEqual(140);
   });
 
+  it("U5: a retry: the server sent just before the connection dropped is the wait before the reconnect", async () => {
+    jest.useFakeTimers();
+    const asked: (string | null)[] = [];
+    // the first stream: an event, the server's retry: alone (as writeSse starts a stream), then the drop
+    const first = ['id: 3\ndata: 1\n\n', 'retry: 5000\n\n'];
+    const fetchStub = jest.spyOn(globalThis, 'fetch').mockImplementation(async (_url, init) => {
+      asked.push(new Headers(init?.headers).get('last-event-id'));
+      if (asked.length > 1) return new Response('data: 2\n\n', { headers: { 'content-type': 'text/event-stream' } });
+      const pieces = [...first];
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const piece = pieces.shift();
+          if (piece === undefined) controller.error(new TypeError('terminated'));
+          else controller.enqueue(new TextEncoder().encode(piece));
+        },
+      });
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } });
+    });
+    try {
+      const seen: unknown[] = [];
+      let completed = false;
+      fromSse<number>('http://127.0.0.1/run', { reconnect: 1 }).subscribe({ next: (n) => seen.push(n), complete: () => (completed = true) });
+      // past the default 1 s: still waiting the server's 5 s
+      await jest.advanceTimersByTimeAsync(4_999);
+      expect([asked, seen]).toEqual([[null], [1]]);
+      await jest.advanceTimersByTimeAsync(1);
+      expect([asked, seen, completed]).toEqual([[null, '3'], [1, 2], true]);
+    } finally {
+      fetchStub.mockRestore();
+      jest.useRealTimers();
+    }
+  });
+
   it('U5: without reconnects left, a dropped connection errors the Observable (reason dropped)', async () => {
     server = await serve((_request, response) => {
       writeSse(response, concat(of('a'), NEVER));

@@ -83,6 +83,15 @@ describe('replayable', () => {
     expect([unsubscribed, completed, run.done, other.closed]).toEqual([true, true, true, true]);
   });
 
+  it('U4: a run stopped before its first client never subscribes events$; the client finds it ended', () => {
+    let subscriptions = 0;
+    const run = replayable(defer(() => (subscriptions++, NEVER)), { bufferSize: 5 });
+    run.stop();
+    let completed = false;
+    const client = run.subscribe({ complete: () => (completed = true) });
+    expect([subscriptions, completed, client.closed, run.done]).toEqual([0, true, true, true]);
+  });
+
   it('U4: bufferSize is an integer >= 1, named at call time', () => {
     expect(() => replayable(of(1), { bufferSize: 0 })).toThrow('replayable: bufferSize must be an integer >= 1, got 0, a number');
     expect(() => replayable(of(1), undefined as never)).toThrow('replayable: bufferSize must be an integer >= 1, got undefined');

@@ -22,6 +22,20 @@ describe('sseResponse', () => {
     expect(await ui.text()).toBe('id: 0\ndata: {"type":"start"}\n\ndata: [DONE]\n\n');
   });
 
+  it("U3: errorData writes the error event's data: the failure's reason and message, as the server wants them", async () => {
+    const failures: unknown[] = [];
+    const errorData = (failure: { reason: string; message: string }) => (failures.push(failure), `${failure.reason}: ${failure.message}`);
+    const failed = sseResponse(concat(of(1), throwError(() => new Error('boom'))), { heartbeatMs: Infinity, errorData });
+    expect(await failed.text()).toBe('id: 0\ndata: 1\n\nevent: error\ndata: failed: boom\n\n');
+    // the AI SDK's wire too: its default chunk replaced, [DONE] still after it
+    const ui = sseResponse(throwError(() => new Error('no')), { heartbeatMs: Infinity, protocol: 'ui-message-stream', errorData });
+    expect(await ui.text()).toBe('event: error\ndata: failed: no\n\ndata: [DONE]\n\n');
+    expect(failures).toEqual([
+      { reason: 'failed', message: 'boom' },
+      { reason: 'failed', message: 'no' },
+    ]);
+  });
+
   it("U3: the body's cancel (the client's disconnect) unsubscribes events$", async () => {
     let unsubscribed = false;
     const response = sseResponse(concat(of('one'), NEVER).pipe(finalize(() => (unsubscribed = true))), { heartbeatMs: Infinity });

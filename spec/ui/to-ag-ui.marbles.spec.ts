@@ -51,6 +51,8 @@ const agUi: Record<string, AgUiEvent> = {
     type: 'RUN_FINISHED',
     threadId: 'th',
     runId: 'r1',
+    // the loop's usage so far (U1): these replies report none
+    usage: [{ inputTokens: 0, outputTokens: 0, totalTokens: 0 }],
     outcome: {
       type: 'interrupt',
       interrupts: [{ id: 'c1', reason: 'tool_call', toolCallId: 'c1', message: 'echo {"text":"x"}', responseSchema: APPROVAL_RESPONSE_SCHEMA }],

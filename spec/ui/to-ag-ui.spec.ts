@@ -1,4 +1,4 @@
-import { lastValueFrom, map, NEVER, of, Subject, toArray, type Observable } from 'rxjs';
+import { concat, lastValueFrom, map, NEVER, of, Subject, toArray, type Observable } from 'rxjs';
 import {
   agentTool,
   conversation,
@@ -173,6 +173,51 @@ describe('toAgUi on real loops (U1): every stream passes verifyEvents and the ev
     expect(fromAgUiMessages(parents)).toEqual((loop.at(-1) as Extract<LoopEvent, { type: 'loop_end' }>).messages);
   });
 
+  it('U1: an inner loop that ends with an error, or is cut (its call aborted), is SUBAGENT_ERROR with why', async () => {
+    /** The AG-UI events of an outer loop that calls `researcher` once, whose inner loop asks `inner`; aborted at `abortAt`'s event. */
+    const subagent = async (inner: ProviderEvent[][], abortAt: (event: ConversationEvent) => boolean = () => false): Promise<AgUiEvent[]> => {
+      const controller = new AbortController();
+      const researcher = agentTool({
+        name: 'researcher',
+        description: 'researches',
+        input: { question: 'what' },
+        agent: (input, context) => runEventedToolLoop({ provider: scriptedProvider(inner), registry: registry(), messages: [{ role: 'user', content: String(input.question) }], signal: context.signal }),
+      });
+      const outer = scriptedProvider([
+        [{ type: 'message_start' }, { type: 'tool_call', call: { id: 'r', name: 'researcher', input: { question: 'q' } } }, { type: 'message_end', stopReason: 'toolUse' }],
+        answer,
+      ]);
+      const events$ = runEventedToolLoop({ provider: outer, registry: registry().register(researcher), messages: [user], signal: controller.signal }).pipe(
+        map((event) => {
+          if (abortAt(event)) queueMicrotask(() => controller.abort());
+          return event;
+        }),
+      );
+      const { agUi } = await both(events$);
+      await verified(agUi);
+      return agUi;
+    };
+    const failed = await subagent([[{ type: 'message_start' }, { type: 'text_delta', text: 'Hm' }, { type: 'message_end', stopReason: 'error', errorMessage: 'HTTP 500 inner' }]]);
+    const failedRun = (failed.find((e) => e.type === 'SUBAGENT_STARTED') as { subagentRunId: string }).subagentRunId;
+    expect(failed.filter((e) => e.type === 'SUBAGENT_FINISHED' || e.type === 'SUBAGENT_ERROR')).toEqual([{ type: 'SUBAGENT_ERROR', subagentRunId: failedRun, message: 'HTTP 500 inner' }]);
+    // the inner loop waits on a tool that never answers, and the outer loop is aborted then: the inner loop is cut
+    const hanging: ProviderEvent[][] = [[{ type: 'message_start' }, { type: 'tool_call', call: { id: 'h', name: 'hangs', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }]];
+    const cut = await subagent(hanging, (event) => event.type === 'tool_update' && event.event?.type === 'tool_start');
+    const cutRun = (cut.find((e) => e.type === 'SUBAGENT_STARTED') as { subagentRunId: string }).subagentRunId;
+    expect(cut.filter((e) => e.type === 'SUBAGENT_FINISHED' || e.type === 'SUBAGENT_ERROR')).toEqual([{ type: 'SUBAGENT_ERROR', subagentRunId: cutRun, message: 'error: aborted' }]);
+    expect(cut.findIndex((e) => e.type === 'SUBAGENT_ERROR')).toBeLessThan(cut.findIndex((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === 'r'));
+    expect(cut.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'cancelled' } });
+  });
+
+  it('U1: prompt_dropped has no AG-UI event (nothing opens a run for it)', async () => {
+    const dropped: ConversationEvent = { type: 'prompt_dropped', message: { role: 'user', content: 'later' } };
+    expect(await all(of(dropped).pipe(toAgUi({ threadId: 'th', runId: ids() })))).toEqual([]);
+    const loop = () => runEventedToolLoop({ provider: scriptedProvider([answer]), registry: registry(), messages: [user] });
+    const alone = await both(loop());
+    const withDropped = await both(concat(of(dropped), loop(), of(dropped)));
+    expect(withDropped.agUi).toEqual(alone.agUi);
+  });
+
   it('U1: a tool’s progress is an activity message of type tool_progress, one per call, replaced at each update', async () => {
     const tools = registry().register({ name: 'ticks', description: 'counts', input: {}, handler: () => of(toolProgress('1/2'), toolProgress('2/2'), 'done') });
     const provider = scriptedProvider([[{ type: 'message_start' }, { type: 'tool_call', call: { id: 't', name: 'ticks', input: {} } }, { type: 'message_end', stopReason: 'toolUse' }], answer]);
@@ -202,6 +247,36 @@ describe('toAgUi on real loops (U1): every stream passes verifyEvents and the ev
     expect(runs).toEqual(['run1', 'run2']);
     expect(agUi.filter((e) => e.type === 'TEXT_MESSAGE_START' && e.role === 'user')).toHaveLength(2);
     expect(agUi.filter((e) => e.type === 'RUN_FINISHED')).toHaveLength(2);
+  });
+
+  it("U1, H8: an interrupt's RUN_FINISHED carries the loop's usage so far — a conversation's second loop counts its own turns only", async () => {
+    const first: AgentMessage[] = [user];
+    const second: AgentMessage[] = [user, { role: 'assistant', content: 'Done.', stopReason: 'stop' }, { role: 'user', content: 'again' }];
+    const echoes: ProviderEvent[] = [
+      { type: 'message_start' },
+      { type: 'tool_call', call: { id: 'e1', name: 'echo', input: { text: 'x' } } },
+      { type: 'message_end', stopReason: 'toolUse', usage: { inputTokens: 3, outputTokens: 1 } },
+    ];
+    const waits: ProviderEvent[] = [
+      { type: 'message_start' },
+      { type: 'tool_call', call: { id: 'h1', name: 'hangs', input: {} } },
+      { type: 'message_end', stopReason: 'toolUse', usage: { inputTokens: 5, outputTokens: 2, cacheReadTokens: 4 } },
+    ];
+    const approvals = { needsApproval: (c: { name: string }) => c.name === 'hangs', decisions: NEVER };
+    const { agUi } = await both(
+      concat(
+        runEventedToolLoop({ provider: scriptedProvider([answer]), registry: registry(), messages: first }),
+        of<ConversationEvent>({ type: 'user_message', message: { role: 'user', content: 'again' }, messages: second }),
+        runEventedToolLoop({ provider: scriptedProvider([echoes, waits]), registry: registry(), messages: second, approvals }),
+      ),
+    );
+    await verified(agUi);
+    const finished = agUi.filter((e) => e.type === 'RUN_FINISHED');
+    expect(finished.map((e) => [e.outcome?.type, e.usage])).toEqual([
+      ['success', [{ inputTokens: 30, outputTokens: 2, totalTokens: 32, cacheWriteInputTokens: 4 }]],
+      // the second loop's turn 1 (its turn_end) and turn 2's reply, which the interrupt ends after
+      ['interrupt', [{ inputTokens: 8, outputTokens: 3, totalTokens: 11, cachedInputTokens: 4 }]],
+    ]);
   });
 
   it('U1: bad options are refused at call time, naming the option', () => {

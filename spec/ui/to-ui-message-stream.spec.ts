@@ -260,6 +260,26 @@ describe('toUiMessageStream (U2)', () => {
     expect({ id: built.id, steps: stepsOfMessage(built) }).toEqual({ id: 'm2', steps: [{ text: 'two', reasoning: '', tools: [] }] });
   });
 
+  it("U2, H8: a conversation's second loop that waits for approval finishes with its own usage, not the first loop's too", async () => {
+    const second: AgentMessage[] = [...ask, { role: 'assistant', content: 'one', stopReason: 'stop' }, { role: 'user', content: 'again' }];
+    const registry = new ToolRegistry().register({ name: 'guarded', description: 'g', input: {}, handler: () => 'opened' });
+    const events$ = concat(
+      runEventedToolLoop({ provider: scriptedProvider([[start, text('one'), end('stop', { usage: { inputTokens: 100, outputTokens: 10 } })]]), registry, messages: ask }),
+      of<ConversationEvent>({ type: 'user_message', message: { role: 'user', content: 'again' }, messages: second }),
+      runEventedToolLoop({
+        provider: scriptedProvider([[start, call('guarded', {}, 'g1'), end('toolUse', { usage: { inputTokens: 5, outputTokens: 2 } })]]),
+        registry,
+        messages: second,
+        approvals: { needsApproval: () => true, decisions: EMPTY },
+      }),
+    );
+    const chunks = await lastValueFrom(events$.pipe(toUiMessageStream(), toArray()));
+    expect(chunks.filter((c) => c.type === 'finish').map(line)).toEqual([
+      'finish stop {"usage":{"inputTokens":100,"outputTokens":10}}',
+      'finish tool-calls {"usage":{"inputTokens":5,"outputTokens":2}}',
+    ]);
+  });
+
   it('U2: a provider error is an error chunk, then finish with reason error; the client sees the API\'s message', async () => {
     const provider = scriptedProvider([[start, text('Hal'), end('error', { errorMessage: '429 slow down' })]]);
     const { chunks, events } = await chunksOf({ provider, registry: new ToolRegistry(), messages: ask });
@@ -268,12 +288,57 @@ describe('toUiMessageStream (U2)', () => {
     await expectFaithful(chunks, last.messages, 1);
   });
 
+  it("U2: the loop's end as the AI SDK's finish reason — length, and other for maxTurns, terminated and budget", async () => {
+    const usage = { inputTokens: 1, outputTokens: 1 };
+    const finishOf = async (reason: Extract<LoopEvent, { type: 'loop_end' }>['reason']): Promise<string> => {
+      const events: LoopEvent[] = [
+        { type: 'turn_start', turn: 1 },
+        { type: 'loop_end', reason, assistant: { role: 'assistant', content: '', stopReason: 'stop' }, messages: ask, usage },
+      ];
+      const chunks = await lastValueFrom(of(...events).pipe(toUiMessageStream(), toArray()));
+      return line(chunks.at(-1)!);
+    };
+    const reasons = ['length', 'maxTurns', 'terminated', 'budget'] as const;
+    expect(await Promise.all(reasons.map(finishOf))).toEqual([
+      'finish length {"usage":{"inputTokens":1,"outputTokens":1}}',
+      'finish other {"usage":{"inputTokens":1,"outputTokens":1}}',
+      'finish other {"usage":{"inputTokens":1,"outputTokens":1}}',
+      'finish other {"usage":{"inputTokens":1,"outputTokens":1}}',
+    ]);
+  });
+
+  it('U2: prompt_dropped sends nothing (the client has its prompt)', async () => {
+    const dropped: ConversationEvent = { type: 'prompt_dropped', message: { role: 'user', content: 'later' } };
+    expect(await lastValueFrom(of(dropped).pipe(toUiMessageStream(), toArray()))).toEqual([]);
+    const loop = () => runEventedToolLoop({ provider: scriptedProvider([[start, text('one'), end('stop')]]), registry: new ToolRegistry(), messages: ask });
+    const alone = await lastValueFrom(loop().pipe(toUiMessageStream({ messageId: () => 'm1' }), toArray()));
+    const withDropped = await lastValueFrom(concat(of(dropped), loop(), of(dropped)).pipe(toUiMessageStream({ messageId: () => 'm1' }), toArray()));
+    expect(withDropped).toEqual(alone);
+  });
+
   it('U2: an error of the source is an error chunk, and the stream completes', async () => {
     const failing = new Observable<LoopEvent>((subscriber) => subscriber.error(new Error('bad history')));
     expect((await lastValueFrom(failing.pipe(toUiMessageStream(), toArray()))).map(line)).toEqual(['error bad history']);
   });
 
-  it('U2: a bad option is refused at call time, naming it', () => {
+  it('U2: a messageId() that throws errors the stream with its error and unsubscribes the loop', () => {
+    testScheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const events$ = cold<ConversationEvent>('-a-b', {
+        a: { type: 'turn_start', turn: 1 } as ConversationEvent,
+        b: { type: 'turn_start', turn: 2 } as ConversationEvent,
+      });
+      const failing = () => {
+        throw new Error('no id');
+      };
+      expectObservable(events$.pipe(toUiMessageStream({ messageId: failing }))).toBe('-#', undefined, new Error('no id'));
+      expectSubscriptions(events$.subscriptions).toBe('^!');
+    });
+  });
+
+  it('U2: a bad option is refused at call time, naming it and showing it (R31: an array is no options object)', () => {
     expect(() => toUiMessageStream({ messageId: 'm1' as never })).toThrow('toUiMessageStream: options.messageId must be a function');
+    expect(() => toUiMessageStream({ messageId: 'm1' as never })).toThrow('toUiMessageStream: options.messageId must be a function that returns an id (got "m1", a string)');
+    expect(() => toUiMessageStream([] as never)).toThrow('toUiMessageStream: options must be an object (got [], an array)');
+    expect(() => toUiMessageStream(null as never)).toThrow('toUiMessageStream: options must be an object (got null)');
   });
 });

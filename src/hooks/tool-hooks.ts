@@ -5,7 +5,7 @@ import { isPlainObject, shown } from '../util/values.js';
 import { ToolSettled, resultOf, settled } from '../tools/tool-outcome.js';
 import type { ToolProgress } from '../tools/tool-outcome.js';
 import { failureResult, isToolOutput, toolErrorMessage, toolResultMessage } from '../tools/tool-result.js';
-import type { AfterToolCall, AgentMessage, ApprovalDecision, BeforeToolCall, HookContext, ToolApprovals, ToolCall, ToolDecision, ToolOutput } from '../types.js';
+import type { AfterToolCall, AgentMessage, ApprovalDecision, BeforeToolCall, HookContext, ToolApprovals, ToolCall, ToolDecision, ToolOutput, ToolResultMessage } from '../types.js';
 
 /** The hooks of one turn's calls, and what they are told (H2, H3). */
 export interface ToolHooks {
@@ -105,12 +105,20 @@ function approved(approvals: ToolApprovals, call: ToolCall, run: Run): Observabl
   );
 }
 
+/** H8: why a call a person answered `false` was denied. */
+const NOT_APPROVED = 'not approved';
+
 /** H8, D3: what a person answered as an H2 decision: `true` runs the call, `false` denies it; anything else is no decision. */
 export function toDecision(decision: ApprovalDecision): ToolDecision {
   if (decision === true) return { action: 'run' };
-  if (decision === false) return { action: 'deny', reason: 'not approved' };
+  if (decision === false) return { action: 'deny', reason: NOT_APPROVED };
   if (isPlainObject(decision) && ['run', 'deny', 'answer'].includes(decision.action as string)) return decision;
   throw new TypeError(`approval decision must be true, false or a ToolDecision (got ${shown(decision)})`);
+}
+
+/** H2, H8: a denied call's result, `denied: REASON`; without a reason, a person's `false` (`denied: not approved`). */
+export function deniedResult(call: ToolCall, reason: string = NOT_APPROVED): ToolResultMessage {
+  return toolErrorMessage(call, `denied: ${reason}`);
 }
 
 function ask<T>(hooks: ToolHooks, hook: (context: HookContext) => T | PromiseLike<T> | Observable<T>): Observable<T> {
@@ -123,7 +131,7 @@ function act(decision: ToolDecision | void | null, call: ToolCall, run: Run): Ob
   if (decision === undefined || decision === null) return run();
   const { action, input, reason, output } = (isPlainObject(decision) ? decision : {}) as { action?: unknown; input?: unknown; reason?: unknown; output?: unknown };
   if (action === 'run') return input === undefined ? run() : run(input as Record<string, unknown>);
-  if (action === 'deny' && typeof reason === 'string') return of(settled(toolErrorMessage(call, `denied: ${reason}`)));
+  if (action === 'deny' && typeof reason === 'string') return of(settled(deniedResult(call, reason)));
   if (action === 'answer' && isToolOutput(output)) return of(resultOf(call, output));
   throw new TypeError(`expected { action: 'run' | 'deny' | 'answer' } or nothing, got ${shown(decision)}`);
 }

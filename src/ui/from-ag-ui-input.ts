@@ -1,5 +1,6 @@
 import { from, type Observable } from 'rxjs';
 import type { ResumeEntry, RunAgentInput } from '@ag-ui/core';
+import { savedTurn } from '../loop/resume-turn.js';
 import type { AgentMessage, ApprovalAnswer, ApprovalDecision } from '../types.js';
 import { isPlainObject, shown } from '../util/values.js';
 import { fromAgUiMessages } from './ag-ui-messages.js';
@@ -52,7 +53,8 @@ export function fromAgUiInput(input: RunAgentInput): AgUiRun {
   const messages = fromAgUiMessages(input.messages);
   const resume = input.resume ?? [];
   if (!Array.isArray(resume)) throw new TypeError(`fromAgUiInput: resume must be an array, got ${shown(resume)}`);
-  const waiting = waitingCalls(messages);
+  // the calls R22 resumes, found as the loop finds them
+  const waiting = new Set(savedTurn(messages)?.calls.flatMap((part) => (part.answered === undefined ? [part.call.id] : [])));
   const answers = resume.map((entry, i): ApprovalAnswer => {
     const where = `resume[${i}]`;
     if (!isPlainObject(entry)) throw new TypeError(`fromAgUiInput: ${where} must be an object, got ${shown(entry)}`);
@@ -62,17 +64,4 @@ export function fromAgUiInput(input: RunAgentInput): AgUiRun {
     return { toolCallId: entry.interruptId, decision: decisionOf(entry, where) };
   });
   return { threadId: input.threadId, runId: input.runId, messages, decisions: from(answers), answers };
-}
-
-// the calls of the history's last assistant message that have no result yet: those R22 resumes
-function waitingCalls(messages: readonly AgentMessage[]): Set<string> {
-  const waiting = new Set<string>();
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i];
-    if (message.role === 'toolResult') continue;
-    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) waiting.add(call.id);
-    for (const result of messages.slice(i + 1)) if (result.role === 'toolResult') waiting.delete(result.toolCallId);
-    break;
-  }
-  return waiting;
 }

@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import { SseParser, readServerSentEvents } from '../providers/http/sse.js';
+import { isRetryOnly, readServerSentEvents } from '../providers/http/sse.js';
 import { onAbort } from '../util/abort-signal.js';
 import { setLongTimeout } from '../util/long-timeout.js';
 import { errorText, shown } from '../util/values.js';
@@ -75,10 +75,10 @@ export function fromSse<T>(url: string | URL, init?: RequestInit & { reconnect?:
         subscriber.error(new SseError(`fromSse: HTTP ${response.status} ${response.statusText} from ${String(url)}`, 'http', response.status));
         return false;
       }
-      const parser = new SseParser();
       try {
-        for await (const event of readServerSentEvents(response.body, undefined, parser)) {
-          if (parser.retry !== undefined) retryMs = parser.retry;
+        for await (const event of readServerSentEvents(response.body)) {
+          if (event.retry !== undefined) retryMs = event.retry;
+          if (isRetryOnly(event)) continue;
           if (event.id !== undefined) lastEventId = event.id;
           if (event.event === 'error') {
             subscriber.error(serverError(event.data));

@@ -2,6 +2,8 @@ import { from } from 'rxjs';
 import type { Observable } from 'rxjs';
 import type { UIMessage } from 'ai';
 import type { AgentMessage, ApprovalAnswer, AssistantMessage, Attachment, ToolCall, ToolResultMessage } from '../types.js';
+import { deniedResult } from '../hooks/tool-hooks.js';
+import { abortedResult, toolErrorMessage, toolResultMessage } from '../tools/tool-result.js';
 import { isPlainObject, shown } from '../util/values.js';
 import { REASONING_KEY } from './to-ui-message-stream.js';
 
@@ -24,9 +26,6 @@ interface ToolPart {
   errorText?: string;
   approval?: { approved?: boolean; reason?: string };
 }
-
-/** R11's result for a call cut short: a call the client shows without an output was stopped. */
-const ABORTED = 'error: aborted';
 
 /**
  * U2, H8: the `messages` of a `useChat` request (`UIMessage[]`, as `toUiMessageStream` built them or any AI SDK
@@ -118,15 +117,15 @@ function assistantSteps(parts: readonly Record<string, unknown>[], last: boolean
       const part = raw as unknown as ToolPart;
       if (part.state === 'input-streaming') continue;
       const name = part.type === 'dynamic-tool' ? String(part.toolName) : part.type.slice('tool-'.length);
-      calls.push({ id: part.toolCallId, name, input: isPlainObject(part.input) ? part.input : {} });
-      const result = (content: string, isError: boolean): ToolResultMessage => ({ role: 'toolResult', toolCallId: part.toolCallId, toolName: name, content, isError });
-      if (part.state === 'output-available') results.push(result(typeof part.output === 'string' ? part.output : JSON.stringify(part.output) ?? '', false));
-      else if (part.state === 'output-error') results.push(result(part.errorText ?? 'error', true));
-      else if (part.state === 'output-denied') results.push(result('denied: not approved', true));
+      const call: ToolCall = { id: part.toolCallId, name, input: isPlainObject(part.input) ? part.input : {} };
+      calls.push(call);
+      if (part.state === 'output-available') results.push(toolResultMessage(call, { content: typeof part.output === 'string' ? part.output : JSON.stringify(part.output) ?? '' }));
+      else if (part.state === 'output-error') results.push(toolErrorMessage(call, part.errorText ?? 'error'));
+      else if (part.state === 'output-denied') results.push(deniedResult(call));
       else if (resumes && part.state === 'approval-responded' && part.approval !== undefined) {
         const { approved, reason } = part.approval;
         decisions.push({ toolCallId: part.toolCallId, decision: approved === true ? true : reason === undefined ? false : { action: 'deny', reason } });
-      } else if (!(resumes && (part.state === 'approval-requested' || part.state === 'input-available'))) results.push(result(ABORTED, true));
+      } else if (!(resumes && (part.state === 'approval-requested' || part.state === 'input-available'))) results.push(abortedResult(call)); // R11: stopped
     }
     const assistant: AssistantMessage = { role: 'assistant', content: textOf(step), stopReason: calls.length > 0 ? 'toolUse' : 'stop' };
     if (calls.length > 0) assistant.toolCalls = calls;

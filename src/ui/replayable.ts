@@ -77,7 +77,8 @@ class Replay<T> {
   }
 
   private start(): void {
-    if (this.source !== undefined) return;
+    // a run stopped before its first client is over: subscribing now would leave a loop nothing can stop
+    if (this.source !== undefined || this.ended !== undefined) return;
     this.source = new HeldSubscriber<T>({
       next: (event) => this.next(event),
       error: (error: unknown) => this.end({ error }),

@@ -5,6 +5,7 @@ import { HeldSubscriber } from '../util/held-subscriber.js';
 import { errorText, shown } from '../util/values.js';
 import { AG_UI_METADATA_KEY, agUiContent, resultNotes, type AgUiMessageNotes } from './ag-ui-messages.js';
 import { ApprovalPause } from './approval-pause.js';
+import { StreamedCalls, type CallStep } from './streamed-calls.js';
 
 /** An AG-UI 1.0 event: the union of `@ag-ui/core`'s event types (a type only: the entry runs without the package). */
 export type AgUiEvent = Event;
@@ -53,17 +54,6 @@ const SUBAGENT_STARTED = 'SUBAGENT_STARTED' as EventType.SUBAGENT_STARTED;
 const SUBAGENT_FINISHED = 'SUBAGENT_FINISHED' as EventType.SUBAGENT_FINISHED;
 const SUBAGENT_ERROR = 'SUBAGENT_ERROR' as EventType.SUBAGENT_ERROR;
 
-/** One call of a reply as it streams: its id and name once known, the arguments held until then. */
-interface StreamedCall {
-  id?: string;
-  name?: string;
-  started: boolean;
-  ended: boolean;
-  args: string;
-  /** Arguments that came before the id and the name, sent at TOOL_CALL_START. */
-  held: string;
-}
-
 /**
  * One loop as AG-UI events: the run itself (no `subagentRunId`), or an agent tool's inner loop (A1), whose events
  * carry its `subagentRunId`. It keeps what is open (a step, a text or reasoning message, calls, inner loops) so
@@ -74,14 +64,11 @@ class Lane {
   private turn = 0;
   private assistantId: string | undefined;
   private textOpen = false;
-  /** The turn's assistant message got its stop reason (message_end). */
-  private finalized = false;
-  /** What the turn's assistant message was told at its end. */
+  /** What the turn's assistant message was told at its end (its message_end, or the turn's); undefined before. */
   private sent: AgUiMessageNotes | undefined;
   private reasoningId: string | undefined;
-  /** The reply's calls, in the order they began, and those that streamed by their P9 index. */
-  private calls: StreamedCall[] = [];
-  private readonly byIndex = new Map<number, StreamedCall>();
+  /** P9: the reply's streamed calls, what of each to start and send. */
+  private readonly calls = new StreamedCalls();
   /** The order the calls started in (the client's order) and the order they came whole (the history's, R4). */
   private startOrder: string[] = [];
   private callOrder: string[] = [];
@@ -100,8 +87,8 @@ class Lane {
     this.out(event);
   }
 
-  /** Maps one loop event; gives the `loop_end` back when it ended the loop. */
-  next(event: LoopEvent): LoopEvent | undefined {
+  /** Maps one loop event. */
+  next(event: LoopEvent): void {
     switch (event.type) {
       case 'turn_start':
         this.closeTurn();
@@ -109,20 +96,19 @@ class Lane {
         this.turn = event.turn;
         this.emit({ type: STEP_STARTED, stepName: this.step });
         this.assistantId = undefined;
-        this.finalized = false;
         this.sent = undefined;
-        return undefined;
+        return;
       case 'message_start':
         this.assistantId = this.newId();
-        this.finalized = false;
+        this.sent = undefined;
         this.startOrder = [];
         this.callOrder = [];
-        return undefined;
+        return;
       case 'text_delta':
         this.closeReasoning();
         if (!this.textOpen) this.openText();
         this.emit({ type: TEXT_MESSAGE_CONTENT, messageId: this.assistant(), delta: event.text });
-        return undefined;
+        return;
       case 'reasoning_delta':
         if (this.reasoningId === undefined) {
           this.reasoningId = this.newId();
@@ -130,40 +116,26 @@ class Lane {
           this.emit({ type: REASONING_MESSAGE_START, messageId: this.reasoningId, role: 'reasoning' });
         }
         this.emit({ type: REASONING_MESSAGE_CONTENT, messageId: this.reasoningId, delta: event.text });
-        return undefined;
+        return;
       case 'tool_call_delta': {
         this.closeReasoning();
-        let call = this.byIndex.get(event.index);
-        if (call === undefined) {
-          call = { started: false, ended: false, args: '', held: '' };
-          this.byIndex.set(event.index, call);
-          this.calls.push(call);
-        }
-        if (call.ended) return undefined;
-        if (event.id !== undefined && call.id === undefined) call.id = event.id;
-        if (event.name !== undefined && call.name === undefined) call.name = event.name;
-        call.args += event.argumentsDelta;
-        if (!call.started) {
-          call.held += event.argumentsDelta;
-          if (call.id !== undefined && call.name !== undefined) this.startCall(call, call.id, call.name);
-        } else if (event.argumentsDelta !== '') {
-          this.emit({ type: TOOL_CALL_ARGS, toolCallId: this.callId(call.id as string), delta: event.argumentsDelta });
-        }
-        return undefined;
+        const step = this.calls.delta(event.index, event.id, event.name, event.argumentsDelta);
+        if (step !== undefined) this.sendCall(step);
+        return;
       }
       case 'tool_call':
         this.closeReasoning();
         this.endCall(event.call);
-        return undefined;
+        return;
       case 'message_end':
         this.closeReasoning();
         this.closeCalls();
         this.finish(event);
-        return undefined;
+        return;
       case 'tool_update':
         if (event.event !== undefined) this.innerEvent(event.toolCallId, event.toolName, event.event);
         else this.progress(event.toolCallId, event.toolName, event.content);
-        return undefined;
+        return;
       case 'tool_result': {
         const message = event.message;
         this.closeInner(message.toolCallId, message.isError ? message.content : undefined);
@@ -175,23 +147,23 @@ class Lane {
           content: agUiContent(message.content, message.attachments),
           metadata: { [AG_UI_METADATA_KEY]: resultNotes(message) },
         });
-        return undefined;
+        return;
       }
       case 'turn_end':
       case 'loop_end':
         // the turn's assistant message as the history holds it (turn 0 has none): a reply cut before its end gets it
         // now, and one the loop judged otherwise than its message_end (an abort at that moment) is told again
         if (this.step !== undefined && this.turn !== 0) {
-          if (!this.finalized) this.finish(event.assistant);
-          else if (this.sent?.stopReason !== event.assistant.stopReason || this.sent.errorMessage !== event.assistant.errorMessage) {
+          if (this.sent === undefined) this.finish(event.assistant);
+          else if (this.sent.stopReason !== event.assistant.stopReason || this.sent.errorMessage !== event.assistant.errorMessage) {
             this.openText();
             this.finish({ stopReason: event.assistant.stopReason, errorMessage: event.assistant.errorMessage });
           }
         }
         this.closeTurn();
-        return event.type === 'loop_end' ? event : undefined;
+        return;
       default:
-        return undefined;
+        return;
     }
   }
 
@@ -225,42 +197,30 @@ class Lane {
     this.emit({ type: TEXT_MESSAGE_START, messageId: this.assistant(), role: 'assistant' });
   }
 
-  private startCall(call: StreamedCall, id: string, name: string): void {
-    call.started = true;
-    this.startOrder.push(id);
-    this.emit({ type: TOOL_CALL_START, toolCallId: this.callId(id), toolCallName: name, parentMessageId: this.assistant() });
-    if (call.held !== '') this.emit({ type: TOOL_CALL_ARGS, toolCallId: this.callId(id), delta: call.held });
-    call.held = '';
+  /** A call's start, under the turn's assistant message, and its argument text. */
+  private sendCall(step: CallStep): void {
+    const toolCallId = this.callId(step.id);
+    if (step.start !== undefined) {
+      this.startOrder.push(step.id);
+      this.emit({ type: TOOL_CALL_START, toolCallId, toolCallName: step.start.name, parentMessageId: this.assistant() });
+    }
+    if (step.text !== '') this.emit({ type: TOOL_CALL_ARGS, toolCallId, delta: step.text });
   }
 
   private endCall(done: ToolCall): void {
-    // the call's streamed pieces: by its id, else the first without one (P9: a provider may send ids late)
-    let call = this.calls.find((c) => c.id === done.id && !c.ended) ?? this.calls.find((c) => c.id === undefined && !c.ended);
-    if (call === undefined) {
-      call = { started: false, ended: false, args: '', held: '' };
-      this.calls.push(call);
-    }
-    call.id = done.id;
-    if (!call.started) {
-      if (call.args === '') call.held = call.args = JSON.stringify(done.input);
-      this.startCall(call, done.id, done.name);
-    }
-    call.ended = true;
+    const { step, args } = this.calls.whole(done);
+    this.sendCall(step);
     this.callOrder.push(done.id);
-    const notes = argumentsSay(call.args, done.input) ? undefined : { [AG_UI_METADATA_KEY]: { input: done.input } satisfies AgUiMessageNotes };
+    const notes = argumentsSay(args, done.input) ? undefined : { [AG_UI_METADATA_KEY]: { input: done.input } satisfies AgUiMessageNotes };
     const toolCallId = this.callId(done.id);
     this.emit(notes === undefined ? { type: TOOL_CALL_END, toolCallId } : { type: TOOL_CALL_END, toolCallId, metadata: notes });
   }
 
   // a call cut before its tool_call is closed as the protocol needs, and marked: it is not in the history
   private closeCalls(): void {
-    for (const call of this.calls) {
-      if (call.ended || !call.started) continue;
-      call.ended = true;
-      this.emit({ type: TOOL_CALL_END, toolCallId: this.callId(call.id as string), metadata: { [AG_UI_METADATA_KEY]: { incomplete: true } } });
+    for (const id of this.calls.clear()) {
+      this.emit({ type: TOOL_CALL_END, toolCallId: this.callId(id), metadata: { [AG_UI_METADATA_KEY]: { incomplete: true } } });
     }
-    this.calls = [];
-    this.byIndex.clear();
   }
 
   private closeReasoning(): void {
@@ -272,7 +232,6 @@ class Lane {
 
   /** The reply's end: its assistant message gets its stop reason (and P10's reasoning blocks), opened if it had no text. */
   private finish(assistant: { stopReason: StopReason; errorMessage?: string; reasoning?: unknown[] }): void {
-    this.finalized = true;
     if (!this.textOpen) this.openText();
     const id = this.assistant();
     if (assistant.reasoning !== undefined) {
@@ -306,10 +265,10 @@ class Lane {
       if (this.subagentRunId !== undefined) started.parentSubagentRunId = this.subagentRunId;
       this.out(started);
     }
-    const end = lane.next(event);
-    if (end?.type === 'loop_end') {
+    lane.next(event);
+    if (event.type === 'loop_end') {
       this.inner.delete(toolCallId);
-      this.endInner(lane, end.reason === 'error' || end.reason === 'aborted' ? (end.assistant.errorMessage ?? end.reason) : undefined);
+      this.endInner(lane, event.reason === 'error' || event.reason === 'aborted' ? (event.assistant.errorMessage ?? event.reason) : undefined);
     }
   }
 
@@ -412,7 +371,7 @@ export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEve
       let run: string | undefined;
       let count = 0;
       let lane: Lane | undefined;
-      const pause = new ApprovalPause(); // H8's two requests: where a run ends in an interrupt
+      const pause = new ApprovalPause(); // H8's two requests: where a run ends in an interrupt, with the loop's usage then
       const newId = () => `${run}-${++count}`;
       const start = (): Lane => {
         if (lane !== undefined) return lane;
@@ -440,22 +399,22 @@ export function toAgUi(options: ToAgUiOptions): OperatorFunction<ConversationEve
               out({ type: TEXT_MESSAGE_END, messageId });
               return;
             }
-            const ended = current.next(event);
+            current.next(event);
             const paused = pause.see(event);
-            if (ended?.type === 'loop_end') {
-              const usage = tokenUsage(ended.usage);
-              if (ended.reason === 'error') {
-                end({ type: RUN_ERROR, message: ended.assistant.errorMessage ?? 'error', usage });
+            if (event.type === 'loop_end') {
+              const usage = tokenUsage(event.usage);
+              if (event.reason === 'error') {
+                end({ type: RUN_ERROR, message: event.assistant.errorMessage ?? 'error', usage });
               } else {
                 const finished: AgUiEvent = { type: RUN_FINISHED, threadId, runId: run as string, usage };
-                finished.outcome = ended.reason === 'aborted' ? { type: 'cancelled' } : { type: 'success' };
-                if (ended.output !== undefined && ended.reason !== 'aborted') finished.result = ended.output;
+                finished.outcome = event.reason === 'aborted' ? { type: 'cancelled' } : { type: 'success' };
+                if (event.output !== undefined && event.reason !== 'aborted') finished.result = event.output;
                 end(finished);
               }
             } else if (paused) {
               const interrupts = [...pause.waiting.values()].map(interruptOf);
               upstream.unsubscribe();
-              end({ type: RUN_FINISHED, threadId, runId: run as string, outcome: { type: 'interrupt', interrupts } });
+              end({ type: RUN_FINISHED, threadId, runId: run as string, usage: tokenUsage(pause.usage), outcome: { type: 'interrupt', interrupts } });
               subscriber.complete();
             }
           } catch (error) {

@@ -1,11 +1,12 @@
 import { Observable } from 'rxjs';
 import type { OperatorFunction, Subscriber } from 'rxjs';
 import type { JSONValue, UIMessageChunk } from 'ai';
-import { addUsage, copyUsage, NO_USAGE } from '../loop/usage.js';
+import { copyUsage } from '../loop/usage.js';
 import { ApprovalPause } from './approval-pause.js';
+import { StreamedCalls } from './streamed-calls.js';
 import type { ConversationEvent, LoopEndReason, Usage } from '../types.js';
 import { HeldSubscriber } from '../util/held-subscriber.js';
-import { errorText } from '../util/values.js';
+import { errorText, isPlainObject, shown } from '../util/values.js';
 
 /** U2: what `toUiMessageStream` puts in a message's metadata: the loop's token counts so far (R27). */
 export interface UiMessageMetadata {
@@ -72,19 +73,26 @@ const FINISH_REASON: Record<Exclude<LoopEndReason, 'aborted'>, 'stop' | 'tool-ca
  * ```
  */
 export function toUiMessageStream(options?: UiMessageStreamOptions): OperatorFunction<ConversationEvent, UIMessageChunk> {
-  if (options !== undefined && (typeof options !== 'object' || options === null)) {
-    throw new TypeError(`toUiMessageStream: options must be an object (got ${typeof options})`);
-  }
+  const given: unknown = options;
+  if (given !== undefined && !isPlainObject(given)) throw new TypeError(`toUiMessageStream: options must be an object (got ${shown(given)})`);
   const messageId = options?.messageId;
   if (messageId !== undefined && typeof messageId !== 'function') {
-    throw new TypeError(`toUiMessageStream: options.messageId must be a function that returns an id (got ${typeof messageId})`);
+    throw new TypeError(`toUiMessageStream: options.messageId must be a function that returns an id (got ${shown(messageId)})`);
   }
   return (source) =>
     new Observable<UIMessageChunk>((subscriber) => {
       const chunks = new UiChunks(subscriber, messageId);
       // held before it subscribes: a message that ends at an approval closes a synchronous loop at once (C3)
       const events = new HeldSubscriber<ConversationEvent>({
-        next: (event) => chunks.next(event),
+        next(event) {
+          // an error of our own (a messageId() that throws) is the consumer's to hear, not the source's
+          try {
+            chunks.next(event);
+          } catch (error) {
+            events.unsubscribe();
+            subscriber.error(error);
+          }
+        },
         error: (error: unknown) => chunks.fail(error),
         complete: () => subscriber.complete(),
       });
@@ -99,11 +107,9 @@ class UiChunks {
   private parts = 0; // numbers the text and reasoning parts of the stream
   private text: string | undefined; // the open text part's id
   private reasoning: string | undefined;
-  /** The turn's streamed calls by index: the id and name once known, and the argument text that came before them. */
-  private streamed = new Map<number, { id?: string; name?: string; pending: string; started: boolean }>();
-  private usage: Usage = NO_USAGE; // the loop's totals at its last turn_end
-  private turnUsage: Usage | undefined; // this turn's reply's usage, until its turn_end
-  /** H8: whether the message ends at a call that waits for a person (the next request goes on). */
+  /** P9: the turn's streamed calls, what of each to start and send. */
+  private readonly streamed = new StreamedCalls();
+  /** H8: whether the message ends at a call that waits for a person (the next request goes on), and the loop's usage then. */
   private readonly pause = new ApprovalPause();
   private turn = -1;
 
@@ -123,7 +129,6 @@ class UiChunks {
       case 'turn_start':
         this.start();
         this.streamed.clear();
-        this.turnUsage = undefined;
         this.turn = event.turn;
         // turn 0 brings the results of the saved turn's calls: they belong to the step that asked for them
         if (event.turn !== 0) out.next({ type: 'start-step' });
@@ -148,15 +153,18 @@ class UiChunks {
         out.next({ type: 'reasoning-delta', id, delta: event.text });
         return;
       }
-      case 'tool_call_delta':
-        this.inputDelta(event.index, event.id, event.name, event.argumentsDelta);
+      case 'tool_call_delta': {
+        // a call's part starts once its id and name are known, with the arguments that came before
+        const step = this.streamed.delta(event.index, event.id, event.name, event.argumentsDelta);
+        if (step?.start !== undefined) out.next({ type: 'tool-input-start', toolCallId: step.id, toolName: step.start.name });
+        if (step !== undefined && step.text !== '') out.next({ type: 'tool-input-delta', toolCallId: step.id, inputTextDelta: step.text });
         return;
+      }
       case 'tool_call':
         out.next({ type: 'tool-input-available', toolCallId: event.call.id, toolName: event.call.name, input: event.call.input });
         return;
       case 'message_end':
         this.closeParts(event.reasoning);
-        this.turnUsage = event.usage;
         return;
       case 'tool_approval':
         out.next({ type: 'tool-approval-request', approvalId: event.call.id, toolCallId: event.call.id });
@@ -173,8 +181,6 @@ class UiChunks {
       }
       case 'turn_end':
         this.closeParts();
-        this.usage = event.usage;
-        this.turnUsage = undefined;
         if (event.turn !== 0) out.next({ type: 'finish-step' });
         return;
       case 'loop_end':
@@ -213,27 +219,11 @@ class UiChunks {
     this.text = this.reasoning = undefined;
   }
 
-  /** P9: a call's arguments as they stream; its part starts once its id and name are known. */
-  private inputDelta(index: number, id: string | undefined, name: string | undefined, text: string): void {
-    let call = this.streamed.get(index);
-    if (call === undefined) this.streamed.set(index, (call = { pending: '', started: false }));
-    call.id ??= id;
-    call.name ??= name;
-    if (!call.started) {
-      call.pending += text;
-      if (call.id === undefined || call.name === undefined) return;
-      call.started = true;
-      this.out.next({ type: 'tool-input-start', toolCallId: call.id, toolName: call.name });
-      text = call.pending;
-    }
-    if (text !== '') this.out.next({ type: 'tool-input-delta', toolCallId: call.id!, inputTextDelta: text });
-  }
-
   /** H8, two requests: a call waits for a person and nothing of the turn runs (ApprovalPause): the message ends here. */
   private endAtApproval(): void {
     this.closeParts();
     if (this.turn !== 0) this.out.next({ type: 'finish-step' });
-    this.finish('toolUse', undefined, addUsage(this.usage, this.turnUsage));
+    this.finish('toolUse', undefined, this.pause.usage);
     this.out.complete();
   }
 

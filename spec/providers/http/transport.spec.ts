@@ -57,6 +57,11 @@ describe('streamRequest: the request\'s lifetime', () => {
     expect(fetch.calls).toBe(1);
   });
 
+  it('a block that only sets retry: (a reconnection time) reaches no translator: a model reply is never resumed', async () => {
+    const fetch = replies(sse('retry: 3000\n\ndata: Hi\n\nretry: 10\n\ndata: [END]\n\n'));
+    expect(await collect(call(fetch))).toEqual([start, text('Hi'), { type: 'message_end', stopReason: 'stop' }]);
+  });
+
   it('P4: retries a 5xx and a 429 before the reply, then streams it', async () => {
     const fetch = replies(status(503, { 'retry-after-ms': '0' }), status(429, { 'retry-after': '0' }), sse('data: ok\n\ndata: [END]\n\n'));
     expect(await collect(call(fetch))).toEqual([start, text('ok'), { type: 'message_end', stopReason: 'stop' }]);

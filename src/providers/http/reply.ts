@@ -5,7 +5,7 @@ import { WireError, errorTextWithCauses, failureText, redact } from './error-tex
 import { failedEnd, failureKindOf, withFailure } from './failure.js';
 import { ChunkCount, idleTimeout } from './idle-timeout.js';
 import type { AcceptedResponse } from './send.js';
-import { SseEvent, readServerSentEvents } from './sse.js';
+import { SseEvent, isRetryOnly, readServerSentEvents } from './sse.js';
 
 type MessageEnd = Extract<ProviderEvent, { type: 'message_end' }>;
 
@@ -79,6 +79,7 @@ export function replyEvents(
           throw controller.signal.aborted ? error : new WireError(`the stream broke off: ${errorTextWithCauses(error)}`, { kind: 'network' });
         }
         if (next.done) break;
+        if (isRetryOnly(next.value)) continue; // a reconnection time: a model's reply is never resumed
         for (const event of translator.next(next.value)) emit(event);
         if (ended) return drain(() => events.next(), controller);
         if (subscriber.closed) return void events.return().catch(() => undefined); // unsubscribed: the abort closed the connection

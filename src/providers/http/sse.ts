@@ -1,8 +1,20 @@
-/** One server-sent event: its `event:` name and `id:` (when the server sent them) and its `data:` lines joined by `\n`. */
+/**
+ * One server-sent event: its `event:` name, `id:` and `retry:` (when the server sent them) and its `data:` lines
+ * joined by `\n`. A block that sets only the reconnection time (`retry: 1000` and a blank line, as `writeSse`
+ * starts a stream) comes too, as `{ data: '', retry }` ({@link isRetryOnly}): a client that reconnects must hear it
+ * even when the connection drops before the next event.
+ */
 export interface SseEvent {
   event?: string;
   data: string;
   id?: string;
+  /** How long, in ms, the server asks a client to wait before it reconnects. */
+  retry?: number;
+}
+
+/** A block that only set the reconnection time: no data to read. */
+export function isRetryOnly(event: SseEvent): boolean {
+  return event.retry !== undefined && event.data === '';
 }
 
 /**
@@ -20,11 +32,8 @@ export interface SseEvent {
  * }
  * ```
  */
-export async function* readServerSentEvents(
-  body: ReadableStream<Uint8Array>,
-  count: { chunks: number } = { chunks: 0 },
-  parser: SseParser = new SseParser(),
-): AsyncGenerator<SseEvent, void, undefined> {
+export async function* readServerSentEvents(body: ReadableStream<Uint8Array>, count: { chunks: number } = { chunks: 0 }): AsyncGenerator<SseEvent, void, undefined> {
+  const parser = new SseParser();
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let finished = false;
@@ -56,12 +65,11 @@ export async function* readServerSentEvents(
  * ```
  */
 export class SseParser {
-  /** The last `retry:` the server sent: how long, in ms, it asks a client to wait before it reconnects. */
-  retry: number | undefined;
   private buffer = '';
   private data: string[] = [];
   private event: string | undefined;
   private id: string | undefined;
+  private retry: number | undefined;
 
   push(text: string, end: boolean): SseEvent[] {
     // the kept text holds no line end but perhaps a last '\r': scan from there, not from the start again
@@ -91,11 +99,15 @@ export class SseParser {
         const event: SseEvent = { data: this.data.join('\n') };
         if (this.event !== undefined) event.event = this.event;
         if (this.id !== undefined) event.id = this.id;
+        if (this.retry !== undefined) event.retry = this.retry;
         events.push(event);
+      } else if (this.retry !== undefined) {
+        events.push({ data: '', retry: this.retry });
       }
       this.data = [];
       this.event = undefined;
       this.id = undefined;
+      this.retry = undefined;
       return;
     }
     if (line.startsWith(':')) return; // a comment
